@@ -1,0 +1,184 @@
+/**
+ * The workflow machine's invoked actors: one LLM call, and one batch of tool executions.
+ * Factories take their dependencies; data enters through `input`.
+ */
+import { fromPromise } from "xstate";
+import {
+  InvalidResponseError,
+  StreamError,
+  ToolOutputError,
+  ToolResolutionError,
+  WorkflowDefinitionError,
+} from "../src/core/errors.ts";
+import type { ToolCallInfo } from "../src/core/messages.ts";
+import type { ToolDef, ToolSpec } from "../src/core/tools.ts";
+import {
+  ChunkType,
+  isLLMResponse,
+  type LLMClient,
+  type LLMResponse,
+  type StreamChunk,
+} from "../src/core/types.ts";
+import type { ToolOutcome } from "./workflow-context.ts";
+
+/** What the inference actor needs. */
+export interface InferenceDeps {
+  client: LLMClient;
+  toolSpecs: readonly ToolSpec[];
+  stream: boolean;
+  onChunk?: (chunk: StreamChunk) => Promise<void> | void;
+}
+
+/** Input of one LLM call: the folded, serialized history. */
+export interface InferenceInput {
+  messages: Record<string, unknown>[];
+}
+
+/**
+ * One LLM call. Streams through `onChunk` when `stream` is on (the FINAL chunk carries the
+ * response; none → StreamError). The actor's abort signal reaches the client, so stopping the
+ * actor (cancellation) aborts the request in flight.
+ */
+export function createInferenceLogic(deps: InferenceDeps) {
+  return fromPromise<LLMResponse, InferenceInput>(async ({ input, signal }) => {
+    const tools = deps.toolSpecs.length > 0 ? [...deps.toolSpecs] : undefined;
+    const response = deps.stream
+      ? await collectStream(deps.client.sendStream(input.messages, tools, { signal }), deps.onChunk, signal)
+      : await deps.client.send(input.messages, tools, { signal });
+    if (!isLLMResponse(response)) throw new InvalidResponseError(response);
+    return response;
+  });
+}
+
+async function collectStream(
+  chunks: AsyncIterable<StreamChunk>,
+  onChunk: InferenceDeps["onChunk"],
+  signal: AbortSignal,
+): Promise<LLMResponse> {
+  let final: LLMResponse | undefined;
+  for await (const chunk of chunks) {
+    signal.throwIfAborted();
+    if (onChunk) await onChunk(chunk);
+    if (chunk.type === ChunkType.FINAL) {
+      if (chunk.response === undefined) throw new StreamError("Stream sent a FINAL chunk without a response");
+      final = chunk.response;
+    }
+  }
+  if (final === undefined) throw new StreamError("Stream ended without a FINAL chunk");
+  return final;
+}
+
+/** What the tool-execution actor needs. */
+export interface ToolExecutionDeps {
+  tools: Readonly<Record<string, ToolDef>>;
+}
+
+/** Input of one batch: the calls of the TOOL_CALL message just appended. */
+export interface ToolExecutionInput {
+  calls: ToolCallInfo[];
+}
+
+/**
+ * Run every call of a batch in order. Arguments are parsed with the tool's zod schema first
+ * (a failure is reported like a throwing tool named ToolArgumentError). Tool errors become
+ * outcomes for the model; a return value that cannot be serialized is a ToolOutputError.
+ */
+export function createToolExecutionLogic(deps: ToolExecutionDeps) {
+  return fromPromise<ToolOutcome[], ToolExecutionInput>(async ({ input, signal }) => {
+    const outcomes: ToolOutcome[] = [];
+    for (const call of input.calls) {
+      signal.throwIfAborted();
+      outcomes.push(await executeCall(deps.tools, call));
+    }
+    return outcomes;
+  });
+}
+
+async function executeCall(
+  tools: Readonly<Record<string, ToolDef>>,
+  call: ToolCallInfo,
+): Promise<ToolOutcome> {
+  const base = { callId: call.callId, tool: call.name, args: call.args };
+  const tool = tools[call.name];
+  if (!tool)
+    throw new WorkflowDefinitionError(`Tool '${call.name}' has no implementation registered with the runner`);
+  const parsed = tool.spec.parameters.safeParse(call.args);
+  if (!parsed.success) {
+    const issues = parsed.error.issues
+      .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(args)"}: ${issue.message}`)
+      .join("; ");
+    return {
+      ...base,
+      status: "error",
+      content: `[ToolError] ToolArgumentError: ${issues}`,
+      errorName: "ToolArgumentError",
+      errorMessage: issues,
+    };
+  }
+  let value: unknown;
+  try {
+    value = await tool.execute(parsed.data as Record<string, unknown>);
+  } catch (error) {
+    if (error instanceof ToolResolutionError) {
+      return {
+        ...base,
+        status: "resolution_error",
+        content: `[ToolResolutionError] ${error.message}`,
+        errorName: error.name,
+        errorMessage: error.message,
+      };
+    }
+    const name = error instanceof Error ? error.name : "Error";
+    const message = error instanceof Error ? error.message : String(error);
+    return {
+      ...base,
+      status: "error",
+      content: `[ToolError] ${name}: ${message}`,
+      errorName: name,
+      errorMessage: message,
+    };
+  }
+  return {
+    ...base,
+    status: "ok",
+    content: serializeToolResult(call.name, value),
+    value: value === undefined ? null : value,
+  };
+}
+
+/**
+ * The TOOL_RESULT content of a return value: strings as they are, `undefined` as `null`,
+ * anything else as JSON. Values JSON cannot represent faithfully are rejected.
+ */
+export function serializeToolResult(toolName: string, value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === undefined) return "null";
+  assertJsonValue(toolName, value, "result", new Set());
+  return JSON.stringify(value);
+}
+
+function assertJsonValue(toolName: string, value: unknown, path: string, seen: Set<object>): void {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return;
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw new ToolOutputError(toolName, `${path} is ${value}`);
+    return;
+  }
+  if (typeof value !== "object") throw new ToolOutputError(toolName, `${path} is a ${typeof value}`);
+  if (seen.has(value)) throw new ToolOutputError(toolName, `${path} is a circular reference`);
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return;
+  seen.add(value);
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => {
+      assertJsonValue(toolName, item, `${path}[${index}]`, seen);
+    });
+  } else {
+    const prototype = Object.getPrototypeOf(value);
+    if (prototype !== Object.prototype && prototype !== null) {
+      throw new ToolOutputError(toolName, `${path} is a ${value.constructor?.name ?? "class"} instance`);
+    }
+    for (const [key, item] of Object.entries(value)) {
+      if (item !== undefined) assertJsonValue(toolName, item, `${path}.${key}`, seen);
+    }
+  }
+  seen.delete(value);
+}

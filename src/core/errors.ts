@@ -1,0 +1,210 @@
+/**
+ * The error hierarchy. Every error's `name` equals its class name, and each carries the context
+ * a caller needs to act on it (attempts, pending steps, the last raw output, the history).
+ */
+import type { Message } from "./messages.ts";
+
+/** Base class of every error the library raises. */
+export class ForgeError extends Error {
+  /** The run's history when the error ended a run (set by the loop), so a failed run loses nothing. */
+  messages?: Message[];
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The model failed to produce a valid tool call after the retry budget. */
+export class ToolCallError extends ForgeError {
+  readonly rawResponse: string | null;
+  constructor(message: string, rawResponse: string | null = null, options?: { cause?: unknown }) {
+    super(message, options);
+    this.rawResponse = rawResponse;
+  }
+}
+
+/** A tool kept failing: the model did not self-correct within `maxToolErrors` consecutive batches. */
+export class ToolExecutionError extends ForgeError {
+  readonly toolName: string;
+  constructor(toolName: string, cause: unknown) {
+    const detail = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+    super(`Tool '${toolName}' failed and the model did not recover: ${detail}`, { cause });
+    this.toolName = toolName;
+  }
+}
+
+/** The run used `maxIterations` LLM calls without a successful terminal tool. */
+export class MaxIterationsError extends ForgeError {
+  readonly iterations: number;
+  readonly completedSteps: string[];
+  readonly pendingSteps: string[];
+  constructor(iterations: number, completedSteps: string[], pendingSteps: string[]) {
+    super(
+      `Workflow did not finish within ${iterations} iterations (completed: [${completedSteps.join(", ")}], pending: [${pendingSteps.join(", ")}]). Raise maxIterations or check the model's tool calls.`,
+    );
+    this.iterations = iterations;
+    this.completedSteps = completedSteps;
+    this.pendingSteps = pendingSteps;
+  }
+}
+
+/** The model kept calling a terminal tool before the required steps were done. */
+export class StepEnforcementError extends ForgeError {
+  readonly terminalTool: string;
+  readonly attempts: number;
+  readonly pendingSteps: string[];
+  constructor(terminalTool: string, attempts: number, pendingSteps: string[]) {
+    super(
+      `Model called terminal tool '${terminalTool}' prematurely ${attempts} times in a row; required steps still pending: [${pendingSteps.join(", ")}]`,
+    );
+    this.terminalTool = terminalTool;
+    this.attempts = attempts;
+    this.pendingSteps = pendingSteps;
+  }
+}
+
+/** The model kept calling a tool without first calling its prerequisites. */
+export class PrerequisiteError extends ForgeError {
+  readonly toolName: string;
+  readonly violations: number;
+  readonly missingPrereqs: string[];
+  constructor(toolName: string, violations: number, missingPrereqs: string[]) {
+    super(
+      `Model called '${toolName}' without its prerequisites ${violations} times in a row; missing: [${missingPrereqs.join(", ")}]`,
+    );
+    this.toolName = toolName;
+    this.violations = violations;
+    this.missingPrereqs = missingPrereqs;
+  }
+}
+
+/** The run was cancelled; carries everything needed to resume, discard or log it. */
+export class WorkflowCancelledError extends ForgeError {
+  readonly completedSteps: string[];
+  readonly iteration: number;
+  override messages: Message[];
+  constructor(messages: Message[], completedSteps: string[], iteration: number) {
+    super(`Workflow cancelled at iteration ${iteration} (completed steps: [${completedSteps.join(", ")}])`);
+    this.messages = messages;
+    this.completedSteps = completedSteps;
+    this.iteration = iteration;
+  }
+}
+
+/** A workflow or tool definition is invalid; the message names the offending part. */
+export class WorkflowDefinitionError extends ForgeError {}
+
+/** A system-prompt template and its `promptVars` do not match. */
+export class PromptTemplateError extends ForgeError {}
+
+/** A client returned something that is neither a tool-call list nor a text response. */
+export class InvalidResponseError extends ForgeError {
+  readonly received: string;
+  constructor(received: unknown) {
+    const shown = describeValue(received);
+    super(
+      `LLM client returned an invalid response: expected ToolCall[] or { content: string }, got ${shown}. Fix the client's send()/sendStream().`,
+    );
+    this.received = shown;
+  }
+}
+
+/** A tool returned a value that cannot be serialized into the history. */
+export class ToolOutputError extends ForgeError {
+  readonly toolName: string;
+  constructor(toolName: string, reason: string) {
+    super(
+      `Tool '${toolName}' returned a value that cannot be serialized to JSON (${reason}). Return a string or a JSON-serializable value.`,
+    );
+    this.toolName = toolName;
+  }
+}
+
+/** Context still exceeds the budget after compaction. */
+export class ContextBudgetExceeded extends ForgeError {
+  readonly estimatedTokens: number;
+  readonly budgetTokens: number;
+  constructor(estimatedTokens: number, budgetTokens: number) {
+    super(
+      `Context needs ~${estimatedTokens} tokens, over the budget of ${budgetTokens} even after compaction`,
+    );
+    this.estimatedTokens = estimatedTokens;
+    this.budgetTokens = budgetTokens;
+  }
+}
+
+/** No context budget could be determined from any source. */
+export class BudgetResolutionError extends ForgeError {}
+
+/** Hardware detection answered but its output could not be understood. */
+export class HardwareDetectionError extends ForgeError {}
+
+/** The backend's context length could not be read. */
+export class ContextDiscoveryError extends ForgeError {}
+
+/** The backend answered with an HTTP error (or timed out: 408). `body` holds what it said. */
+export class BackendError extends ForgeError {
+  readonly statusCode: number;
+  readonly body: string;
+  constructor(statusCode: number, body: string, message?: string, options?: { cause?: unknown }) {
+    super(message ?? `Backend returned HTTP ${statusCode}: ${body.slice(0, 500)}`, options);
+    this.statusCode = statusCode;
+    this.body = body;
+  }
+}
+
+/** `think: true` was requested but the model does not support thinking. */
+export class ThinkingNotSupportedError extends BackendError {
+  readonly model: string;
+  constructor(model: string, statusCode = 400, body = "") {
+    super(statusCode, body, `Model '${model}' does not support thinking, but think=true was requested`);
+    this.model = model;
+  }
+}
+
+/** A stream ended without its FINAL chunk, or was malformed. */
+export class StreamError extends ForgeError {
+  constructor(message = "Stream ended without a FINAL chunk") {
+    super(message);
+  }
+}
+
+/** `recommendedSampling` was requested for a model the sampling map does not know. */
+export class UnsupportedModelError extends ForgeError {
+  readonly model: string;
+  constructor(model: string, known: readonly string[] = []) {
+    super(
+      `No recommended sampling known for model '${model}'.${known.length > 0 ? ` Known models: ${known.join(", ")}.` : ""} Pass explicit sampling values or turn recommendedSampling off.`,
+    );
+    this.model = model;
+  }
+}
+
+/**
+ * Thrown by a tool when its arguments were valid but the data did not resolve (no such id, …).
+ * The loop feeds it back to the model without counting a tool error or recording the step.
+ * Not a ForgeError: it is for tool authors.
+ */
+export class ToolResolutionError extends Error {
+  readonly toolName: string | undefined;
+  constructor(message: string, toolName?: string) {
+    super(message);
+    this.name = "ToolResolutionError";
+    this.toolName = toolName;
+  }
+}
+
+/** A short, safe description of an arbitrary value for error messages. */
+export function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (value === undefined) return "undefined";
+  if (typeof value === "object") {
+    try {
+      return JSON.stringify(value).slice(0, 200);
+    } catch {
+      return Object.prototype.toString.call(value);
+    }
+  }
+  return `${typeof value} ${String(value).slice(0, 200)}`;
+}

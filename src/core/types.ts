@@ -1,0 +1,78 @@
+/**
+ * What an LLM client returns and streams, and the client contract the loop relies on.
+ */
+import type { ApiFormat } from "./messages.ts";
+import type { ToolSpec } from "./tools.ts";
+
+/** A tool invocation parsed from the model's output. */
+export interface ToolCall {
+  tool: string;
+  args: Record<string, unknown>;
+  /** The model's chain of thought that came with the call, when it gave one. */
+  reasoning?: string;
+}
+
+/** Output that is not a tool call: prose, a refusal, or a call the client could not parse. */
+export interface TextResponse {
+  content: string;
+}
+
+/** A client's answer: `Array.isArray()` tells a tool-call list from a text response. */
+export type LLMResponse = ToolCall[] | TextResponse;
+
+/** Kinds of streamed chunk. */
+export const ChunkType = {
+  TEXT_DELTA: "text_delta",
+  TOOL_CALL_DELTA: "tool_call_delta",
+  FINAL: "final",
+  RETRY: "retry",
+} as const;
+export type ChunkType = (typeof ChunkType)[keyof typeof ChunkType];
+
+/** One streamed chunk. Only FINAL carries `response`; RETRY tells consumers to drop partial output. */
+export interface StreamChunk {
+  type: ChunkType;
+  content?: string;
+  response?: LLMResponse;
+}
+
+/** Per-request options every client accepts. */
+export interface SendOptions {
+  signal?: AbortSignal;
+}
+
+/**
+ * The abstraction boundary between the loop and a backend. Clients never retry; the loop does.
+ */
+export interface LLMClient {
+  readonly apiFormat: ApiFormat;
+  send(messages: Record<string, unknown>[], tools?: ToolSpec[], options?: SendOptions): Promise<LLMResponse>;
+  sendStream(
+    messages: Record<string, unknown>[],
+    tools?: ToolSpec[],
+    options?: SendOptions,
+  ): AsyncIterable<StreamChunk>;
+  getContextLength(): Promise<number | null>;
+}
+
+/** True when `response` is a tool-call list. */
+export function isToolCallList(response: LLMResponse): response is ToolCall[] {
+  return Array.isArray(response);
+}
+
+/** True when `value` has the shape of an `LLMResponse` (used to reject a misbehaving client loudly). */
+export function isLLMResponse(value: unknown): value is LLMResponse {
+  if (Array.isArray(value)) {
+    return value.every(
+      (call) =>
+        typeof call === "object" &&
+        call !== null &&
+        typeof (call as ToolCall).tool === "string" &&
+        typeof (call as ToolCall).args === "object" &&
+        (call as ToolCall).args !== null &&
+        !Array.isArray((call as ToolCall).args) &&
+        ((call as ToolCall).reasoning === undefined || typeof (call as ToolCall).reasoning === "string"),
+    );
+  }
+  return typeof value === "object" && value !== null && typeof (value as TextResponse).content === "string";
+}

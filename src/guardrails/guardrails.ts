@@ -1,0 +1,143 @@
+/**
+ * Guardrails: the two-call facade (`check` then `record`) for callers who run their own loop.
+ */
+import type { Prerequisite } from "../core/tools.ts";
+import type { LLMResponse, ToolCall } from "../core/types.ts";
+import { ErrorTracker } from "./error-tracker.ts";
+import type { Nudge } from "./nudge.ts";
+import { ResponseValidator, type RetryNudge } from "./response-validator.ts";
+import { StepEnforcer } from "./step-enforcer.ts";
+
+/** What the caller should do with a response. */
+export type GuardrailAction = "execute" | "retry" | "tool_error" | "step_blocked" | "fatal";
+
+/** Result of `Guardrails.check`. */
+export interface GuardrailResult {
+  action: GuardrailAction;
+  /** The calls to run (action `execute`) or that were blocked (`tool_error`, `step_blocked`). */
+  toolCalls?: ToolCall[];
+  nudge?: Nudge;
+  /** Why the run must stop (action `fatal`). */
+  reason?: string;
+}
+
+/** Options of `Guardrails`. */
+export interface GuardrailsOptions {
+  toolNames: readonly string[];
+  terminalTool: string | readonly string[];
+  requiredSteps?: readonly string[];
+  toolPrerequisites?: Readonly<Record<string, readonly Prerequisite[]>>;
+  maxRetries?: number;
+  maxToolErrors?: number;
+  maxPrematureAttempts?: number;
+  maxPrereqViolations?: number;
+  rescueEnabled?: boolean;
+  retryNudge?: RetryNudge;
+}
+
+/**
+ * Validation, rescue, retry nudges and step enforcement behind two calls.
+ * @example
+ * const result = guardrails.check(response);
+ * if (result.action === "retry" || result.action === "tool_error" || result.action === "step_blocked") {
+ *   messages.push({ role: result.nudge!.role, content: result.nudge!.content }); // then ask again
+ * } else if (result.action === "fatal") throw new Error(result.reason);
+ * else { run(result.toolCalls!); done = guardrails.record(result.toolCalls!.map((c) => c.tool)); }
+ */
+export class Guardrails {
+  readonly validator: ResponseValidator;
+  readonly enforcer: StepEnforcer;
+  readonly errors: ErrorTracker;
+  readonly terminalTools: readonly string[];
+
+  constructor(options: GuardrailsOptions) {
+    this.terminalTools =
+      typeof options.terminalTool === "string" ? [options.terminalTool] : [...options.terminalTool];
+    const unknownTerminal = this.terminalTools.filter((tool) => !options.toolNames.includes(tool));
+    if (unknownTerminal.length > 0) {
+      throw new RangeError(`terminalTool ${unknownTerminal.join(", ")} is not in toolNames`);
+    }
+    this.validator = new ResponseValidator(options.toolNames, {
+      rescueEnabled: options.rescueEnabled ?? true,
+      ...(options.retryNudge !== undefined && { retryNudge: options.retryNudge }),
+    });
+    this.enforcer = new StepEnforcer({
+      requiredSteps: options.requiredSteps ?? [],
+      terminalTools: this.terminalTools,
+      ...(options.toolPrerequisites && { toolPrerequisites: options.toolPrerequisites }),
+      ...(options.maxPrematureAttempts !== undefined && {
+        maxPrematureAttempts: options.maxPrematureAttempts,
+      }),
+      ...(options.maxPrereqViolations !== undefined && { maxPrereqViolations: options.maxPrereqViolations }),
+    });
+    this.errors = new ErrorTracker({
+      ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
+      ...(options.maxToolErrors !== undefined && { maxToolErrors: options.maxToolErrors }),
+    });
+  }
+
+  /** Decide what to do with one LLM response. */
+  check(response: LLMResponse): GuardrailResult {
+    const validation = this.validator.validate(response);
+    if (validation.needsRetry && validation.nudge) {
+      this.errors.recordRetry();
+      if (this.errors.retriesExhausted) {
+        return {
+          action: "fatal",
+          reason: `Retries exhausted: ${this.errors.retries} consecutive responses without a valid tool call`,
+        };
+      }
+      return { action: validation.nudge.kind === "retry" ? "retry" : "tool_error", nudge: validation.nudge };
+    }
+    const toolCalls = validation.toolCalls ?? [];
+    this.errors.resetRetries();
+    const step = this.enforcer.check(toolCalls);
+    if (step.needsNudge && step.nudge) {
+      if (this.enforcer.prematureExhausted) {
+        return {
+          action: "fatal",
+          toolCalls,
+          reason: `Step enforcement exhausted: terminal tool called ${this.enforcer.prematureAttempts} times with pending steps [${this.enforcer.pending().join(", ")}]`,
+        };
+      }
+      return { action: "step_blocked", toolCalls, nudge: step.nudge };
+    }
+    const prerequisites = this.enforcer.checkPrerequisites(toolCalls);
+    if (prerequisites.needsNudge && prerequisites.nudge) {
+      if (this.enforcer.prereqExhausted) {
+        return {
+          action: "fatal",
+          toolCalls,
+          reason: `Prerequisites violated ${this.enforcer.prereqViolations} times in a row`,
+        };
+      }
+      return { action: "step_blocked", toolCalls, nudge: prerequisites.nudge };
+    }
+    return { action: "execute", toolCalls };
+  }
+
+  /**
+   * Record the tools that ran successfully. Returns true once a terminal tool was recorded with
+   * every required step satisfied: the caller's loop is done.
+   */
+  record(executedToolNames: readonly string[], args: readonly Record<string, unknown>[] = []): boolean {
+    executedToolNames.forEach((name, index) => {
+      this.enforcer.record(name, args[index] ?? {});
+    });
+    this.enforcer.resetPremature();
+    this.enforcer.resetPrereqViolations();
+    this.errors.resetErrors();
+    return executedToolNames.some((name) => this.terminalTools.includes(name)) && this.enforcer.isSatisfied();
+  }
+
+  /**
+   * Record a batch in which a tool failed. Returns a fatal result once the tool-error budget is
+   * exhausted, null while the model may still correct itself.
+   */
+  recordToolError(toolName: string, error: unknown): GuardrailResult | null {
+    this.errors.recordResult(false);
+    if (!this.errors.toolErrorsExhausted) return null;
+    const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return { action: "fatal", reason: `Tool errors exhausted: '${toolName}' failed (${detail})` };
+  }
+}

@@ -1,0 +1,19 @@
+/** Guardrail middleware: validation, step enforcement and error budgets for any loop. */
+export { ErrorTracker, type ErrorTrackerOptions } from "./error-tracker.ts";
+export {
+  type GuardrailAction,
+  type GuardrailResult,
+  Guardrails,
+  type GuardrailsOptions,
+} from "./guardrails.ts";
+export type { Nudge, NudgeKind } from "./nudge.ts";
+export {
+  buildRetryNudge,
+  ResponseValidator,
+  type ResponseValidatorOptions,
+  type RetryNudge,
+  type ValidationResult,
+} from "./response-validator.ts";
+export { MAX_STEP_TIER, type StepCheck, StepEnforcer, type StepEnforcerOptions } from "./step-enforcer.ts";
+export * from "./step-state.ts";
+export { type ValidateOptions, type Verdict, validateResponse } from "./validate-response.ts";

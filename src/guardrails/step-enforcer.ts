@@ -1,0 +1,141 @@
+/**
+ * StepEnforcer: required steps before the terminal tool, with escalating nudges, and tool
+ * prerequisites. Wraps the pure step-state functions.
+ */
+import type { Prerequisite } from "../core/tools.ts";
+import type { ToolCall } from "../core/types.ts";
+import { prerequisiteNudge, stepNudge } from "../prompts/nudges.ts";
+import { assertCount, isBudgetExceeded } from "./error-tracker.ts";
+import type { Nudge } from "./nudge.ts";
+import {
+  createStepProgress,
+  findPrematureTerminal,
+  findPrerequisiteViolations,
+  pendingSteps,
+  recordStep,
+  type StepProgress,
+  stepSummaryHint,
+} from "./step-state.ts";
+
+/** Result of a step or prerequisite check. */
+export interface StepCheck {
+  nudge: Nudge | null;
+  needsNudge: boolean;
+}
+
+/** Options of `StepEnforcer`. */
+export interface StepEnforcerOptions {
+  requiredSteps: readonly string[];
+  terminalTools: readonly string[];
+  toolPrerequisites?: Readonly<Record<string, readonly Prerequisite[]>>;
+  /** Premature terminal attempts tolerated in a row; the next one exhausts it. */
+  maxPrematureAttempts?: number;
+  /** Prerequisite violations tolerated in a row; the next one exhausts it. */
+  maxPrereqViolations?: number;
+}
+
+/** Maximum escalation tier of step nudges. */
+export const MAX_STEP_TIER = 3;
+
+/**
+ * Tracks required steps and prerequisites; `check` and `checkPrerequisites` count consecutive
+ * violations and return the nudge to send. Stateful: one per run.
+ */
+export class StepEnforcer {
+  readonly requiredSteps: readonly string[];
+  readonly terminalTools: readonly string[];
+  readonly toolPrerequisites: Readonly<Record<string, readonly Prerequisite[]>>;
+  readonly maxPrematureAttempts: number;
+  readonly maxPrereqViolations: number;
+  #progress: StepProgress = createStepProgress();
+  #premature = 0;
+  #prereq = 0;
+
+  constructor(options: StepEnforcerOptions) {
+    this.requiredSteps = [...options.requiredSteps];
+    this.terminalTools = [...options.terminalTools];
+    this.toolPrerequisites = options.toolPrerequisites ?? {};
+    this.maxPrematureAttempts = assertCount("maxPrematureAttempts", options.maxPrematureAttempts ?? 3);
+    this.maxPrereqViolations = assertCount("maxPrereqViolations", options.maxPrereqViolations ?? 2);
+  }
+
+  /** Check a batch for a terminal call made while required steps are pending. */
+  check(calls: readonly ToolCall[]): StepCheck {
+    const premature = findPrematureTerminal(calls, this.terminalTools, this.requiredSteps, this.#progress);
+    if (!premature) return { nudge: null, needsNudge: false };
+    this.#premature += 1;
+    const tier = Math.min(this.#premature, MAX_STEP_TIER);
+    return {
+      nudge: {
+        role: "tool",
+        content: stepNudge(premature.terminalTool, premature.pending, tier),
+        kind: "step",
+        tier,
+      },
+      needsNudge: true,
+    };
+  }
+
+  /** Check a batch for calls whose prerequisites are unmet; one violation blocks the batch. */
+  checkPrerequisites(calls: readonly ToolCall[]): StepCheck {
+    const violations = findPrerequisiteViolations(calls, this.toolPrerequisites, this.#progress);
+    if (violations.length === 0) return { nudge: null, needsNudge: false };
+    this.#prereq += 1;
+    const content = violations
+      .map((violation) => prerequisiteNudge(violation.toolName, violation.described))
+      .join("\n");
+    return { nudge: { role: "tool", content, kind: "prerequisite", tier: this.#prereq }, needsNudge: true };
+  }
+
+  /** Record a successful call. */
+  record(toolName: string, args: Record<string, unknown> = {}): void {
+    this.#progress = recordStep(this.#progress, toolName, args);
+  }
+
+  isSatisfied(): boolean {
+    return this.pending().length === 0;
+  }
+
+  pending(): string[] {
+    return pendingSteps(this.requiredSteps, this.#progress);
+  }
+
+  resetPremature(): void {
+    this.#premature = 0;
+  }
+
+  resetPrereqViolations(): void {
+    this.#prereq = 0;
+  }
+
+  /** `[Steps completed: …]`, the hint compaction keeps. */
+  summaryHint(): string {
+    return stepSummaryHint(this.#progress);
+  }
+
+  get prematureAttempts(): number {
+    return this.#premature;
+  }
+
+  get prematureExhausted(): boolean {
+    return isBudgetExceeded(this.#premature, this.maxPrematureAttempts);
+  }
+
+  get prereqViolations(): number {
+    return this.#prereq;
+  }
+
+  get prereqExhausted(): boolean {
+    return isBudgetExceeded(this.#prereq, this.maxPrereqViolations);
+  }
+
+  /** Completed tools in first-completion order. */
+  get completedSteps(): string[] {
+    return [...this.#progress.completedSteps];
+  }
+
+  /** The progress record (plain data). */
+  get progress(): StepProgress {
+    return this.#progress;
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The shared front half of the loop (compact, fold, send, validate, rescue, retry nudges) for
+ * callers that execute tools themselves, such as the proxy. It runs the same workflow machine
+ * in inference-only mode: one code path, not a copy.
+ */
+import { createActor, toPromise } from "xstate";
+import {
+  createWorkflowMachine,
+  type HistoryCompactor,
+  type WorkflowOutput,
+} from "../../machines/workflow.machine.ts";
+import { createWorkflowConfig } from "../../machines/workflow-context.ts";
+import type { Message } from "../core/messages.ts";
+import type { ToolSpec } from "../core/tools.ts";
+import type { LLMClient, StreamChunk, ToolCall } from "../core/types.ts";
+import type { RetryNudge } from "../guardrails/response-validator.ts";
+import { errorFromOutput } from "./failure.ts";
+
+/** Options of `runInference`. */
+export interface RunInferenceOptions {
+  client: LLMClient;
+  contextManager: HistoryCompactor;
+  messages: Message[];
+  tools: readonly ToolSpec[];
+  /** Nudged retries allowed; the request makes at most `maxRetries + 1` LLM calls. */
+  maxRetries?: number;
+  rescueEnabled?: boolean;
+  retryNudge?: RetryNudge;
+  stream?: boolean;
+  onChunk?: (chunk: StreamChunk) => Promise<void> | void;
+  onMessage?: (message: Message) => void;
+  signal?: AbortSignal;
+}
+
+/** A validated batch and the history that led to it (nudges included). */
+export interface InferenceResult {
+  toolCalls: ToolCall[];
+  messages: Message[];
+  /** LLM calls made. */
+  iterations: number;
+}
+
+/**
+ * Get one valid batch of tool calls from the model, nudging and retrying as the runner does.
+ * Throws `ToolCallError` (with the last raw output) when retries run out.
+ */
+export async function runInference(options: RunInferenceOptions): Promise<InferenceResult> {
+  const maxRetries = options.maxRetries ?? 3;
+  let actorError: unknown;
+  const machine = createWorkflowMachine({
+    client: options.client,
+    contextManager: options.contextManager,
+    toolSpecs: options.tools,
+    stream: options.stream ?? false,
+    ...(options.onChunk && { onChunk: options.onChunk }),
+    ...(options.onMessage && { onMessage: options.onMessage }),
+    ...(options.retryNudge !== undefined && { retryNudge: options.retryNudge }),
+    onActorError: (error) => (actorError = error),
+  });
+  const config = createWorkflowConfig({
+    toolNames: options.tools.map((tool) => tool.name),
+    maxIterations: maxRetries + 1,
+    maxRetriesPerStep: maxRetries,
+    rescueEnabled: options.rescueEnabled ?? true,
+    stepEnforcement: false,
+    inferenceOnly: true,
+  });
+  const actor = createActor(machine, { input: { config, messages: options.messages } });
+  const cancel = () => actor.send({ type: "workflow.cancel" });
+  options.signal?.addEventListener("abort", cancel, { once: true });
+  try {
+    actor.start();
+    if (options.signal?.aborted) cancel();
+    const output: WorkflowOutput = await toPromise(actor);
+    if (output.status === "responded" && output.toolCalls) {
+      return { toolCalls: output.toolCalls, messages: output.messages, iterations: output.iteration };
+    }
+    throw errorFromOutput(output, actorError);
+  } finally {
+    options.signal?.removeEventListener("abort", cancel);
+  }
+}

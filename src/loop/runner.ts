@@ -1,0 +1,199 @@
+/**
+ * WorkflowRunner: a thin facade that builds the workflow machine, runs one actor per `run()`,
+ * and turns its output into the terminal tool's result or a typed error.
+ */
+import { createActor, type InspectionEvent, type Snapshot, toPromise } from "xstate";
+import type { HistoryCompactor } from "../../machines/workflow.machine.ts";
+import {
+  createWorkflowMachine,
+  type WorkflowActor,
+  type WorkflowMachine,
+  type WorkflowOutput,
+} from "../../machines/workflow.machine.ts";
+import {
+  createWorkflowConfig,
+  type WorkflowConfig,
+  type WorkflowInput,
+} from "../../machines/workflow-context.ts";
+import { WorkflowCancelledError } from "../core/errors.ts";
+import { createMessage, type Message, MessageRole, MessageType } from "../core/messages.ts";
+import type { LLMClient, StreamChunk } from "../core/types.ts";
+import { renderSystemPrompt, type Workflow, workflowToolSpecs } from "../core/workflow.ts";
+import { assertCount } from "../guardrails/error-tracker.ts";
+import type { RetryNudge } from "../guardrails/response-validator.ts";
+import { errorFromOutput } from "./failure.ts";
+
+/** Options of `WorkflowRunner`. */
+export interface WorkflowRunnerOptions {
+  client: LLMClient;
+  contextManager: HistoryCompactor & { resetWarnings?: () => void };
+  /** LLM calls per run, retries included. */
+  maxIterations?: number;
+  /** Consecutive text / unknown-tool failures tolerated (that many nudges; the next failure throws). */
+  maxRetriesPerStep?: number;
+  /** Consecutive failing tool batches tolerated. */
+  maxToolErrors?: number;
+  maxPrematureAttempts?: number;
+  maxPrereqViolations?: number;
+  stream?: boolean;
+  onChunk?: (chunk: StreamChunk) => Promise<void> | void;
+  onMessage?: (message: Message) => void;
+  rescueEnabled?: boolean;
+  /** Off: premature terminal calls and prerequisites are not enforced (for ablation). */
+  stepEnforcement?: boolean;
+  retryNudge?: RetryNudge;
+  /** An inspector, e.g. `createBrowserInspector().inspect` from `@statelyai/inspect`. */
+  inspect?: (event: InspectionEvent) => void;
+}
+
+/** Per-run options. */
+export interface RunOptions {
+  promptVars?: Record<string, string>;
+  /** Prior history (multi-turn); it must hold the system prompt and the new user message. */
+  initialMessages?: Message[];
+  signal?: AbortSignal;
+  /** Seeds deterministic tool-call ids (for comparing runs). */
+  runId?: string;
+}
+
+/**
+ * Runs workflows against a client with guardrails and context management.
+ * @example
+ * const runner = new WorkflowRunner({ client, contextManager: new ContextManager({ strategy: new TieredCompact(), budgetTokens: 8192 }) });
+ * const report = await runner.run(weatherWorkflow, "What's the weather in Paris?");
+ */
+export class WorkflowRunner {
+  readonly options: Readonly<WorkflowRunnerOptions>;
+
+  constructor(options: WorkflowRunnerOptions) {
+    for (const key of [
+      "maxRetriesPerStep",
+      "maxToolErrors",
+      "maxPrematureAttempts",
+      "maxPrereqViolations",
+    ] as const) {
+      if (options[key] !== undefined) assertCount(key, options[key]);
+    }
+    if (
+      options.maxIterations !== undefined &&
+      (!Number.isInteger(options.maxIterations) || options.maxIterations < 1)
+    ) {
+      throw new RangeError(`maxIterations must be a positive integer, got ${String(options.maxIterations)}`);
+    }
+    this.options = { ...options };
+  }
+
+  /** The run's limits as the machine's JSON config. */
+  configFor(workflow: Workflow): WorkflowConfig {
+    const { options } = this;
+    return createWorkflowConfig({
+      toolNames: Object.keys(workflow.tools),
+      requiredSteps: workflow.requiredSteps,
+      terminalTools: workflow.terminalTools,
+      prerequisites: Object.fromEntries(
+        Object.entries(workflow.tools)
+          .filter(([, tool]) => tool.prerequisites.length > 0)
+          .map(([name, tool]) => [name, tool.prerequisites]),
+      ),
+      maxIterations: options.maxIterations ?? 10,
+      maxRetriesPerStep: options.maxRetriesPerStep ?? 3,
+      maxToolErrors: options.maxToolErrors ?? 2,
+      maxPrematureAttempts: options.maxPrematureAttempts ?? 3,
+      maxPrereqViolations: options.maxPrereqViolations ?? 2,
+      rescueEnabled: options.rescueEnabled ?? true,
+      stepEnforcement: options.stepEnforcement ?? true,
+    });
+  }
+
+  /** The workflow statechart wired to this runner's client, context manager and callbacks. */
+  machineFor(workflow: Workflow, hooks: { onActorError?: (error: unknown) => void } = {}): WorkflowMachine {
+    const { options } = this;
+    return createWorkflowMachine({
+      client: options.client,
+      contextManager: options.contextManager,
+      toolSpecs: workflowToolSpecs(workflow),
+      tools: workflow.tools,
+      stream: options.stream ?? false,
+      ...(options.onChunk && { onChunk: options.onChunk }),
+      ...(options.onMessage && { onMessage: options.onMessage }),
+      ...(options.retryNudge !== undefined && { retryNudge: options.retryNudge }),
+      ...(hooks.onActorError && { onActorError: hooks.onActorError }),
+    });
+  }
+
+  /**
+   * The input a workflow actor starts from: the seeded history, or a fresh system prompt and user
+   * message (which are reported to `onMessage`, as messages of this run).
+   */
+  inputFor(
+    workflow: Workflow,
+    userMessage: string,
+    runOptions: Omit<RunOptions, "signal"> = {},
+  ): WorkflowInput {
+    let messages: Message[];
+    if (runOptions.initialMessages) {
+      messages = [...runOptions.initialMessages];
+    } else {
+      messages = [
+        createMessage(MessageRole.SYSTEM, renderSystemPrompt(workflow.systemPrompt, runOptions.promptVars), {
+          type: MessageType.SYSTEM_PROMPT,
+        }),
+        createMessage(MessageRole.USER, userMessage, { type: MessageType.USER_INPUT }),
+      ];
+      for (const message of messages) this.options.onMessage?.(message);
+    }
+    return {
+      config: this.configFor(workflow),
+      messages,
+      ...(runOptions.runId !== undefined && { runId: runOptions.runId }),
+    };
+  }
+
+  /** Run a workflow; resolves with the terminal tool's return value or rejects with a typed error. */
+  async run(workflow: Workflow, userMessage: string, runOptions: RunOptions = {}): Promise<unknown> {
+    if (runOptions.signal?.aborted) {
+      throw new WorkflowCancelledError(
+        runOptions.initialMessages ? [...runOptions.initialMessages] : [],
+        [],
+        0,
+      );
+    }
+    this.options.contextManager.resetWarnings?.();
+    const input = this.inputFor(workflow, userMessage, runOptions);
+    return this.#drive(workflow, { input }, runOptions.signal);
+  }
+
+  /** Resume a run from a persisted snapshot (`actor.getPersistedSnapshot()`, JSON round-tripped). */
+  async resume(
+    workflow: Workflow,
+    snapshot: Snapshot<unknown>,
+    runOptions: Pick<RunOptions, "signal"> = {},
+  ): Promise<unknown> {
+    return this.#drive(workflow, { snapshot }, runOptions.signal);
+  }
+
+  async #drive(
+    workflow: Workflow,
+    start: { input: WorkflowInput } | { snapshot: Snapshot<unknown> },
+    signal: AbortSignal | undefined,
+  ): Promise<unknown> {
+    let actorError: unknown;
+    const machine = this.machineFor(workflow, { onActorError: (error) => (actorError = error) });
+    // A snapshot carries its own context, so no input is needed when resuming.
+    const actor: WorkflowActor = createActor(machine, {
+      ...(start as { input: WorkflowInput }),
+      ...(this.options.inspect && { inspect: this.options.inspect }),
+    });
+    const cancel = () => actor.send({ type: "workflow.cancel" });
+    signal?.addEventListener("abort", cancel, { once: true });
+    try {
+      actor.start();
+      if (signal?.aborted) cancel();
+      const output: WorkflowOutput = await toPromise(actor);
+      if (output.status === "done") return output.result;
+      throw errorFromOutput(output, actorError);
+    } finally {
+      signal?.removeEventListener("abort", cancel);
+    }
+  }
+}

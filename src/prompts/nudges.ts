@@ -1,0 +1,46 @@
+/**
+ * Nudge builders: the corrective messages the loop sends when a model goes off the rails.
+ * Each is a pure function of what went wrong; the wording escalates with the tier.
+ */
+
+/** Default retry nudge for text that is not a tool call (sent on the user channel). */
+export function retryNudge(rawResponse: string): string {
+  const excerpt = rawResponse.trim().slice(0, 200);
+  return [
+    "Your last response was not a valid tool call.",
+    excerpt.length > 0
+      ? `You wrote: "${excerpt}${rawResponse.trim().length > 200 ? "…" : ""}"`
+      : "You wrote nothing.",
+    "Respond with exactly one tool call using one of the available tools, and no other text.",
+  ].join("\n");
+}
+
+/** Tool-error reply for a call to a tool that does not exist. */
+export function unknownToolNudge(toolName: string, availableTools: readonly string[]): string {
+  return `[UnknownTool] The tool '${toolName}' does not exist. Available tools: ${availableTools.join(", ")}. Call one of these tools instead.`;
+}
+
+/** Tool-error reply for a call that was valid but not run because another call of its batch was rejected. */
+export function notRunNudge(toolName: string, reason: string): string {
+  return `[NotRun] '${toolName}' was not run because this batch was rejected: ${reason}. Call it again if you still need it.`;
+}
+
+/**
+ * Tool-error reply for a premature terminal call, escalating over three tiers:
+ * 1 explains, 2 demands one of the pending tools now, 3 says STOP.
+ */
+export function stepNudge(terminalTool: string, pendingSteps: readonly string[], tier: number): string {
+  const pending = pendingSteps.join(", ");
+  if (tier <= 1) {
+    return `[StepEnforcementError] You cannot call ${terminalTool} yet. These required steps are not done: ${pending}. Call them first, then call ${terminalTool}.`;
+  }
+  if (tier === 2) {
+    return `[StepEnforcementError] ${terminalTool} was rejected again. You must call one of these tools now: ${pending}. Do not call ${terminalTool} until they are done.`;
+  }
+  return `[StepEnforcementError] STOP. Calling ${terminalTool} will keep failing. Your next call must be ${pendingSteps[0] ?? pending}. Required steps still missing: ${pending}.`;
+}
+
+/** Tool-error reply for a call whose prerequisites have not been called. */
+export function prerequisiteNudge(toolName: string, missing: readonly string[]): string {
+  return `[PrereqError] You cannot call ${toolName} yet: call ${missing.join(", ")} first. ${toolName} depends on ${missing.length === 1 ? "its" : "their"} result.`;
+}
