@@ -1,0 +1,20 @@
+import { describe, expect, it } from "vitest";
+import { stripThinking } from "../../../src/prompts/rescue/thinking.ts";
+
+describe("stripThinking", () => {
+  it("removes closed think blocks", () => {
+    expect(stripThinking("<think>call a?</think>answer<think>more</think>!")).toBe("answer!");
+  });
+
+  it("removes reasoning whose <think> the chat template opened", () => {
+    expect(stripThinking("the user wants a</think>\n\nanswer")).toBe("\n\nanswer");
+  });
+
+  it("drops an unclosed think block to the end", () => {
+    expect(stripThinking('answer <think>maybe {"tool": "a"}')).toBe("answer ");
+  });
+
+  it("leaves text without think tags alone", () => {
+    expect(stripThinking("plain")).toBe("plain");
+  });
+});
