@@ -1,0 +1,23 @@
+/** The statecharts: the guarded workflow loop and its context, guards, actors and message builders. */
+
+export {
+  createWorkflowMachine,
+  type HistoryCompactor,
+  type WorkflowActor,
+  type WorkflowEvent,
+  type WorkflowMachine,
+  type WorkflowMachineDeps,
+  type WorkflowOutput,
+  type WorkflowSnapshot,
+} from "./workflow.machine.ts";
+export { createInferenceLogic, createToolExecutionLogic, serializeToolResult } from "./workflow-actors.ts";
+export {
+  createWorkflowConfig,
+  createWorkflowContext,
+  type ToolOutcome,
+  type WorkflowConfig,
+  type WorkflowContext,
+  type WorkflowFailure,
+  type WorkflowInput,
+  type WorkflowStatus,
+} from "./workflow-context.ts";
