@@ -313,6 +313,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
       infer: {
         entry: "countIteration",
         invoke: {
+          id: "inference",
           src: "inference",
           input: ({ context }) => ({ messages: serializeHistory(context.messages, deps.client.apiFormat) }),
           onDone: { target: "validate", actions: "storeResponse" },
@@ -339,6 +340,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
       },
       execute: {
         invoke: {
+          id: "executeTools",
           src: "executeTools",
           input: ({ context }) => ({ calls: build.openCalls(context.messages) }),
           onDone: [
