@@ -9,6 +9,7 @@ import type { ToolDef, ToolSpec } from "../src/core/tools.ts";
 import type { LLMClient, StreamChunk, ToolCall } from "../src/core/types.ts";
 import { buildRetryNudge, type RetryNudge } from "../src/guardrails/response-validator.ts";
 import {
+  argMatchedTools,
   findPrematureTerminal,
   findPrerequisiteViolations,
   recordStep,
@@ -200,9 +201,14 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
       }),
       recordBatch: assign(({ context, event }) => {
         const outcomes = outcomesOf(event);
+        const keepArgsOf = argMatchedTools(context.config.prerequisites);
         const progress = outcomes
           .filter((outcome) => outcome.status === "ok")
-          .reduce((current, outcome) => recordStep(current, outcome.tool, outcome.args), context.progress);
+          .reduce(
+            (current, outcome) =>
+              recordStep(current, outcome.tool, outcome.args, keepArgsOf.has(outcome.tool)),
+            context.progress,
+          );
         const terminal = guards.terminalOutcome(context, outcomes);
         if (guards.batchFailed(outcomes)) {
           return {

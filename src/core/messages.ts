@@ -145,9 +145,55 @@ function reasoningAsText(parts: string[]): Message {
   return createMessage(MessageRole.ASSISTANT, parts.join("\n\n"), { type: MessageType.REASONING });
 }
 
-/** Fold reasoning and serialize the whole history for a client's wire format. */
+const wireCache: Record<ApiFormat, WeakMap<Message, Record<string, unknown>>> = {
+  openai: new WeakMap(),
+  ollama: new WeakMap(),
+};
+
+/**
+ * Fold reasoning and serialize the whole history for a client's wire format. Each message's wire
+ * object is built once and reused (and frozen, so no client can corrupt it), which keeps a long
+ * run's per-iteration cost to one pass over references.
+ */
 export function serializeHistory(messages: readonly Message[], format: ApiFormat): Record<string, unknown>[] {
-  return foldReasoning(messages).map((message) => toApiMessage(message, format));
+  const cache = wireCache[format];
+  const hasReasoning = messages.some((message) => message.metadata.type === MessageType.REASONING);
+  const source = hasReasoning ? foldReasoning(messages) : messages;
+  // A loop appends to its history: reuse the wire objects of the unchanged prefix of the last call.
+  const last = lastSerialized[format];
+  let shared = 0;
+  if (last) {
+    const limit = Math.min(last.source.length, source.length);
+    while (shared < limit && last.source[shared] === source[shared]) shared += 1;
+  }
+  const wire = last ? last.wire.slice(0, shared) : [];
+  for (let index = shared; index < source.length; index += 1) {
+    const message = source[index] as Message;
+    let serialized = cache.get(message);
+    if (serialized === undefined) {
+      serialized = deepFreeze(toApiMessage(message, format));
+      cache.set(message, serialized);
+    }
+    wire.push(serialized);
+  }
+  lastSerialized[format] = { source, wire };
+  return [...wire];
+}
+
+const lastSerialized: Record<
+  ApiFormat,
+  { source: readonly Message[]; wire: Record<string, unknown>[] } | undefined
+> = {
+  openai: undefined,
+  ollama: undefined,
+};
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    for (const item of Object.values(value)) deepFreeze(item);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 /**

@@ -24,18 +24,28 @@ export function createStepProgress(): StepProgress {
   return { completedSteps: [], calls: [] };
 }
 
-/** Record a successful call; returns a new progress record. */
+/** Record a successful call; returns a new progress record. `keepArgs` false skips the call log. */
 export function recordStep(
   progress: StepProgress,
   tool: string,
   args: Record<string, unknown> = {},
+  keepArgs = true,
 ): StepProgress {
-  return {
-    completedSteps: progress.completedSteps.includes(tool)
-      ? progress.completedSteps
-      : [...progress.completedSteps, tool],
-    calls: [...progress.calls, { tool, args }],
-  };
+  const completedSteps = progress.completedSteps.includes(tool)
+    ? progress.completedSteps
+    : [...progress.completedSteps, tool];
+  return { completedSteps, calls: keepArgs ? [...progress.calls, { tool, args }] : progress.calls };
+}
+
+/** Tools whose arguments some arg-matched prerequisite needs (only their calls must be kept). */
+export function argMatchedTools(
+  prerequisites: Readonly<Record<string, readonly Prerequisite[]>>,
+): Set<string> {
+  const tools = new Set<string>();
+  for (const list of Object.values(prerequisites)) {
+    for (const prerequisite of list) if (typeof prerequisite !== "string") tools.add(prerequisite.tool);
+  }
+  return tools;
 }
 
 /** Required steps not completed yet, in their declared order. */

@@ -105,7 +105,8 @@ export class ScriptedClient implements LLMClient {
   ): Promise<LLMResponse> {
     const index = this.calls.length;
     const call: RecordedCall = {
-      messages: structuredClone(messages),
+      // The loop hands over frozen wire objects, so keeping references records them faithfully.
+      messages: [...messages],
       tools: (tools ?? []).map((tool) => ({
         name: tool.name,
         description: tool.description,

@@ -1,0 +1,142 @@
+/**
+ * Core benchmark (`npm run bench:core`): the statechart loop's overhead against a plain
+ * hand-written async loop making the same calls, and how total time grows with run length.
+ * Prints a Markdown table; figures go to docs/benchmarks.md.
+ */
+import { performance } from "node:perf_hooks";
+import { z } from "zod";
+import { ContextManager, NoCompact } from "../src/context/index.ts";
+import {
+  createMessage,
+  type Message,
+  MessageRole,
+  MessageType,
+  serializeHistory,
+} from "../src/core/messages.ts";
+import { defineTool } from "../src/core/tools.ts";
+import { defineWorkflow, workflowToolSpecs } from "../src/core/workflow.ts";
+import { WorkflowRunner } from "../src/loop/runner.ts";
+import { ScriptedClient } from "../src/testing/index.ts";
+
+const noop = defineTool({
+  name: "noop",
+  description: "does nothing",
+  parameters: z.object({ i: z.number() }),
+  execute: () => "ok",
+});
+const finish = defineTool({
+  name: "finish",
+  description: "ends",
+  parameters: z.object({}),
+  execute: () => "done",
+});
+const workflow = defineWorkflow({
+  name: "bench",
+  description: "",
+  tools: [noop, finish],
+  terminalTool: "finish",
+  systemPrompt: "s",
+});
+
+function script(iterations: number) {
+  return Array.from({ length: iterations }, (_, index) =>
+    index === iterations - 1 ? [{ tool: "finish", args: {} }] : [{ tool: "noop", args: { i: index } }],
+  );
+}
+
+async function statechartRun(iterations: number): Promise<number> {
+  const client = new ScriptedClient(script(iterations));
+  const contextManager = new ContextManager({ strategy: new NoCompact(), budgetTokens: 100_000_000 });
+  const runner = new WorkflowRunner({ client, contextManager, maxIterations: iterations });
+  const start = performance.now();
+  await runner.run(workflow, "go");
+  return performance.now() - start;
+}
+
+/** The loop a user would write by hand: send, parse args, execute, append, same client and tools. */
+async function plainRun(iterations: number): Promise<number> {
+  const client = new ScriptedClient(script(iterations));
+  const tools = workflowToolSpecs(workflow);
+  const start = performance.now();
+  const messages: Message[] = [
+    createMessage(MessageRole.SYSTEM, "s", { type: MessageType.SYSTEM_PROMPT }),
+    createMessage(MessageRole.USER, "go", { type: MessageType.USER_INPUT }),
+  ];
+  for (let iteration = 0; iteration < iterations; iteration += 1) {
+    const response = await client.send(serializeHistory(messages, "openai"), tools);
+    if (!Array.isArray(response)) throw new Error("unexpected text");
+    const calls = response.map((call, index) => ({
+      name: call.tool,
+      args: call.args,
+      callId: `c${iteration}_${index}`,
+    }));
+    messages.push(
+      createMessage(
+        MessageRole.ASSISTANT,
+        "",
+        { type: MessageType.TOOL_CALL, stepIndex: iteration },
+        { toolCalls: calls },
+      ),
+    );
+    let finished = false;
+    for (const call of calls) {
+      const tool = workflow.tools[call.name];
+      if (!tool) throw new Error("unknown tool");
+      const result = await tool.execute(tool.spec.parameters.parse(call.args));
+      messages.push(
+        createMessage(
+          MessageRole.TOOL,
+          String(result),
+          { type: MessageType.TOOL_RESULT, stepIndex: iteration },
+          { toolName: call.name, toolCallId: call.callId },
+        ),
+      );
+      finished ||= call.name === "finish";
+    }
+    if (finished) return performance.now() - start;
+  }
+  throw new Error("did not finish");
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
+async function measure(
+  run: (n: number) => Promise<number>,
+  iterations: number,
+  repeats: number,
+): Promise<number> {
+  await run(iterations);
+  const times: number[] = [];
+  for (let index = 0; index < repeats; index += 1) times.push(await run(iterations));
+  return median(times);
+}
+
+const repeats = Number(process.env.BENCH_REPEATS ?? 15);
+const statechart = await measure(statechartRun, 1000, repeats);
+const plain = await measure(plainRun, 1000, repeats);
+console.log("## Loop overhead (1,000 iterations, ScriptedClient, no-op tools; median of", repeats, "runs)\n");
+console.log("| loop | total ms | µs / iteration |");
+console.log("| --- | ---: | ---: |");
+console.log(`| plain async loop | ${plain.toFixed(1)} | ${((plain / 1000) * 1000).toFixed(1)} |`);
+console.log(
+  `| statechart (WorkflowRunner) | ${statechart.toFixed(1)} | ${((statechart / 1000) * 1000).toFixed(1)} |`,
+);
+console.log(
+  `\nratio statechart / plain: **${(statechart / plain).toFixed(2)}×**; statechart cost over plain: **${(((statechart - plain) / 1000) * 1000).toFixed(1)} µs / iteration**\n`,
+);
+
+console.log("## Growth under NoCompact (median of", repeats, "runs)\n");
+console.log("| iterations | total ms | ms / iteration |");
+console.log("| ---: | ---: | ---: |");
+const growth: number[] = [];
+for (const iterations of [100, 200, 400]) {
+  const total = await measure(statechartRun, iterations, repeats);
+  growth.push(total);
+  console.log(`| ${iterations} | ${total.toFixed(2)} | ${(total / iterations).toFixed(4)} |`);
+}
+console.log(
+  `\nratios: 200/100 = ${((growth[1] as number) / (growth[0] as number)).toFixed(2)}, 400/200 = ${((growth[2] as number) / (growth[1] as number)).toFixed(2)} (linear = 2.00)`,
+);
