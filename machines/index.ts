@@ -1,6 +1,19 @@
 /** The statecharts: the guarded workflow loop and its context, guards, actors and message builders. */
 
 export {
+  compareJobs,
+  enqueueJob,
+  preempts,
+  type RunJobInput,
+  type SlotJob,
+  type SlotWorkerActor,
+  type SlotWorkerContext,
+  type SlotWorkerEvent,
+  type SlotWorkerMachine,
+  type SlotWorkerSnapshot,
+  slotWorkerMachine,
+} from "./slot-worker.machine.ts";
+export {
   createWorkflowMachine,
   type HistoryCompactor,
   type WorkflowActor,

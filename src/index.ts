@@ -10,5 +10,6 @@ export * from "./guardrails/index.ts";
 export { errorFromOutput } from "./loop/failure.ts";
 export { type InferenceResult, type RunInferenceOptions, runInference } from "./loop/inference.ts";
 export { type RunOptions, WorkflowRunner, type WorkflowRunnerOptions } from "./loop/runner.ts";
+export { SlotWorker, SlotWorkerError, type SubmitOptions } from "./loop/slot-worker.ts";
 export * from "./prompts/index.ts";
 export { RESPOND_TOOL_NAME, respondTool } from "./tools/respond.ts";

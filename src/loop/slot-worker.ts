@@ -1,0 +1,172 @@
+/**
+ * SlotWorker: serializes workflow runs on one shared inference slot, with priority queuing and
+ * preemption. The queue lives in the `slotWorkerMachine` actor (JSON); the parts that cannot be
+ * data (workflows, promises to settle) live here, keyed by job id.
+ */
+import { createActor, fromPromise } from "xstate";
+import {
+  type RunJobInput,
+  type SlotWorkerActor,
+  type SlotWorkerSnapshot,
+  slotWorkerMachine,
+} from "../../machines/slot-worker.machine.ts";
+import { ForgeError, WorkflowCancelledError } from "../core/errors.ts";
+import type { Workflow } from "../core/workflow.ts";
+import type { RunOptions, WorkflowRunner } from "./runner.ts";
+
+/** A SlotWorker was used outside its lifecycle (before `start()` or after `stop()`). */
+export class SlotWorkerError extends ForgeError {}
+
+/** Options of `SlotWorker.submit`: a priority (lower runs first, default 0) plus the run's options. */
+export interface SubmitOptions extends RunOptions {
+  priority?: number;
+}
+
+interface PendingJob {
+  workflow: Workflow;
+  userMessage: string;
+  runOptions: Omit<RunOptions, "signal">;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+  /** Settles (never rejects) once the job's promise has settled. */
+  settled: Promise<void>;
+}
+
+/**
+ * Runs one workflow at a time through a runner. Lower priority numbers run first, FIFO within a
+ * priority; a submission that outranks the running job cancels it (its `submit` rejects with
+ * `WorkflowCancelledError`, and its in-flight LLM request is aborted) and runs next.
+ * @example
+ * const worker = new SlotWorker(runner).start();
+ * const report = await worker.submit(calendarWorkflow, "What's next?", { priority: 0 });
+ * await worker.stop();
+ */
+export class SlotWorker {
+  readonly runner: WorkflowRunner;
+  #actor: SlotWorkerActor | null = null;
+  #stopped = false;
+  #submitted = 0;
+  readonly #jobs = new Map<string, PendingJob>();
+  /** Settles when the last started run has settled: a preempted run leaves the slot before the next uses it. */
+  #slotFree: Promise<void> = Promise.resolve();
+
+  constructor(runner: WorkflowRunner) {
+    this.runner = runner;
+  }
+
+  /** Start accepting jobs. Idempotent while running; a stopped worker cannot be restarted. */
+  start(): this {
+    if (this.#stopped) throw new SlotWorkerError("This SlotWorker was stopped and cannot be restarted");
+    if (this.#actor) return this;
+    const machine = slotWorkerMachine.provide({
+      actors: {
+        runJob: fromPromise<unknown, RunJobInput>(({ input, signal }) => this.#runJob(input.id, signal)),
+      },
+    });
+    const { inspect } = this.runner.options;
+    this.#actor = createActor(machine, { ...(inspect && { inspect }) }).start();
+    return this;
+  }
+
+  /**
+   * Queue a run of `workflow`; resolves with its terminal tool's result. Rejects with
+   * `WorkflowCancelledError` when the job is preempted, cancelled, aborted by `signal`, or still
+   * queued at `stop()`; with `SlotWorkerError` before `start()` or after `stop()`.
+   */
+  submit(workflow: Workflow, userMessage: string, options: SubmitOptions = {}): Promise<unknown> {
+    const { priority = 0, signal, ...runOptions } = options;
+    const actor = this.#actor;
+    if (!actor) {
+      return Promise.reject(
+        new SlotWorkerError(
+          this.#stopped
+            ? `SlotWorker is stopped; cannot submit '${workflow.name}'`
+            : `SlotWorker is not started; call start() before submitting '${workflow.name}'`,
+        ),
+      );
+    }
+    if (!Number.isFinite(priority)) {
+      return Promise.reject(new RangeError(`priority must be a finite number, got ${String(priority)}`));
+    }
+    if (signal?.aborted) return Promise.reject(notStartedError(runOptions));
+
+    this.#submitted += 1;
+    const id = `job-${this.#submitted}`;
+    let resolve!: (value: unknown) => void;
+    let reject!: (error: unknown) => void;
+    const promise = new Promise<unknown>((resolvePromise, rejectPromise) => {
+      resolve = resolvePromise;
+      reject = rejectPromise;
+    });
+    const onAbort = () => this.#cancelJob(id);
+    const settled = promise.then(noop, noop).finally(() => {
+      signal?.removeEventListener("abort", onAbort);
+      this.#jobs.delete(id);
+    });
+    this.#jobs.set(id, { workflow, userMessage, runOptions, resolve, reject, settled });
+    signal?.addEventListener("abort", onAbort, { once: true });
+    actor.send({ type: "job.submit", id, priority });
+    return promise;
+  }
+
+  /** Cancel the running job (its `submit` rejects with `WorkflowCancelledError`); returns false when idle. */
+  cancelCurrent(): boolean {
+    const actor = this.#actor;
+    if (!actor || actor.getSnapshot().context.current === null) return false;
+    actor.send({ type: "job.cancel" });
+    return true;
+  }
+
+  /**
+   * Stop the worker: cancel the running job, reject queued jobs with `WorkflowCancelledError`
+   * (iteration 0), and resolve once the running job has settled.
+   */
+  async stop(): Promise<void> {
+    const actor = this.#actor;
+    this.#stopped = true;
+    this.#actor = null;
+    if (!actor) return;
+    const { current, queue } = actor.getSnapshot().context;
+    actor.send({ type: "worker.stop" });
+    for (const job of queue) this.#rejectQueued(job.id);
+    if (current) await this.#jobs.get(current.id)?.settled;
+  }
+
+  /** The worker actor's snapshot (JSON context: queue and current job), or null when not running. */
+  getSnapshot(): SlotWorkerSnapshot | null {
+    return this.#actor?.getSnapshot() ?? null;
+  }
+
+  /** The body of a `runJob` actor: wait for the slot, then run; the actor's signal cancels the run. */
+  #runJob(id: string, signal: AbortSignal): Promise<unknown> {
+    const job = this.#jobs.get(id);
+    if (!job) return Promise.reject(new SlotWorkerError(`Unknown job '${id}'`));
+    const previous = this.#slotFree;
+    const run = previous.then(() =>
+      this.runner.run(job.workflow, job.userMessage, { ...job.runOptions, signal }),
+    );
+    this.#slotFree = run.then(noop, noop);
+    run.then(job.resolve, job.reject);
+    return run;
+  }
+
+  /** A caller's signal aborted: a queued job is dropped here, a running one through its actor's signal. */
+  #cancelJob(id: string): void {
+    const actor = this.#actor;
+    if (!actor) return;
+    const queued = actor.getSnapshot().context.queue.some((job) => job.id === id);
+    actor.send({ type: "job.cancel", id });
+    if (queued) this.#rejectQueued(id);
+  }
+
+  #rejectQueued(id: string): void {
+    const job = this.#jobs.get(id);
+    job?.reject(notStartedError(job.runOptions));
+  }
+}
+
+function notStartedError(runOptions: Pick<RunOptions, "initialMessages">): WorkflowCancelledError {
+  return new WorkflowCancelledError(runOptions.initialMessages ? [...runOptions.initialMessages] : [], [], 0);
+}
+
+function noop(): void {}
