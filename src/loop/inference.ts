@@ -66,7 +66,12 @@ export async function runInference(options: RunInferenceOptions): Promise<Infere
     inferenceOnly: true,
   });
   const actor = createActor(machine, { input: { config, messages: options.messages } });
-  const cancel = () => actor.send({ type: "workflow.cancel" });
+  let cancelSent = false;
+  const cancel = () => {
+    if (cancelSent) return;
+    cancelSent = true;
+    actor.send({ type: "workflow.cancel" });
+  };
   options.signal?.addEventListener("abort", cancel, { once: true });
   try {
     actor.start();

@@ -184,7 +184,12 @@ export class WorkflowRunner {
       ...(start as { input: WorkflowInput }),
       ...(this.options.inspect && { inspect: this.options.inspect }),
     });
-    const cancel = () => actor.send({ type: "workflow.cancel" });
+    let cancelSent = false;
+    const cancel = () => {
+      if (cancelSent) return;
+      cancelSent = true;
+      actor.send({ type: "workflow.cancel" });
+    };
     signal?.addEventListener("abort", cancel, { once: true });
     try {
       actor.start();
