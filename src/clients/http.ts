@@ -1,0 +1,213 @@
+/**
+ * HTTP plumbing shared by the HTTP clients: one ky instance that never retries, an idle deadline
+ * that covers the whole exchange (waiting for headers and every read of the body), and the mapping
+ * of transport failures to the library's errors.
+ */
+import ky, { type KyInstance } from "ky";
+import { BackendError, StreamError } from "../core/errors.ts";
+
+/** `BackendError.statusCode` of a request that got nothing from the server within `timeoutMs`. */
+export const TIMEOUT_STATUS = 408;
+/**
+ * `BackendError.statusCode` when the server could not be reached or the connection broke before a
+ * complete answer (connection refused, reset, DNS failure): the service is unavailable. The body is
+ * the transport's error message, e.g. `fetch failed: connect ECONNREFUSED 127.0.0.1:8080`.
+ */
+export const UNREACHABLE_STATUS = 503;
+/**
+ * `BackendError.statusCode` when the server answered 2xx with something that is not the documented
+ * wire shape (malformed JSON, missing fields): a bad answer from the upstream. The body is what it sent.
+ */
+export const BAD_RESPONSE_STATUS = 502;
+
+/**
+ * The ky instance every client uses. Clients never retry (the loop does), HTTP errors are read and
+ * turned into `BackendError` by the caller (it needs the body first), and ky's own timeout is off:
+ * it only covers the wait for response headers, while a stalled body or stream must time out too.
+ */
+export const http: KyInstance = ky.create({ retry: 0, timeout: false, throwHttpErrors: false });
+
+/** What one HTTP exchange needs. */
+export interface ExchangeOptions {
+  method: "GET" | "POST";
+  url: string;
+  json?: unknown;
+  headers?: Record<string, string>;
+  /** Longest wait for the server to send anything: the headers, then each chunk of the body. */
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+}
+
+/** Aborts the exchange when the server stays silent for `timeoutMs`; every received chunk restarts it. */
+class IdleDeadline {
+  readonly #controller = new AbortController();
+  readonly #timeoutMs: number;
+  readonly #url: string;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #error: BackendError | undefined;
+
+  constructor(timeoutMs: number, url: string) {
+    this.#timeoutMs = timeoutMs;
+    this.#url = url;
+    this.touch();
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The 408 error, once the deadline has passed. */
+  get error(): BackendError | undefined {
+    return this.#error;
+  }
+
+  touch(): void {
+    if (this.#error) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      const body = `No response from ${this.#url} for ${this.#timeoutMs} ms`;
+      this.#error = new BackendError(TIMEOUT_STATUS, body, `Request timed out: ${body}`);
+      this.#controller.abort(this.#error);
+    }, this.#timeoutMs);
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+  }
+}
+
+/** Where a transport failure happened: it decides which error reports it. */
+type Phase = "request" | "body" | "stream";
+
+/** An open HTTP exchange: the response, with its body read under the same deadline and signal. */
+export class Exchange {
+  readonly response: Response;
+  readonly #deadline: IdleDeadline;
+  readonly #options: ExchangeOptions;
+
+  constructor(response: Response, deadline: IdleDeadline, options: ExchangeOptions) {
+    this.response = response;
+    this.#deadline = deadline;
+    this.#options = options;
+  }
+
+  get ok(): boolean {
+    return this.response.ok;
+  }
+
+  get status(): number {
+    return this.response.status;
+  }
+
+  /** The whole body as text. */
+  async text(): Promise<string> {
+    let text = "";
+    for await (const chunk of this.chunks("body")) text += chunk;
+    return text;
+  }
+
+  /**
+   * The body as decoded text chunks, as they arrive. A connection that breaks mid-body is a
+   * `StreamError` for a stream (it was truncated) and a 503 `BackendError` otherwise.
+   */
+  async *chunks(phase: "body" | "stream" = "stream"): AsyncGenerator<string> {
+    const body = this.response.body;
+    if (!body) {
+      this.#deadline.stop();
+      return;
+    }
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    try {
+      while (true) {
+        let result: ReadableStreamReadResult<string>;
+        try {
+          result = await reader.read();
+        } catch (error) {
+          throw transportError(error, phase, this.#deadline, this.#options);
+        }
+        if (result.done) return;
+        this.#deadline.touch();
+        yield result.value;
+      }
+    } finally {
+      this.#deadline.stop();
+      // Releases the connection when the consumer stops early; a no-op on a finished body.
+      reader.cancel().catch(() => {});
+    }
+  }
+
+  /** Drop the exchange without reading (or without finishing) its body. */
+  close(): void {
+    this.#deadline.stop();
+    this.response.body?.cancel().catch(() => {});
+  }
+}
+
+/**
+ * Send a request and wait for its response headers. Transport failures are mapped: the caller's
+ * abort rethrows the abort reason, silence past `timeoutMs` is `BackendError(408)`, an unreachable
+ * server is `BackendError(503)`. HTTP error statuses are returned, not thrown.
+ */
+export async function openExchange(options: ExchangeOptions): Promise<Exchange> {
+  const deadline = new IdleDeadline(options.timeoutMs, options.url);
+  const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
+  try {
+    const response = await http(options.url, {
+      method: options.method,
+      ...(options.json !== undefined && { json: options.json }),
+      ...(options.headers && { headers: options.headers }),
+      signal,
+    });
+    deadline.touch();
+    return new Exchange(response, deadline, options);
+  } catch (error) {
+    deadline.stop();
+    throw transportError(error, "request", deadline, options);
+  }
+}
+
+function transportError(error: unknown, phase: Phase, deadline: IdleDeadline, options: ExchangeOptions) {
+  if (options.signal?.aborted) return options.signal.reason ?? error;
+  if (deadline.error) return deadline.error;
+  if (!isNetworkError(error)) return error;
+  const detail = describeNetworkError(error);
+  if (phase === "stream") {
+    return new StreamError(`Stream from ${options.url} was cut off: the connection closed (${detail})`);
+  }
+  return new BackendError(
+    UNREACHABLE_STATUS,
+    detail,
+    `Cannot reach ${options.url}${phase === "body" ? " (connection lost mid-response)" : ""}: ${detail}`,
+    { cause: error },
+  );
+}
+
+/** fetch reports every network failure as a TypeError whose cause says what happened. */
+function isNetworkError(error: unknown): error is Error {
+  return error instanceof TypeError || (error instanceof Error && typeof errorCode(error) === "string");
+}
+
+function errorCode(error: Error): unknown {
+  return (error as { code?: unknown }).code;
+}
+
+/** `fetch failed: connect ECONNREFUSED 127.0.0.1:8080`: the message and its causes. */
+function describeNetworkError(error: Error): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  while (current instanceof Error && parts.length < 4) {
+    if (current.message && !parts.includes(current.message)) parts.push(current.message);
+    current = current.cause;
+  }
+  return parts.join(": ") || error.name;
+}
+
+/** Joins a base URL and a path without doubling or dropping the slash. */
+export function joinUrl(base: string, path: string): string {
+  return `${base.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`;
+}
+
+/** Authorization header for an API key, when there is one. */
+export function authHeaders(apiKey: string | undefined): Record<string, string> | undefined {
+  return apiKey ? { authorization: `Bearer ${apiKey}` } : undefined;
+}

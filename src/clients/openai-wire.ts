@@ -1,0 +1,208 @@
+/**
+ * The OpenAI chat-completions wire as llama-server, llamafile and vLLM speak it: zod schemas of
+ * what comes back, assembly of streamed deltas, and the reading of a message as an `LLMResponse`.
+ */
+import { z } from "zod";
+import { ChunkType, type LLMResponse, type StreamChunk, type ToolCall } from "../core/types.ts";
+import { extractToolCall } from "../prompts/tool-prompt.ts";
+import { resolveReasoning } from "./reasoning.ts";
+import { decodeArguments, renderRawCalls } from "./wire.ts";
+
+const toolCallSchema = z.object({
+  id: z.string().nullish(),
+  type: z.string().nullish(),
+  function: z.object({
+    name: z.string(),
+    arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
+  }),
+});
+
+/** A non-streamed `/chat/completions` answer (only the fields the client reads). */
+export const chatCompletionSchema = z.object({
+  choices: z
+    .array(
+      z.object({
+        message: z.object({
+          content: z.string().nullish(),
+          reasoning_content: z.string().nullish(),
+          tool_calls: z.array(toolCallSchema).nullish(),
+        }),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .min(1),
+});
+
+const toolCallDeltaSchema = z.object({
+  index: z.number().int().nonnegative().nullish(),
+  id: z.string().nullish(),
+  function: z.object({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
+});
+
+/** One streamed `chat.completion.chunk`; the last one of llama-server may have no choices. */
+export const chatChunkSchema = z.object({
+  choices: z.array(
+    z.object({
+      index: z.number().int().nullish(),
+      delta: z
+        .object({
+          content: z.string().nullish(),
+          reasoning_content: z.string().nullish(),
+          tool_calls: z.array(toolCallDeltaSchema).nullish(),
+        })
+        .nullish(),
+      finish_reason: z.string().nullish(),
+    }),
+  ),
+});
+export type ChatChunk = z.output<typeof chatChunkSchema>;
+
+/** An error reported inside a stream: `data: {"error": {"code": 500, "message": "…"}}`. */
+export const streamErrorSchema = z.object({
+  error: z.union([
+    z.object({ code: z.number().int().nullish(), message: z.string() }),
+    z.string().transform((message) => ({ code: null, message })),
+  ]),
+});
+
+/** llama-server's `GET /props`: `n_ctx` under `default_generation_settings`, or at the top level. */
+export const propsSchema = z
+  .object({
+    default_generation_settings: z.object({ n_ctx: z.number().int().positive().nullish() }).nullish(),
+    n_ctx: z.number().int().positive().nullish(),
+  })
+  .transform((props) => props.default_generation_settings?.n_ctx ?? props.n_ctx ?? null);
+
+/** A message as the client reads it, whether it arrived whole or as deltas. */
+export interface AssembledMessage {
+  content: string;
+  reasoningContent: string | null;
+  toolCalls: { name: string; arguments: unknown }[];
+}
+
+/** The message of a non-streamed answer. */
+export function messageOfCompletion(completion: z.output<typeof chatCompletionSchema>): AssembledMessage {
+  const message = completion.choices[0]?.message;
+  return {
+    content: message?.content ?? "",
+    reasoningContent: message?.reasoning_content ?? null,
+    toolCalls: (message?.tool_calls ?? []).map((call) => ({
+      name: call.function.name,
+      arguments: call.function.arguments,
+    })),
+  };
+}
+
+/** How the client asked for tools, which decides how the answer is read. */
+export interface ReadContext {
+  mode: "native" | "prompt";
+  toolNames: string[];
+  think: boolean | undefined;
+}
+
+/**
+ * Read a message as an `LLMResponse`. Native: `tool_calls`, with arguments that are not a JSON
+ * object turning the answer into text (the raw output) for the loop's rescue and retry. Prompt:
+ * `extractToolCall` on the answer. Reasoning (server field first, then think tags) goes to the
+ * first call; text next to native calls is kept with it. Text answers drop the think tags.
+ */
+export function readMessage(message: AssembledMessage, context: ReadContext): LLMResponse {
+  const { reasoning, answer } = resolveReasoning(message.reasoningContent, message.content, context.think);
+  if (context.mode === "native" && message.toolCalls.length > 0) {
+    const args = message.toolCalls.map((call) => decodeArguments(call.arguments));
+    if (args.some((decoded) => decoded === null)) {
+      return { content: renderRawCalls(message.content, message.toolCalls) };
+    }
+    const calls = message.toolCalls.map((call, index) => ({ tool: call.name, args: args[index] ?? {} }));
+    return withReasoning(calls, [reasoning, answer]);
+  }
+  if (context.mode === "prompt" && context.toolNames.length > 0) {
+    const calls = extractToolCall(answer, context.toolNames);
+    if (calls) return withReasoning(calls, [reasoning]);
+  }
+  return { content: answer.length > 0 ? answer : message.content };
+}
+
+/** Attach the non-empty `parts` as the reasoning of the first call. */
+export function withReasoning(calls: ToolCall[], parts: (string | null)[]): ToolCall[] {
+  const reasoning = parts.filter((part): part is string => !!part && part.trim().length > 0).join("\n\n");
+  const [first, ...rest] = calls;
+  if (!first || reasoning.length === 0) return calls;
+  return [{ ...first, reasoning }, ...rest];
+}
+
+interface PartialCall {
+  id: string | undefined;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * Assembles a streamed answer: content and reasoning deltas are concatenated, tool-call deltas
+ * are gathered by their `index` (a delta without one continues the last call, unless it brings a
+ * new `id`). Only the first choice is read.
+ */
+export class ChatStreamAssembler {
+  #content = "";
+  #reasoning = "";
+  readonly #calls = new Map<number, PartialCall>();
+  #lastIndex = -1;
+  #finished = false;
+
+  /** True once a choice reported a `finish_reason`. */
+  get finished(): boolean {
+    return this.#finished;
+  }
+
+  /** Take one chunk; returns the chunks to pass on (TEXT_DELTA, TOOL_CALL_DELTA). */
+  push(chunk: ChatChunk): StreamChunk[] {
+    const out: StreamChunk[] = [];
+    for (const choice of chunk.choices) {
+      if ((choice.index ?? 0) !== 0) continue;
+      const delta = choice.delta;
+      if (delta?.reasoning_content) this.#reasoning += delta.reasoning_content;
+      if (delta?.content) {
+        this.#content += delta.content;
+        out.push({ type: ChunkType.TEXT_DELTA, content: delta.content });
+      }
+      for (const call of delta?.tool_calls ?? []) {
+        const partial = this.#callFor(call.index ?? undefined, call.id ?? undefined);
+        if (call.function?.name && partial.name.length === 0) partial.name = call.function.name;
+        const argumentsDelta = call.function?.arguments;
+        if (argumentsDelta) {
+          partial.arguments += argumentsDelta;
+          out.push({ type: ChunkType.TOOL_CALL_DELTA, content: argumentsDelta });
+        }
+      }
+      if (choice.finish_reason) this.#finished = true;
+    }
+    return out;
+  }
+
+  /** The message assembled so far. */
+  message(): AssembledMessage {
+    const calls = [...this.#calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call);
+    return {
+      content: this.#content,
+      reasoningContent: this.#reasoning.length > 0 ? this.#reasoning : null,
+      toolCalls: calls.map((call) => ({ name: call.name, arguments: call.arguments })),
+    };
+  }
+
+  #callFor(index: number | undefined, id: string | undefined): PartialCall {
+    let key = index;
+    if (key === undefined) {
+      const last = this.#calls.get(this.#lastIndex);
+      const isNewCall = !last || (id !== undefined && last.id !== undefined && last.id !== id);
+      key = isNewCall ? this.#lastIndex + 1 : this.#lastIndex;
+    }
+    let call = this.#calls.get(key);
+    if (!call) {
+      call = { id, name: "", arguments: "" };
+      this.#calls.set(key, call);
+    }
+    call.id ??= id;
+    this.#lastIndex = Math.max(this.#lastIndex, key);
+    return call;
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Boundary checks shared by the clients: every wire payload is parsed and checked against a zod
+ * schema before anything reads it, and tool-call arguments are decoded the same way everywhere.
+ */
+import { prettifyError, type z } from "zod";
+import { BackendError, StreamError } from "../core/errors.ts";
+import { BAD_RESPONSE_STATUS } from "./http.ts";
+
+/** Parse a JSON body and check its shape; a bad body is `BackendError(502)` that keeps the body. */
+export function parseWireBody<Schema extends z.ZodType>(
+  schema: Schema,
+  body: string,
+  source: string,
+): z.output<Schema> {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch (error) {
+    throw new BackendError(
+      BAD_RESPONSE_STATUS,
+      body,
+      `Malformed JSON from ${source}: ${(error as Error).message}; body: ${body.slice(0, 200)}`,
+    );
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new BackendError(
+      BAD_RESPONSE_STATUS,
+      body,
+      `Unexpected response shape from ${source}: ${prettifyError(parsed.error)}`,
+    );
+  }
+  return parsed.data;
+}
+
+/** Parse one streamed event (an SSE `data` field or an NDJSON line); a bad one is a `StreamError`. */
+export function parseStreamEvent<Schema extends z.ZodType>(
+  schema: Schema,
+  data: string,
+  source: string,
+): z.output<Schema> {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch (error) {
+    throw new StreamError(
+      `Malformed JSON in the stream from ${source} (${(error as Error).message}): ${data.slice(0, 200)}`,
+    );
+  }
+  return checkStreamEvent(schema, value, source);
+}
+
+/** Check the shape of an already-parsed streamed event; a bad one is a `StreamError`. */
+export function checkStreamEvent<Schema extends z.ZodType>(
+  schema: Schema,
+  value: unknown,
+  source: string,
+): z.output<Schema> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new StreamError(
+      `Unexpected event shape in the stream from ${source}: ${prettifyError(parsed.error)}; event: ${JSON.stringify(value).slice(0, 200)}`,
+    );
+  }
+  return parsed.data;
+}
+
+/**
+ * Decode tool-call arguments: a JSON string (OpenAI wire) or an object (Ollama wire). Empty means
+ * no arguments. `null` when they are not a JSON object, so the caller can hand the raw output to
+ * the loop instead of running a garbled call.
+ */
+export function decodeArguments(raw: unknown): Record<string, unknown> | null {
+  if (raw === undefined || raw === null) return {};
+  let value = raw;
+  if (typeof raw === "string") {
+    if (raw.trim() === "") return {};
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      return null;
+    }
+  }
+  return isPlainObject(value) ? value : null;
+}
+
+/** True for a JSON object (not an array, not null). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Render calls whose arguments could not be decoded as text the model could have written, so the
+ * loop's rescue and retry see exactly what came back (rescue never repairs JSON, so it nudges).
+ */
+export function renderRawCalls(content: string, calls: { name: string; arguments: unknown }[]): string {
+  const rendered = calls.map((call) => {
+    const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments ?? {});
+    return `<tool_call>\n{"name": ${JSON.stringify(call.name)}, "arguments": ${args}}\n</tool_call>`;
+  });
+  return [content.trim(), ...rendered].filter((part) => part.length > 0).join("\n");
+}
