@@ -1,0 +1,84 @@
+/**
+ * The Anthropic Messages request body as the proxy accepts it. Unknown fields pass through
+ * (loose objects) and are forwarded to the backend untouched.
+ */
+import { z } from "zod";
+import { TOOL_NAME_PATTERN } from "./openai-schema.ts";
+
+const textBlockSchema = z.looseObject({ type: z.literal("text"), text: z.string() });
+const toolUseBlockSchema = z.looseObject({
+  type: z.literal("tool_use"),
+  id: z.string(),
+  name: z.string().min(1),
+  input: z.record(z.string(), z.unknown()),
+});
+const toolResultBlockSchema = z.looseObject({
+  type: z.literal("tool_result"),
+  tool_use_id: z.string(),
+  content: z
+    .union([z.string(), z.array(z.looseObject({ type: z.string(), text: z.string().optional() }))])
+    .optional(),
+  is_error: z.boolean().optional(),
+});
+const thinkingBlockSchema = z.looseObject({
+  type: z.enum(["thinking", "redacted_thinking"]),
+  thinking: z.string().optional(),
+});
+const otherBlockSchema = z.looseObject({ type: z.string() });
+
+/** One content block; known kinds are checked, others are rejected later by name. */
+export const anthropicBlockSchema = z.union([
+  textBlockSchema,
+  toolUseBlockSchema,
+  toolResultBlockSchema,
+  thinkingBlockSchema,
+  otherBlockSchema,
+]);
+export type AnthropicBlock = z.infer<typeof anthropicBlockSchema>;
+
+/** One turn: user or assistant, with a string or a list of blocks. */
+export const anthropicMessageSchema = z.looseObject({
+  role: z.enum(["user", "assistant"]),
+  content: z.union([z.string(), z.array(anthropicBlockSchema)]),
+});
+export type AnthropicMessage = z.infer<typeof anthropicMessageSchema>;
+
+/** A client tool: name, description and the JSON Schema of its input. */
+export const anthropicToolSchema = z.looseObject({
+  name: z.string().regex(TOOL_NAME_PATTERN, "tool names are 1-64 letters, digits, '_' or '-'"),
+  description: z.string().optional(),
+  input_schema: z.record(z.string(), z.unknown()),
+});
+export type AnthropicTool = z.infer<typeof anthropicToolSchema>;
+
+/** `POST /v1/messages` body. */
+export const messagesRequestSchema = z.looseObject({
+  model: z.string().optional(),
+  max_tokens: z.number().int().positive(),
+  messages: z.array(anthropicMessageSchema).min(1),
+  system: z.union([z.string(), z.array(textBlockSchema)]).optional(),
+  tools: z.array(anthropicToolSchema).optional(),
+  tool_choice: z
+    .looseObject({ type: z.enum(["auto", "any", "tool", "none"]), name: z.string().optional() })
+    .optional(),
+  stop_sequences: z.array(z.string()).optional(),
+  stream: z.boolean().optional(),
+});
+export type MessagesRequest = z.infer<typeof messagesRequestSchema>;
+
+/** Fields the proxy translates itself; everything else is forwarded to the backend as-is. */
+export const ANTHROPIC_HANDLED_FIELDS: ReadonlySet<string> = new Set([
+  "model",
+  "messages",
+  "system",
+  "tools",
+  "tool_choice",
+  "stop_sequences",
+  "stream",
+  // Anthropic-only fields an OpenAI-compatible backend cannot use.
+  "metadata",
+  "thinking",
+  "service_tier",
+  "container",
+  "mcp_servers",
+]);

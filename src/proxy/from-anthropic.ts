@@ -1,0 +1,142 @@
+/**
+ * Anthropic Messages request → `ProxyRequest`: system and content blocks become a forge history,
+ * tools become `ToolSpec`s, and Anthropic parameters get their OpenAI-compatible names.
+ */
+import {
+  createMessage,
+  type Message,
+  MessageRole,
+  MessageType,
+  type ToolCallInfo,
+} from "../core/messages.ts";
+import type { ToolSpec } from "../core/tools.ts";
+import {
+  ANTHROPIC_HANDLED_FIELDS,
+  type AnthropicBlock,
+  type AnthropicMessage,
+  type MessagesRequest,
+} from "./anthropic-schema.ts";
+import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
+import { type ProxyRequest, pickExtraBody, textOfParts } from "./proxy-request.ts";
+import { toolSpecFromWire } from "./tool-specs.ts";
+
+/** Convert a validated Messages body. Throws `ProxyHttpError` (400) naming a bad field. */
+export function proxyRequestFromAnthropic(body: MessagesRequest): ProxyRequest {
+  const toolChoice = body.tool_choice?.type;
+  const tools: ToolSpec[] =
+    toolChoice === "none"
+      ? []
+      : (body.tools ?? []).map((tool, index) =>
+          toolSpecFromWire(
+            { name: tool.name, description: tool.description, parameters: tool.input_schema },
+            `tools[${index}].input_schema`,
+          ),
+        );
+  const extraBody = pickExtraBody(body, ANTHROPIC_HANDLED_FIELDS);
+  if (body.stop_sequences && body.stop_sequences.length > 0) extraBody.stop = body.stop_sequences;
+  if (tools.length > 0 && body.tool_choice) {
+    if (toolChoice === "any") extraBody.tool_choice = "required";
+    else if (toolChoice === "tool" && body.tool_choice.name) {
+      extraBody.tool_choice = { type: "function", function: { name: body.tool_choice.name } };
+    }
+  }
+  const history: Message[] = [];
+  if (body.system !== undefined) {
+    const system = typeof body.system === "string" ? body.system : textOfParts(body.system, "system");
+    if (system.length > 0) {
+      history.push(createMessage(MessageRole.SYSTEM, system, { type: MessageType.SYSTEM_PROMPT }));
+    }
+  }
+  const callNames = new Map<string, string>();
+  body.messages.forEach((message, index) => {
+    history.push(...historyFromTurn(message, `messages[${index}].content`, callNames));
+  });
+  return {
+    model: body.model,
+    messages: history,
+    tools,
+    stream: body.stream === true,
+    includeUsage: false,
+    extraBody,
+  };
+}
+
+/** One Anthropic turn → forge messages: tool results first (as role `tool`), then text and calls. */
+function historyFromTurn(
+  message: AnthropicMessage,
+  param: string,
+  callNames: Map<string, string>,
+): Message[] {
+  const isUser = message.role === "user";
+  if (typeof message.content === "string") {
+    return [
+      isUser
+        ? createMessage(MessageRole.USER, message.content, { type: MessageType.USER_INPUT })
+        : createMessage(MessageRole.ASSISTANT, message.content, { type: MessageType.TEXT_RESPONSE }),
+    ];
+  }
+  const results: Message[] = [];
+  const texts: string[] = [];
+  const calls: ToolCallInfo[] = [];
+  message.content.forEach((block, index) => {
+    const where = `${param}[${index}]`;
+    switch (block.type) {
+      case "text":
+        texts.push((block as Extract<AnthropicBlock, { type: "text" }>).text);
+        break;
+      case "thinking":
+      case "redacted_thinking":
+        break;
+      case "tool_use": {
+        if (isUser) throw unsupported(where, "tool_use blocks belong to assistant turns");
+        const use = block as Extract<AnthropicBlock, { type: "tool_use" }>;
+        calls.push({ name: use.name, args: use.input, callId: use.id });
+        callNames.set(use.id, use.name);
+        break;
+      }
+      case "tool_result": {
+        if (!isUser) throw unsupported(where, "tool_result blocks belong to user turns");
+        const result = block as Extract<AnthropicBlock, { type: "tool_result" }>;
+        const content =
+          result.content === undefined
+            ? ""
+            : typeof result.content === "string"
+              ? result.content
+              : textOfParts(result.content, `${where}.content`);
+        results.push(
+          createMessage(
+            MessageRole.TOOL,
+            result.is_error ? `[ToolError] ${content}` : content,
+            { type: MessageType.TOOL_RESULT },
+            { toolCallId: result.tool_use_id, ...toolNameOf(callNames, result.tool_use_id) },
+          ),
+        );
+        break;
+      }
+      default:
+        throw unsupported(`${where}.type`, `content of type '${block.type}' is not supported (text only)`);
+    }
+  });
+  const text = texts.join("\n");
+  if (isUser) {
+    if (text.length > 0 || results.length === 0) {
+      results.push(createMessage(MessageRole.USER, text, { type: MessageType.USER_INPUT }));
+    }
+    return results;
+  }
+  if (calls.length > 0) {
+    return [
+      createMessage(MessageRole.ASSISTANT, text, { type: MessageType.TOOL_CALL }, { toolCalls: calls }),
+    ];
+  }
+  return [createMessage(MessageRole.ASSISTANT, text, { type: MessageType.TEXT_RESPONSE })];
+}
+
+function toolNameOf(callNames: Map<string, string>, callId: string): { toolName?: string } {
+  const toolName = callNames.get(callId);
+  return toolName === undefined ? {} : { toolName };
+}
+
+function unsupported(param: string, message: string): ProxyHttpError {
+  return new ProxyHttpError(400, ProxyErrorKind.INVALID_REQUEST, `${param}: ${message}`, { param });
+}

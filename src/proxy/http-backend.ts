@@ -1,0 +1,193 @@
+/**
+ * An external backend reached over HTTP (`--backend-url`): raw forwarding with a header timeout,
+ * the backend's own credential (never the client's), and an `LLMClient` factory for the
+ * guardrail path.
+ */
+
+import { OpenAICompatibleClient } from "../clients/openai-compatible-client.ts";
+import type { LLMClient } from "../core/types.ts";
+import type { BackendCall, BackendFormat, BackendHealth, ForwardRequest, ProxyBackend } from "./backend.ts";
+import { ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
+import {
+  ForwardingChatClient,
+  ForwardingTarget,
+  type ProxyToolMode,
+  withoutV1,
+  withV1,
+} from "./forwarding-client.ts";
+
+/** Settings an `LLMClient` factory receives with each call. */
+export interface BackendClientConfig {
+  baseUrl: string;
+  format: BackendFormat;
+  /** Credential for the backend (sent as Bearer, or `x-api-key` for Anthropic-shaped backends). */
+  apiKey: string | undefined;
+  /** Per-request timeout in milliseconds. */
+  timeoutMs: number;
+}
+
+/** Builds the client of one request. */
+export type BackendClientFactory = (call: BackendCall, config: BackendClientConfig) => LLMClient;
+
+/** Options of `createHttpBackend`. */
+export interface HttpBackendOptions {
+  url: string;
+  format?: BackendFormat;
+  apiKey?: string;
+  /** Milliseconds the backend may stay silent before a request fails with 504 (default 600 000). */
+  timeoutMs?: number;
+  /** How tools reach an OpenAI-compatible backend (default `auto`: native, prompt if it refuses). */
+  toolMode?: ProxyToolMode;
+  /** Builds each request's client; default for `openai`: a `ForwardingChatClient`. */
+  createClient?: BackendClientFactory;
+  /** State merged into `/forge/health`'s backend detail (managed mode adds the server's). */
+  detail?: () => Record<string, unknown>;
+  close?: () => Promise<void>;
+}
+
+/** An HTTP backend for the proxy. */
+export function createHttpBackend(options: HttpBackendOptions): ProxyBackend {
+  const format = options.format ?? "openai";
+  // OpenAI-compatible servers are often given as `…/v1`; forwarded paths carry their own `/v1`.
+  const url = format === "ollama" ? options.url.replace(/\/+$/, "") : withoutV1(options.url);
+  const config: BackendClientConfig = {
+    baseUrl: url,
+    format,
+    apiKey: options.apiKey,
+    timeoutMs: options.timeoutMs ?? 600_000,
+  };
+  const createClient = options.createClient ?? defaultClientFactory(config, options.toolMode);
+  const headers: Record<string, string> = { "content-type": "application/json", accept: "*/*" };
+  if (options.apiKey) {
+    if (format === "anthropic") headers["x-api-key"] = options.apiKey;
+    else headers.authorization = `Bearer ${options.apiKey}`;
+  }
+
+  async function forward(request: ForwardRequest): Promise<Response> {
+    return forwardWithTimeout(`${url}${request.path}`, request, headers, config.timeoutMs);
+  }
+
+  return {
+    format,
+    url,
+    client: (call) => createClient(call, config),
+    forward,
+    async contextLength() {
+      try {
+        if (format === "openai" && !options.createClient) {
+          return await new OpenAICompatibleClient({
+            baseUrl: withV1(url),
+            ...(options.apiKey && { apiKey: options.apiKey }),
+            timeoutMs: Math.min(config.timeoutMs, 10_000),
+            logger: () => {},
+          }).getContextLength();
+        }
+        return await createClient({ model: undefined, extraBody: {} }, config).getContextLength();
+      } catch {
+        return null;
+      }
+    },
+    async health(): Promise<BackendHealth> {
+      const detail = options.detail?.();
+      const base = { url, format, ...(detail && { detail }) };
+      for (const path of healthPaths(format)) {
+        try {
+          const response = await forwardWithTimeout(
+            `${url}${path}`,
+            { method: "GET", path },
+            headers,
+            Math.min(config.timeoutMs, 5_000),
+          );
+          await response.body?.cancel();
+          if (response.status === 404 && path !== healthPaths(format).at(-1)) continue;
+          return { ...base, status: response.ok ? "ok" : "error", httpStatus: response.status };
+        } catch {
+          return { ...base, status: "unreachable" };
+        }
+      }
+      return { ...base, status: "unreachable" };
+    },
+    ...(options.close && { close: options.close }),
+  };
+}
+
+function defaultClientFactory(
+  config: BackendClientConfig,
+  toolMode: ProxyToolMode | undefined,
+): BackendClientFactory {
+  if (config.format !== "openai") {
+    return () => {
+      throw new ProxyHttpError(
+        500,
+        ProxyErrorKind.INTERNAL,
+        `No client for '${config.format}' backends: pass createClient to createHttpBackend`,
+      );
+    };
+  }
+  const target = new ForwardingTarget({
+    baseUrl: config.baseUrl,
+    apiKey: config.apiKey,
+    timeoutMs: config.timeoutMs,
+    ...(toolMode && { mode: toolMode }),
+  });
+  return (call) => new ForwardingChatClient(target, call.model, call.extraBody);
+}
+
+function healthPaths(format: BackendFormat): string[] {
+  if (format === "ollama") return ["/api/version"];
+  if (format === "anthropic") return ["/v1/models"];
+  return ["/health", "/v1/models"];
+}
+
+/**
+ * `fetch` with a deadline on the response headers (a stream may then run as long as it runs)
+ * and errors mapped to 502 (unreachable) and 504 (timeout). The caller's abort wins.
+ */
+async function forwardWithTimeout(
+  target: string,
+  request: ForwardRequest,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<Response> {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const onAbort = () => controller.abort(request.signal?.reason);
+  request.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    return await fetch(target, {
+      method: request.method,
+      headers,
+      ...(request.body !== undefined && { body: request.body }),
+      signal: controller.signal,
+    });
+  } catch (error) {
+    request.signal?.removeEventListener("abort", onAbort);
+    if (timedOut) {
+      throw new ProxyHttpError(
+        504,
+        ProxyErrorKind.BACKEND_TIMEOUT,
+        `Backend did not answer within ${timeoutMs} ms`,
+      );
+    }
+    if (request.signal?.aborted) throw error;
+    const mapped = toProxyHttpError(error);
+    if (mapped.kind === ProxyErrorKind.INTERNAL) {
+      throw new ProxyHttpError(
+        502,
+        ProxyErrorKind.BACKEND_UNREACHABLE,
+        `Backend unreachable: ${mapped.message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    throw mapped;
+  } finally {
+    // The abort listener stays while the body streams, so a client that leaves stops the backend too.
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,11 @@
+/** The guardrail proxy: OpenAI- and Anthropic-compatible endpoints in front of a local model server. */
+export { createProxy, DEFAULT_MAX_BODY_BYTES, type ProxyOptions } from "./app.ts";
+export type { BackendCall, BackendFormat, BackendHealth, ForwardRequest, ProxyBackend } from "./backend.ts";
+export { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
+export {
+  type BackendClientConfig,
+  type BackendClientFactory,
+  createHttpBackend,
+  type HttpBackendOptions,
+} from "./http-backend.ts";
+export { type RunningProxy, type StartProxyOptions, startProxy } from "./server.ts";

@@ -1,0 +1,85 @@
+/**
+ * The API-neutral request the proxy serves: a forge history, the client's tools, and the fields
+ * forwarded to the backend untouched. Both the OpenAI and the Anthropic routes produce one.
+ */
+import { randomBytes } from "node:crypto";
+import type { Message } from "../core/messages.ts";
+import type { ToolSpec } from "../core/tools.ts";
+import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
+
+/** One chat request, whatever API it arrived on. */
+export interface ProxyRequest {
+  /** The model the client asked for, forwarded as-is (unknown names included). */
+  model: string | undefined;
+  messages: Message[];
+  /** The client's tools, without the injected `respond` tool. */
+  tools: ToolSpec[];
+  stream: boolean;
+  /** OpenAI `stream_options.include_usage`: add a usage chunk before `[DONE]`. */
+  includeUsage: boolean;
+  /** Request fields forwarded to the backend untouched: sampling parameters, tool_choice, unknown fields. */
+  extraBody: Record<string, unknown>;
+}
+
+/** Every field of `body` the proxy does not interpret itself. */
+export function pickExtraBody(
+  body: Record<string, unknown>,
+  handled: ReadonlySet<string>,
+): Record<string, unknown> {
+  const extra: Record<string, unknown> = {};
+  for (const key in body) {
+    if (!handled.has(key) && body[key] !== undefined) extra[key] = body[key];
+  }
+  return extra;
+}
+
+/** The text of content parts; a non-text part cannot enter a forge history (400 naming it). */
+export function textOfParts(
+  parts: readonly { type: string; text?: string | undefined }[],
+  param: string,
+  textTypes: ReadonlySet<string> = TEXT_PART_TYPES,
+): string {
+  let text = "";
+  for (let index = 0; index < parts.length; index++) {
+    const part = parts[index] as { type: string; text?: string | undefined };
+    if (!textTypes.has(part.type) || typeof part.text !== "string") {
+      throw new ProxyHttpError(
+        400,
+        ProxyErrorKind.INVALID_REQUEST,
+        `${param}[${index}].type: content of type '${part.type}' is not supported on requests with tools (text only)`,
+        { param: `${param}[${index}].type` },
+      );
+    }
+    text = text.length === 0 ? part.text : `${text}\n${part.text}`;
+  }
+  return text;
+}
+
+const TEXT_PART_TYPES: ReadonlySet<string> = new Set(["text", "input_text"]);
+
+/** Parse tool-call arguments from the wire: a JSON object string, an object, or nothing. */
+export function parseArguments(raw: unknown, param: string): Record<string, unknown> {
+  if (raw === undefined || raw === null || raw === "") return {};
+  if (typeof raw === "object" && !Array.isArray(raw)) return raw as Record<string, unknown>;
+  if (typeof raw === "string") {
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) {
+        return parsed as Record<string, unknown>;
+      }
+    } catch {
+      // Reported below.
+    }
+  }
+  throw new ProxyHttpError(
+    400,
+    ProxyErrorKind.INVALID_REQUEST,
+    `${param}: tool-call arguments must be a JSON object`,
+    { param },
+  );
+}
+
+/** A random id with a prefix, as the APIs use for messages and calls (`call_…`, `toolu_…`). */
+export function randomId(prefix: string): string {
+  return `${prefix}${randomBytes(12).toString("hex")}`;
+}

@@ -1,0 +1,62 @@
+/**
+ * The chat routes: OpenAI chat completions and Anthropic Messages. Each parses and validates its
+ * body, runs the shared chat service, and renders the answer as JSON or SSE in its API's shape.
+ */
+import type { Context } from "hono";
+import { messagesRequestSchema } from "./anthropic-schema.ts";
+import type { ProxyBackend } from "./backend.ts";
+import type { ChatService } from "./chat-service.ts";
+import { proxyRequestFromAnthropic } from "./from-anthropic.ts";
+import { openAIRequestHasTools, proxyRequestFromOpenAI } from "./from-openai.ts";
+import { chatCompletionRequestSchema } from "./openai-schema.ts";
+import { forwardToBackend } from "./passthrough.ts";
+import { parseBody } from "./read-body.ts";
+import { renderMessage, renderMessageStream } from "./render-anthropic.ts";
+import { renderChatCompletion, renderChatCompletionStream } from "./render-openai.ts";
+import type { SerialQueue } from "./serial-queue.ts";
+
+/** What the route handlers need. */
+export interface RouteDeps {
+  backend: ProxyBackend;
+  service: ChatService;
+  queue: SerialQueue | undefined;
+}
+
+const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
+
+/**
+ * `POST /v1/chat/completions`. With tools, the guardrail path; without (or `tool_choice: "none"`)
+ * there is nothing to guard and an OpenAI-compatible backend gets the body untouched.
+ */
+export function openAIChatHandler(deps: RouteDeps) {
+  return async (c: Context): Promise<Response> => {
+    const { text, value } = parseBody(await c.req.text(), chatCompletionRequestSchema);
+    const signal = c.req.raw.signal;
+    if (!openAIRequestHasTools(value) && deps.backend.format === "openai") {
+      return forwardToBackend(
+        deps.backend,
+        { method: "POST", path: "/v1/chat/completions", body: text, signal },
+        deps.queue,
+      );
+    }
+    const request = proxyRequestFromOpenAI(value);
+    const answer = await deps.service.answer(request, signal);
+    if (request.stream) {
+      return new Response(renderChatCompletionStream(answer, { includeUsage: request.includeUsage }), {
+        headers: SSE_HEADERS,
+      });
+    }
+    return c.json(renderChatCompletion(answer));
+  };
+}
+
+/** `POST /v1/messages`: Anthropic Messages in, Anthropic Messages out, an OpenAI-compatible backend behind. */
+export function anthropicMessagesHandler(deps: RouteDeps) {
+  return async (c: Context): Promise<Response> => {
+    const { value } = parseBody(await c.req.text(), messagesRequestSchema);
+    const request = proxyRequestFromAnthropic(value);
+    const answer = await deps.service.answer(request, c.req.raw.signal);
+    if (request.stream) return new Response(renderMessageStream(answer), { headers: SSE_HEADERS });
+    return c.json(renderMessage(answer));
+  };
+}
