@@ -16,6 +16,8 @@ export interface RecordedRequest {
   body: string;
   /** The body parsed as JSON, or `undefined` when it is not JSON. */
   json: unknown;
+  /** Settles when the exchange is over: the response ended or the client closed the connection. */
+  closed: Promise<void>;
 }
 
 /** How a streamed reply ends: a clean end, a silent hang, or a dropped connection. */
@@ -149,6 +151,7 @@ export class ReplayServer {
           headers: request.headers,
           body,
           json: parseJson(body),
+          closed: new Promise((resolve) => response.on("close", () => resolve())),
         };
         void replay.#answer(recorded, response);
       });
