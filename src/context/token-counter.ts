@@ -1,0 +1,87 @@
+/**
+ * Incremental token counting: each message is estimated once, and a history that only grew by
+ * appending since the last count costs only its new messages.
+ */
+import type { Message } from "../core/messages.ts";
+import { estimateTokensByChars, type TokenEstimator } from "./token-estimator.ts";
+
+/**
+ * Sums a {@link TokenEstimator} over histories, caching per message object (a `WeakMap`, so
+ * dropped messages are collected) and remembering the last history's running total.
+ *
+ * A history extends the last one when the last one's messages are its prefix, checked by
+ * reference: one pointer comparison per message, no estimator call and no map lookup. Only the
+ * appended messages are then estimated and added. Any other history (a compacted copy, an edited
+ * one) is summed from the per-message cache, which estimates only messages never seen before.
+ */
+export class TokenCounter {
+  readonly #estimator: TokenEstimator;
+  readonly #perMessage = new WeakMap<Message, number>();
+  /** A copy of the last counted history, so in-place edits of that array are noticed. */
+  #last: Message[] = [];
+  #lastTotal = 0;
+
+  constructor(estimator: TokenEstimator = estimateTokensByChars) {
+    this.#estimator = estimator;
+  }
+
+  /** Tokens of one message, estimated at most once per message object. */
+  countMessage(message: Message): number {
+    const cached = this.#perMessage.get(message);
+    if (cached !== undefined) return cached;
+    const tokens = this.#estimate(message);
+    this.#perMessage.set(message, tokens);
+    return tokens;
+  }
+
+  #estimate(message: Message): number {
+    const tokens = this.#estimator(message);
+    // A NaN or negative estimate would silently disable compaction; fail loudly instead.
+    if (!Number.isFinite(tokens) || tokens < 0) {
+      throw new RangeError(`Token estimator returned ${tokens}; expected a finite number >= 0.`);
+    }
+    return tokens;
+  }
+
+  /** Tokens of a history, caching each message but not the history's running total. */
+  sum(messages: readonly Message[]): number {
+    let total = 0;
+    for (const message of messages) total += this.countMessage(message);
+    return total;
+  }
+
+  /**
+   * Tokens of a history without caching its new messages or moving the running total: for
+   * short-lived candidates (a strategy's trial phases) that would only fill the cache.
+   */
+  peek(messages: readonly Message[]): number {
+    let total = 0;
+    for (const message of messages) total += this.#perMessage.get(message) ?? this.#estimate(message);
+    return total;
+  }
+
+  /** Tokens of a whole history. */
+  count(messages: readonly Message[]): number {
+    const resume = startsWith(messages, this.#last);
+    if (!resume) {
+      this.#last = [];
+      this.#lastTotal = 0;
+    }
+    let total = this.#lastTotal;
+    for (let index = this.#last.length; index < messages.length; index++) {
+      const message = messages[index]!;
+      total += this.countMessage(message);
+      this.#last.push(message);
+    }
+    this.#lastTotal = total;
+    return total;
+  }
+}
+
+function startsWith(messages: readonly Message[], prefix: readonly Message[]): boolean {
+  if (messages.length < prefix.length) return false;
+  for (let index = 0; index < prefix.length; index++) {
+    if (messages[index] !== prefix[index]) return false;
+  }
+  return true;
+}
