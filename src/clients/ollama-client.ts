@@ -1,0 +1,263 @@
+/**
+ * OllamaClient: native function calling through Ollama's `/api/chat`, with NDJSON streaming,
+ * thinking control and a per-request context size.
+ */
+
+import { z } from "zod";
+import { BackendError, StreamError, ThinkingNotSupportedError } from "../core/errors.ts";
+import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
+import {
+  ChunkType,
+  type LLMClient,
+  type LLMResponse,
+  type SendOptions,
+  type StreamChunk,
+} from "../core/types.ts";
+import { type Exchange, joinUrl, openExchange } from "./http.ts";
+import {
+  isKnownThinkingModel,
+  isThinkingUnsupported,
+  ndjsonLines,
+  type OllamaChat,
+  ollamaChatSchema,
+  ollamaErrorSchema,
+  ollamaGenerateSchema,
+} from "./ollama-wire.ts";
+import { type AssembledMessage, readMessage } from "./openai-wire.ts";
+import { resolveSampling, type SamplingParams } from "./sampling.ts";
+import { checkStreamEvent, isPlainObject, parseStreamEvent, parseWireBody } from "./wire.ts";
+
+/** Options of `OllamaClient`. */
+export interface OllamaClientOptions {
+  /** Ollama's model name, e.g. `qwen3:8b`. Also the key of the sampling map. */
+  model: string;
+  /** Default `http://127.0.0.1:11434`. */
+  baseUrl?: string;
+  /**
+   * `undefined` (auto): send `think: true` only for models known to think, and drop it for good if
+   * Ollama answers that the model does not support thinking. `true`: always send it
+   * (`ThinkingNotSupportedError` if unsupported). `false`: send `think: false` and discard reasoning.
+   */
+  think?: boolean;
+  /** Longest silence from the server (before the headers, or between body chunks). Default 300 000. */
+  timeoutMs?: number;
+  /** Sent as `options.num_ctx`; see `setNumCtx`. */
+  numCtx?: number;
+  /** Sent as `keep_alive` (how long Ollama keeps the model loaded). */
+  keepAlive?: string | number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  minP?: number;
+  /** Sent as `options.num_predict`. */
+  maxTokens?: number;
+  seed?: number;
+  /** Apply the model card's sampling (see `getSamplingDefaults`); explicit values still win. */
+  recommendedSampling?: boolean;
+  /** Where informational lines go. Default `console.info`. */
+  logger?: (line: string) => void;
+}
+
+/**
+ * An `LLMClient` for Ollama (`apiFormat: "ollama"`: tool-call arguments are objects and tool
+ * results carry `tool_name`, which Ollama accepts as they are).
+ *
+ * Errors are those of `OpenAICompatibleClient`: `BackendError(status, body)` for HTTP errors and
+ * error lines in a stream, 408 on silence past `timeoutMs`, 503 when Ollama cannot be reached, 502
+ * for an answer that is not the wire shape, `StreamError` for a truncated or malformed stream; an
+ * aborted `signal` rethrows its reason.
+ * @example
+ * const client = new OllamaClient({ model: "qwen3:8b", recommendedSampling: true });
+ * client.setNumCtx(16_384);
+ */
+export class OllamaClient implements LLMClient {
+  readonly apiFormat = "ollama" as const;
+  readonly baseUrl: string;
+  readonly model: string;
+  /** The sampling sent with every request, after `recommendedSampling` was applied. */
+  readonly sampling: Readonly<SamplingParams>;
+  readonly #options: OllamaClientOptions;
+  readonly #timeoutMs: number;
+  readonly #logger: (line: string) => void;
+  #numCtx: number | undefined;
+  #autoThink: boolean;
+
+  constructor(options: OllamaClientOptions) {
+    this.#options = options;
+    this.baseUrl = (options.baseUrl ?? "http://127.0.0.1:11434").replace(/\/+$/, "");
+    this.model = options.model;
+    this.#timeoutMs = options.timeoutMs ?? 300_000;
+    this.#logger = options.logger ?? ((line) => console.info(line));
+    this.#numCtx = options.numCtx;
+    this.#autoThink = isKnownThinkingModel(options.model);
+    this.sampling = resolveSampling({
+      model: options.model,
+      recommendedSampling: options.recommendedSampling ?? false,
+      explicit: {
+        temperature: options.temperature,
+        topP: options.topP,
+        topK: options.topK,
+        minP: options.minP,
+      },
+      logger: this.#logger,
+    });
+  }
+
+  /** Set the context size sent on every request as `options.num_ctx` (`null`: Ollama's default). */
+  setNumCtx(numCtx: number | null): void {
+    this.#numCtx = numCtx ?? undefined;
+  }
+
+  /** The `num_ctx` set on this client, or `null`; budget discovery for Ollama lives elsewhere. */
+  async getContextLength(): Promise<number | null> {
+    return this.#numCtx ?? null;
+  }
+
+  async send(
+    messages: Record<string, unknown>[],
+    tools: ToolSpec[] = [],
+    options: SendOptions = {},
+  ): Promise<LLMResponse> {
+    const exchange = await this.#open(messages, tools, false, options.signal);
+    const chat = parseWireBody(ollamaChatSchema, await exchange.text(), this.#chatUrl);
+    return this.#read(messageOf([chat]), tools);
+  }
+
+  async *sendStream(
+    messages: Record<string, unknown>[],
+    tools: ToolSpec[] = [],
+    options: SendOptions = {},
+  ): AsyncIterable<StreamChunk> {
+    const exchange = await this.#open(messages, tools, true, options.signal);
+    const lines: OllamaChat[] = [];
+    let done = false;
+    try {
+      for await (const line of ndjsonLines(exchange)) {
+        const chat = this.#parseLine(line);
+        lines.push(chat);
+        const content = chat.message?.content;
+        if (content) yield { type: ChunkType.TEXT_DELTA, content };
+        for (const call of chat.message?.tool_calls ?? []) {
+          yield { type: ChunkType.TOOL_CALL_DELTA, content: JSON.stringify(call.function) };
+        }
+        if (chat.done) {
+          done = true;
+          break;
+        }
+      }
+    } finally {
+      exchange.close();
+    }
+    if (!done) {
+      throw new StreamError(
+        `Stream from ${this.#chatUrl} ended without its "done": true line after ${lines.length} lines: it was truncated`,
+      );
+    }
+    yield { type: ChunkType.FINAL, response: this.#read(messageOf(lines), tools) };
+  }
+
+  /** Unload the model from Ollama's memory now (`/api/generate` with `keep_alive: 0`). */
+  async unload(options: SendOptions = {}): Promise<void> {
+    const url = joinUrl(this.baseUrl, "api/generate");
+    const exchange = await openExchange({
+      method: "POST",
+      url,
+      json: { model: this.model, keep_alive: 0 },
+      timeoutMs: this.#timeoutMs,
+      signal: options.signal,
+    });
+    const body = await exchange.text();
+    if (!exchange.ok) throw new BackendError(exchange.status, body);
+    parseWireBody(ollamaGenerateSchema, body, url);
+  }
+
+  get #chatUrl(): string {
+    return joinUrl(this.baseUrl, "api/chat");
+  }
+
+  async #open(
+    messages: Record<string, unknown>[],
+    tools: ToolSpec[],
+    stream: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<Exchange> {
+    const think = this.#options.think ?? (this.#autoThink ? true : undefined);
+    const exchange = await openExchange({
+      method: "POST",
+      url: this.#chatUrl,
+      json: this.#requestBody(messages, tools, stream, think),
+      timeoutMs: this.#timeoutMs,
+      signal,
+    });
+    if (exchange.ok) return exchange;
+    const body = await exchange.text();
+    if (think === true && isThinkingUnsupported(exchange.status, body)) {
+      if (this.#options.think === true)
+        throw new ThinkingNotSupportedError(this.model, exchange.status, body);
+      this.#autoThink = false;
+      this.#logger(
+        `forge-guardrails: Ollama says '${this.model}' does not support thinking; sending requests without think from now on.`,
+      );
+      return this.#open(messages, tools, stream, signal);
+    }
+    throw new BackendError(exchange.status, body);
+  }
+
+  #requestBody(
+    messages: Record<string, unknown>[],
+    tools: ToolSpec[],
+    stream: boolean,
+    think: boolean | undefined,
+  ): Record<string, unknown> {
+    const settings = {
+      ...(this.sampling.temperature !== undefined && { temperature: this.sampling.temperature }),
+      ...(this.sampling.topP !== undefined && { top_p: this.sampling.topP }),
+      ...(this.sampling.topK !== undefined && { top_k: this.sampling.topK }),
+      ...(this.sampling.minP !== undefined && { min_p: this.sampling.minP }),
+      ...(this.#options.maxTokens !== undefined && { num_predict: this.#options.maxTokens }),
+      ...(this.#options.seed !== undefined && { seed: this.#options.seed }),
+      ...(this.#numCtx !== undefined && { num_ctx: this.#numCtx }),
+    };
+    return {
+      model: this.model,
+      messages,
+      stream,
+      ...(tools.length > 0 && { tools: tools.map(toOpenAITool) }),
+      ...(think !== undefined && { think }),
+      ...(this.#options.keepAlive !== undefined && { keep_alive: this.#options.keepAlive }),
+      ...(Object.keys(settings).length > 0 && { options: settings }),
+    };
+  }
+
+  #parseLine(line: string): OllamaChat {
+    const value = parseStreamEvent(z.unknown(), line, this.#chatUrl);
+    if (isPlainObject(value) && "error" in value) {
+      const { error } = checkStreamEvent(ollamaErrorSchema, value, this.#chatUrl);
+      throw new BackendError(500, line, `Error in the stream from ${this.#chatUrl}: ${error}`);
+    }
+    return checkStreamEvent(ollamaChatSchema, value, this.#chatUrl);
+  }
+
+  #read(message: AssembledMessage, tools: ToolSpec[]): LLMResponse {
+    return readMessage(message, {
+      mode: "native",
+      toolNames: tools.map((tool) => tool.name),
+      think: this.#options.think,
+    });
+  }
+}
+
+/** One message from the lines of an answer (a single line when it was not streamed). */
+function messageOf(lines: readonly OllamaChat[]): AssembledMessage {
+  let content = "";
+  let thinking = "";
+  const toolCalls: AssembledMessage["toolCalls"] = [];
+  for (const line of lines) {
+    content += line.message?.content ?? "";
+    thinking += line.message?.thinking ?? "";
+    for (const call of line.message?.tool_calls ?? []) {
+      toolCalls.push({ name: call.function.name, arguments: call.function.arguments });
+    }
+  }
+  return { content, reasoningContent: thinking.length > 0 ? thinking : null, toolCalls };
+}

@@ -1,0 +1,69 @@
+/**
+ * Ollama's `/api/chat` wire: zod schemas of the answer and of each NDJSON stream line, and the
+ * line splitter for its streams.
+ */
+import { z } from "zod";
+import type { Exchange } from "./http.ts";
+
+const ollamaToolCallSchema = z.object({
+  function: z.object({
+    name: z.string(),
+    // Objects on Ollama's wire; a string is accepted and decoded like OpenAI's.
+    arguments: z.union([z.record(z.string(), z.unknown()), z.string()]).nullish(),
+  }),
+});
+
+const ollamaMessageSchema = z.object({
+  content: z.string().nullish(),
+  thinking: z.string().nullish(),
+  tool_calls: z.array(ollamaToolCallSchema).nullish(),
+});
+
+/** A non-streamed `/api/chat` answer, or one line of a streamed one (the last has `done: true`). */
+export const ollamaChatSchema = z.object({
+  message: ollamaMessageSchema.nullish(),
+  done: z.boolean(),
+  done_reason: z.string().nullish(),
+});
+export type OllamaChat = z.output<typeof ollamaChatSchema>;
+
+/** An error Ollama reports, as the body of an HTTP error or as a line of a stream. */
+export const ollamaErrorSchema = z.object({ error: z.string() });
+
+/** The answer to `/api/generate` with `keep_alive: 0` (unload). */
+export const ollamaGenerateSchema = z.object({ done: z.boolean(), done_reason: z.string().nullish() });
+
+/** The non-empty lines of an NDJSON body, as they arrive; a last line without newline counts too. */
+export async function* ndjsonLines(exchange: Exchange): AsyncGenerator<string> {
+  let buffer = "";
+  for await (const text of exchange.chunks("stream")) {
+    buffer += text;
+    let newline = buffer.indexOf("\n");
+    while (newline !== -1) {
+      const line = buffer.slice(0, newline).trim();
+      buffer = buffer.slice(newline + 1);
+      if (line.length > 0) yield line;
+      newline = buffer.indexOf("\n");
+    }
+  }
+  if (buffer.trim().length > 0) yield buffer.trim();
+}
+
+/** Model families that think on Ollama; `think: "auto"` sends `think: true` only for these. */
+const THINKING_FAMILIES =
+  /^(?:qwen3(?!-coder)|qwq|deepseek-r1|deepseek-v3\.1|magistral|gpt-oss|phi4(?:-mini)?-reasoning|exaone-deep)/;
+
+/**
+ * True when Ollama's name for a model belongs to a family known to think (qwen3 except the coder
+ * models, qwq, deepseek-r1, magistral, gpt-oss, phi4-reasoning, …).
+ * @example isKnownThinkingModel("qwen3:8b") // true
+ */
+export function isKnownThinkingModel(model: string): boolean {
+  const name = model.toLowerCase().split("/").pop() ?? "";
+  return THINKING_FAMILIES.test(name);
+}
+
+/** True for Ollama's answer to `think: true` on a model without the thinking capability. */
+export function isThinkingUnsupported(status: number, body: string): boolean {
+  return status === 400 && /does not support thinking/i.test(body);
+}
