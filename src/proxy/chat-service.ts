@@ -58,7 +58,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     return answerFromCalls(result.toolCalls, {
       model: modelName(request),
       respondInjected,
-      idPrefix: backend.format === "anthropic" ? "toolu_" : "call_",
+      idPrefix: request.callIdPrefix,
       prompt: request.messages,
     });
   }
@@ -70,7 +70,11 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       ? new ContextManager({ strategy: new TieredCompact(), budgetTokens }).maybeCompact(request.messages, 0)
       : request.messages;
     const response = await client.send(serializeHistory(messages, client.apiFormat), undefined, { signal });
-    return answerFromResponse(response, { model: modelName(request), idPrefix: "call_", prompt: messages });
+    return answerFromResponse(response, {
+      model: modelName(request),
+      idPrefix: request.callIdPrefix,
+      prompt: messages,
+    });
   }
 
   return {

@@ -58,6 +58,7 @@ export function proxyRequestFromAnthropic(body: MessagesRequest): ProxyRequest {
     stream: body.stream === true,
     includeUsage: false,
     extraBody,
+    callIdPrefix: "toolu_",
   };
 }
 

@@ -40,6 +40,7 @@ export function proxyRequestFromOpenAI(body: ChatCompletionRequest): ProxyReques
     stream: body.stream === true,
     includeUsage: body.stream_options?.include_usage === true,
     extraBody: pickExtraBody(body, tools.length > 0 ? OPENAI_HANDLED_FIELDS : WITHOUT_TOOL_CHOICE),
+    callIdPrefix: "call_",
   };
 }
 

@@ -19,6 +19,8 @@ export interface ProxyRequest {
   includeUsage: boolean;
   /** Request fields forwarded to the backend untouched: sampling parameters, tool_choice, unknown fields. */
   extraBody: Record<string, unknown>;
+  /** Prefix of the ids given to returned tool calls, as the client's API spells them (`call_`, `toolu_`). */
+  callIdPrefix: string;
 }
 
 /** Every field of `body` the proxy does not interpret itself. */
