@@ -1,5 +1,6 @@
 /** forge-guardrails: reliable tool calling for self-hosted LLMs. */
 export * from "../machines/index.ts";
+export * from "./clients/index.ts";
 export * from "./context/index.ts";
 export * from "./core/errors.ts";
 export * from "./core/messages.ts";

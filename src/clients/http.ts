@@ -38,8 +38,8 @@ export interface ExchangeOptions {
   signal?: AbortSignal | undefined;
 }
 
-/** Aborts the exchange when the server stays silent for `timeoutMs`; every received chunk restarts it. */
-class IdleDeadline {
+/** Aborts an exchange when the server stays silent for `timeoutMs`; every received chunk restarts it. */
+export class IdleDeadline {
   readonly #controller = new AbortController();
   readonly #timeoutMs: number;
   readonly #url: string;

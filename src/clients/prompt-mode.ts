@@ -4,7 +4,7 @@
  */
 import type { ToolSpec } from "../core/tools.ts";
 import { buildToolPrompt } from "../prompts/tool-prompt.ts";
-import { decodeArguments, isPlainObject } from "./wire.ts";
+import { decodeArguments, isPlainObject, wireText } from "./wire.ts";
 
 type WireMessage = Record<string, unknown>;
 
@@ -30,7 +30,7 @@ export function toPromptModeMessages(
 
 /** One message as plain text: tool results as user text, tool calls as the prompt's JSON format. */
 export function downgradeMessage(message: WireMessage): WireMessage {
-  const content = textOf(message.content);
+  const content = wireText(message.content);
   if (message.role === "tool") {
     const name = typeof message.name === "string" ? message.name : message.tool_name;
     const label = typeof name === "string" && name.length > 0 ? `[Tool result for ${name}]` : "[Tool result]";
@@ -54,7 +54,9 @@ function injectToolPrompt(messages: WireMessage[], toolPrompt: string): WireMess
   const systemIndex = messages.findIndex((message) => message.role === "system");
   if (systemIndex === -1) return [{ role: "system", content: toolPrompt }, ...messages];
   return messages.map((message, index) =>
-    index === systemIndex ? { ...message, content: joinText(textOf(message.content), toolPrompt) } : message,
+    index === systemIndex
+      ? { ...message, content: joinText(wireText(message.content), toolPrompt) }
+      : message,
   );
 }
 
@@ -66,7 +68,7 @@ export function mergeConsecutiveRoles(messages: readonly WireMessage[]): WireMes
     if (previous && previous.role === message.role) {
       merged[merged.length - 1] = {
         ...previous,
-        content: joinText(textOf(previous.content), textOf(message.content)),
+        content: joinText(wireText(previous.content), wireText(message.content)),
       };
     } else {
       merged.push({ ...message });
@@ -77,16 +79,4 @@ export function mergeConsecutiveRoles(messages: readonly WireMessage[]): WireMes
 
 function joinText(first: string, second: string): string {
   return [first, second].filter((part) => part.trim().length > 0).join("\n\n");
-}
-
-/** The text of a wire `content`: a string, or the text parts of a content-part array. */
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((part) => (isPlainObject(part) && typeof part.text === "string" ? part.text : ""))
-      .filter((text) => text.length > 0)
-      .join("\n");
-  }
-  return "";
 }

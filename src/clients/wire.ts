@@ -100,3 +100,32 @@ export function renderRawCalls(content: string, calls: { name: string; arguments
   });
   return [content.trim(), ...rendered].filter((part) => part.length > 0).join("\n");
 }
+
+/** The text of a wire `content`: a string, or the text parts of a content-part array. */
+export function wireText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (isPlainObject(part) && typeof part.text === "string" ? part.text : ""))
+      .filter((text) => text.length > 0)
+      .join("\n");
+  }
+  return "";
+}
+
+/** Check the shape of a value an SDK already parsed; a bad one is `BackendError(502)` with the value as body. */
+export function checkWireValue<Schema extends z.ZodType>(
+  schema: Schema,
+  value: unknown,
+  source: string,
+): z.output<Schema> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new BackendError(
+      BAD_RESPONSE_STATUS,
+      JSON.stringify(value) ?? String(value),
+      `Unexpected response shape from ${source}: ${prettifyError(parsed.error)}`,
+    );
+  }
+  return parsed.data;
+}

@@ -1,0 +1,248 @@
+/**
+ * AnthropicClient: Claude through the official `@anthropic-ai/sdk`, as a frontier baseline. The
+ * loop serializes OpenAI-shaped history; this client converts it before every call.
+ */
+import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthropic-ai/sdk";
+import { BackendError, StreamError } from "../core/errors.ts";
+import { type ToolSpec, toolJsonSchema } from "../core/tools.ts";
+import {
+  ChunkType,
+  type LLMClient,
+  type LLMResponse,
+  type SendOptions,
+  type StreamChunk,
+} from "../core/types.ts";
+import { toAnthropicMessages } from "./anthropic-messages.ts";
+import {
+  AnthropicStreamAssembler,
+  type AnthropicUsage,
+  anthropicMessageSchema,
+  messageOfBlocks,
+} from "./anthropic-wire.ts";
+import { IdleDeadline, TIMEOUT_STATUS, UNREACHABLE_STATUS } from "./http.ts";
+import { readMessage } from "./openai-wire.ts";
+import { resolveSampling, type SamplingParams } from "./sampling.ts";
+import { checkWireValue } from "./wire.ts";
+
+/** Options of `AnthropicClient`. */
+export interface AnthropicClientOptions {
+  /** e.g. `claude-sonnet-4-5`. */
+  model: string;
+  /** Default: the SDK's (`ANTHROPIC_API_KEY`). */
+  apiKey?: string;
+  /** Default: the SDK's (`https://api.anthropic.com`, or `ANTHROPIC_BASE_URL`). */
+  baseURL?: string;
+  /** Default 4096. */
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  /** `"any"` forces a tool call; sent only with tools. */
+  toolChoice?: "auto" | "any";
+  /** Longest silence from the API (before the answer, or between stream events). Default 300 000. */
+  timeoutMs?: number;
+  /** As on the other clients; the sampling map has no Claude entries, so opting in throws. */
+  recommendedSampling?: boolean;
+  /** Where informational lines go. Default `console.info`. */
+  logger?: (line: string) => void;
+}
+
+/** Status Anthropic uses for each error type, for errors that arrive inside a stream (no HTTP status). */
+const STATUS_OF_ERROR_TYPE: Readonly<Record<string, number>> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  overloaded_error: 529,
+};
+
+/**
+ * An `LLMClient` for Anthropic's Messages API (`apiFormat: "openai"`; see `toAnthropicMessages`
+ * for the conversion). The SDK never retries (`maxRetries: 0`): the loop does.
+ *
+ * Errors: API errors are `BackendError(status, body)` with the API's JSON error as body (errors
+ * inside a stream get the status of their type, e.g. 529 for `overloaded_error`); silence past
+ * `timeoutMs` is `BackendError(408)`; an unreachable API is `BackendError(503)`; an answer that is
+ * not the documented shape is `BackendError(502)`; a stream that ends before `message_stop` is
+ * `StreamError`. An aborted `signal` rethrows its reason.
+ * @example
+ * const client = new AnthropicClient({ model: "claude-sonnet-4-5", toolChoice: "any" });
+ */
+export class AnthropicClient implements LLMClient {
+  readonly apiFormat = "openai" as const;
+  readonly model: string;
+  /** The sampling sent with every request. */
+  readonly sampling: Readonly<SamplingParams>;
+  /** Token counts of the last completed call, or `null` before the first. */
+  lastUsage: AnthropicUsage | null = null;
+  readonly #options: AnthropicClientOptions;
+  readonly #sdk: Anthropic;
+  readonly #timeoutMs: number;
+
+  constructor(options: AnthropicClientOptions) {
+    this.#options = options;
+    this.model = options.model;
+    this.#timeoutMs = options.timeoutMs ?? 300_000;
+    this.sampling = resolveSampling({
+      model: options.model,
+      recommendedSampling: options.recommendedSampling ?? false,
+      explicit: { temperature: options.temperature, topP: options.topP, topK: options.topK },
+      logger: options.logger ?? ((line) => console.info(line)),
+    });
+    this.#sdk = new Anthropic({
+      ...(options.apiKey !== undefined && { apiKey: options.apiKey }),
+      ...(options.baseURL !== undefined && { baseURL: options.baseURL }),
+      maxRetries: 0,
+      timeout: this.#timeoutMs,
+    });
+  }
+
+  /** Claude models have a 200K-token context window. */
+  async getContextLength(): Promise<number | null> {
+    return 200_000;
+  }
+
+  async send(
+    messages: Record<string, unknown>[],
+    tools: ToolSpec[] = [],
+    options: SendOptions = {},
+  ): Promise<LLMResponse> {
+    const deadline = new IdleDeadline(this.#timeoutMs, this.#source);
+    let value: unknown;
+    try {
+      value = await this.#sdk.messages.create(
+        { ...this.#params(messages, tools), stream: false },
+        { signal: combine(options.signal, deadline.signal) },
+      );
+    } catch (error) {
+      throw mapSdkError(error, options.signal, deadline);
+    } finally {
+      deadline.stop();
+    }
+    const message = checkWireValue(anthropicMessageSchema, value, this.#source);
+    this.lastUsage = { inputTokens: message.usage.input_tokens, outputTokens: message.usage.output_tokens };
+    return this.#read(messageOfBlocks(message.content), tools);
+  }
+
+  async *sendStream(
+    messages: Record<string, unknown>[],
+    tools: ToolSpec[] = [],
+    options: SendOptions = {},
+  ): AsyncIterable<StreamChunk> {
+    const deadline = new IdleDeadline(this.#timeoutMs, this.#source);
+    const assembler = new AnthropicStreamAssembler();
+    try {
+      const stream = await this.#sdk.messages.create(
+        { ...this.#params(messages, tools), stream: true },
+        { signal: combine(options.signal, deadline.signal) },
+      );
+      deadline.touch();
+      for await (const event of stream) {
+        deadline.touch();
+        yield* assembler.push(event, this.#source);
+      }
+    } catch (error) {
+      throw mapSdkError(error, options.signal, deadline, true);
+    } finally {
+      deadline.stop();
+    }
+    // The SDK ends an aborted stream quietly: say why it ended.
+    if (!assembler.stopped) {
+      throw mapSdkError(
+        new StreamError(`Stream from ${this.#source} ended before message_stop: it was truncated`),
+        options.signal,
+        deadline,
+        true,
+      );
+    }
+    this.lastUsage = assembler.usage;
+    yield { type: ChunkType.FINAL, response: this.#read(messageOfBlocks(assembler.blocks()), tools) };
+  }
+
+  get #source(): string {
+    return `${this.#sdk.baseURL.replace(/\/+$/, "")}/v1/messages`;
+  }
+
+  #params(
+    messages: Record<string, unknown>[],
+    tools: ToolSpec[],
+  ): Omit<Anthropic.MessageCreateParamsNonStreaming, "stream"> {
+    const { system, messages: converted } = toAnthropicMessages(messages);
+    const toolChoice = this.#options.toolChoice;
+    return {
+      model: this.model,
+      max_tokens: this.#options.maxTokens ?? 4096,
+      messages: converted,
+      ...(system !== undefined && { system }),
+      ...(tools.length > 0 && {
+        tools: tools.map((tool) => ({
+          name: tool.name,
+          description: tool.description,
+          input_schema: toolJsonSchema(tool) as Anthropic.Tool.InputSchema,
+        })),
+      }),
+      ...(tools.length > 0 && toolChoice !== undefined && { tool_choice: { type: toolChoice } }),
+      ...(this.sampling.temperature !== undefined && { temperature: this.sampling.temperature }),
+      ...(this.sampling.topP !== undefined && { top_p: this.sampling.topP }),
+      ...(this.sampling.topK !== undefined && { top_k: this.sampling.topK }),
+    };
+  }
+
+  #read(message: ReturnType<typeof messageOfBlocks>, tools: ToolSpec[]): LLMResponse {
+    return readMessage(message, {
+      mode: "native",
+      toolNames: tools.map((tool) => tool.name),
+      think: undefined,
+    });
+  }
+}
+
+function combine(signal: AbortSignal | undefined, deadline: AbortSignal): AbortSignal {
+  return signal ? AbortSignal.any([signal, deadline]) : deadline;
+}
+
+/** The library's error for what the SDK threw (or for a stream that ended early). */
+function mapSdkError(
+  error: unknown,
+  signal: AbortSignal | undefined,
+  deadline: IdleDeadline,
+  streaming = false,
+): unknown {
+  if (signal?.aborted) return signal.reason ?? error;
+  if (deadline.error) return deadline.error;
+  if (error instanceof APIConnectionTimeoutError) {
+    return new BackendError(TIMEOUT_STATUS, error.message, `Request timed out: ${error.message}`, {
+      cause: error,
+    });
+  }
+  if (error instanceof APIConnectionError) {
+    const detail = describe(error);
+    return new BackendError(UNREACHABLE_STATUS, detail, `Cannot reach the Anthropic API: ${detail}`, {
+      cause: error,
+    });
+  }
+  if (error instanceof APIError) {
+    const body = error.error === undefined ? error.message : JSON.stringify(error.error);
+    const status = error.status ?? STATUS_OF_ERROR_TYPE[error.type ?? ""] ?? 500;
+    return new BackendError(status, body, `Anthropic API error ${status}: ${error.message}`, {
+      cause: error,
+    });
+  }
+  if (streaming && !(error instanceof StreamError) && error instanceof Error) {
+    return new StreamError(`Stream from the Anthropic API failed: ${describe(error)}`);
+  }
+  return error;
+}
+
+function describe(error: Error): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  while (current instanceof Error && parts.length < 4) {
+    if (current.message && !parts.includes(current.message)) parts.push(current.message);
+    current = current.cause;
+  }
+  return parts.join(": ") || error.name;
+}
