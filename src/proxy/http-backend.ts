@@ -7,6 +7,7 @@
 import { OpenAICompatibleClient } from "../clients/openai-compatible-client.ts";
 import type { LLMClient } from "../core/types.ts";
 import type { BackendCall, BackendFormat, BackendHealth, ForwardRequest, ProxyBackend } from "./backend.ts";
+import { anthropicClientFactory, ollamaClientFactory } from "./client-factories.ts";
 import { ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
 import {
   ForwardingChatClient,
@@ -38,7 +39,12 @@ export interface HttpBackendOptions {
   timeoutMs?: number;
   /** How tools reach an OpenAI-compatible backend (default `auto`: native, prompt if it refuses). */
   toolMode?: ProxyToolMode;
-  /** Builds each request's client; default for `openai`: a `ForwardingChatClient`. */
+  /** Model for requests that name none (Ollama and Anthropic backends need one). */
+  defaultModel?: string;
+  /**
+   * Builds each request's client. Default: a `ForwardingChatClient` for `openai`, `OllamaClient`
+   * and `AnthropicClient` (sampling fields mapped) for `ollama` and `anthropic`.
+   */
   createClient?: BackendClientFactory;
   /** State merged into `/forge/health`'s backend detail (managed mode adds the server's). */
   detail?: () => Record<string, unknown>;
@@ -56,12 +62,14 @@ export function createHttpBackend(options: HttpBackendOptions): ProxyBackend {
     apiKey: options.apiKey,
     timeoutMs: options.timeoutMs ?? 600_000,
   };
-  const createClient = options.createClient ?? defaultClientFactory(config, options.toolMode);
+  const createClient =
+    options.createClient ?? defaultClientFactory(config, options.toolMode, options.defaultModel);
   const headers: Record<string, string> = { "content-type": "application/json", accept: "*/*" };
   if (options.apiKey) {
     if (format === "anthropic") headers["x-api-key"] = options.apiKey;
     else headers.authorization = `Bearer ${options.apiKey}`;
   }
+  if (format === "anthropic") headers["anthropic-version"] = "2023-06-01";
 
   async function forward(request: ForwardRequest): Promise<Response> {
     return forwardWithTimeout(`${url}${request.path}`, request, headers, config.timeoutMs);
@@ -114,23 +122,17 @@ export function createHttpBackend(options: HttpBackendOptions): ProxyBackend {
 function defaultClientFactory(
   config: BackendClientConfig,
   toolMode: ProxyToolMode | undefined,
+  defaultModel: string | undefined,
 ): BackendClientFactory {
-  if (config.format !== "openai") {
-    return () => {
-      throw new ProxyHttpError(
-        500,
-        ProxyErrorKind.INTERNAL,
-        `No client for '${config.format}' backends: pass createClient to createHttpBackend`,
-      );
-    };
-  }
+  if (config.format === "ollama") return ollamaClientFactory(defaultModel);
+  if (config.format === "anthropic") return anthropicClientFactory(defaultModel);
   const target = new ForwardingTarget({
     baseUrl: config.baseUrl,
     apiKey: config.apiKey,
     timeoutMs: config.timeoutMs,
     ...(toolMode && { mode: toolMode }),
   });
-  return (call) => new ForwardingChatClient(target, call.model, call.extraBody);
+  return (call) => new ForwardingChatClient(target, call.model ?? defaultModel, call.extraBody);
 }
 
 function healthPaths(format: BackendFormat): string[] {

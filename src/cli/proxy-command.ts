@@ -1,0 +1,130 @@
+/**
+ * `forge proxy`: the guardrail proxy in front of an external backend (`--backend-url`) or a
+ * llama-server it manages (`--backend llamaserver --gguf`).
+ */
+import { type Command, Option } from "commander";
+import type { ProxyBackend } from "../proxy/backend.ts";
+import type { RunningProxy } from "../proxy/server.ts";
+import { flagName, type ProxyCliOptions, proxyCliOptionsSchema } from "./proxy-options.ts";
+
+/** Add the `proxy` subcommand to `program`. */
+export function registerProxyCommand(program: Command): Command {
+  return program
+    .command("proxy")
+    .description(
+      "Serve OpenAI- and Anthropic-compatible endpoints that apply forge's guardrails (validation, rescue, retry nudges, the respond tool) in front of a model server",
+    )
+    .option(
+      "--backend-url <url>",
+      "external backend, e.g. http://127.0.0.1:8080 (llama-server, vLLM, Ollama, …)",
+    )
+    .addOption(
+      new Option("--backend <kind>", "start and manage the backend yourself").choices(["llamaserver"]),
+    )
+    .option("--gguf <path>", "model file for --backend llamaserver")
+    .option("--backend-port <port>", "port of the managed llama-server", "8080")
+    .addOption(
+      new Option("--backend-format <format>", "wire format of --backend-url")
+        .choices(["openai", "ollama", "anthropic"])
+        .default("openai"),
+    )
+    .addOption(
+      new Option("--backend-api-key <key>", "credential sent to the backend (never the client's)").env(
+        "FORGE_BACKEND_API_KEY",
+      ),
+    )
+    .addOption(
+      new Option("--api-key <key>", "key clients must send (Bearer or x-api-key)").env("FORGE_PROXY_API_KEY"),
+    )
+    .option("--model <name>", "model for requests that name none")
+    .option("--host <host>", "interface to listen on", "127.0.0.1")
+    .option("--port <port>", "port to listen on", "8081")
+    .option("--max-retries <n>", "nudged retries per request (at most n + 1 LLM calls)", "3")
+    .option("--no-rescue", "do not rescue tool calls written as text")
+    .option("--serialize", "send one request at a time to the backend (single-slot servers)", false)
+    .option("--max-body-bytes <n>", "largest request body accepted (413 above)", String(10 * 1024 * 1024))
+    .option("--timeout <ms>", "how long the backend may stay silent (504 after)", "600000")
+    .option("--budget-tokens <n>", "context budget for compaction (default: the backend's context length)")
+    .addOption(
+      new Option("--tool-mode <mode>", "how tools reach an OpenAI-compatible backend")
+        .choices(["native", "prompt", "auto"])
+        .default("auto"),
+    )
+    .action(async (raw: Record<string, unknown>, command: Command) => {
+      const parsed = proxyCliOptionsSchema.safeParse(raw);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        command.error(`error: ${flagName(issue?.path[0])}: ${issue?.message ?? "invalid options"}`);
+        return;
+      }
+      const proxy = await runProxy(parsed.data);
+      stopOnSignals(proxy);
+    });
+}
+
+/** Start the proxy the options describe; logs where it listens and what it guards. */
+export async function runProxy(options: ProxyCliOptions): Promise<RunningProxy> {
+  // Loaded on use, so `forge --help` and other subcommands do not pay for the proxy's imports.
+  const { startProxy } = await import("../proxy/server.ts");
+  const backend = await backendFor(options);
+  try {
+    const proxy = await startProxy({
+      backend,
+      host: options.host,
+      port: options.port,
+      apiKey: options.apiKey,
+      maxRetries: options.maxRetries,
+      rescueEnabled: options.rescue,
+      serialize: options.serialize,
+      maxBodyBytes: options.maxBodyBytes,
+      budgetTokens: options.budgetTokens,
+    });
+    console.info(
+      `forge proxy listening on ${proxy.url} (OpenAI: ${proxy.url}/v1, Anthropic: ${proxy.url}) → ${backend.url} [${backend.format}]`,
+    );
+    return proxy;
+  } catch (error) {
+    await backend.close?.();
+    throw error;
+  }
+}
+
+async function backendFor(options: ProxyCliOptions): Promise<ProxyBackend> {
+  const common = {
+    format: options.backendFormat,
+    ...(options.backendApiKey && { apiKey: options.backendApiKey }),
+    ...(options.model && { defaultModel: options.model }),
+    timeoutMs: options.timeout,
+    toolMode: options.toolMode,
+  };
+  if (options.backendUrl !== undefined) {
+    const { createHttpBackend } = await import("../proxy/http-backend.ts");
+    return createHttpBackend({ url: options.backendUrl, ...common });
+  }
+  const { startManagedBackend } = await import("../proxy/managed-backend.ts");
+  return startManagedBackend({
+    ggufPath: options.gguf as string,
+    port: options.backendPort,
+    timeoutMs: options.timeout,
+    toolMode: options.toolMode,
+    ...(options.model && { defaultModel: options.model }),
+  });
+}
+
+function stopOnSignals(proxy: RunningProxy): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    console.info(`forge proxy: ${signal}, shutting down`);
+    proxy.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}

@@ -1,0 +1,56 @@
+/**
+ * The `forge proxy` options as a zod schema: commander hands over strings, the schema coerces,
+ * checks and defaults them, and names the flag at fault.
+ */
+import { z } from "zod";
+
+/** Validated options of `forge proxy`. */
+export const proxyCliOptionsSchema = z
+  .object({
+    backendUrl: z.url({ protocol: /^https?$/ }).optional(),
+    backend: z.enum(["llamaserver"]).optional(),
+    gguf: z.string().min(1).optional(),
+    backendFormat: z.enum(["openai", "ollama", "anthropic"]).default("openai"),
+    backendApiKey: z.string().min(1).optional(),
+    apiKey: z.string().min(1).optional(),
+    model: z.string().min(1).optional(),
+    host: z.string().min(1).default("127.0.0.1"),
+    port: z.coerce.number().int().min(0).max(65_535).default(8081),
+    maxRetries: z.coerce.number().int().min(0).max(20).default(3),
+    rescue: z.boolean().default(true),
+    serialize: z.boolean().default(false),
+    maxBodyBytes: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(10 * 1024 * 1024),
+    timeout: z.coerce.number().int().positive().default(600_000),
+    budgetTokens: z.coerce.number().int().positive().optional(),
+    toolMode: z.enum(["native", "prompt", "auto"]).default("auto"),
+    backendPort: z.coerce.number().int().min(1).max(65_535).default(8080),
+  })
+  .superRefine((options, context) => {
+    if ((options.backendUrl === undefined) === (options.backend === undefined)) {
+      context.addIssue({
+        code: "custom",
+        path: ["backendUrl"],
+        message:
+          "give either --backend-url <url> (external) or --backend llamaserver --gguf <path> (managed)",
+      });
+    }
+    if (options.backend === "llamaserver" && options.gguf === undefined) {
+      context.addIssue({
+        code: "custom",
+        path: ["gguf"],
+        message: "--backend llamaserver needs --gguf <path>",
+      });
+    }
+  });
+export type ProxyCliOptions = z.output<typeof proxyCliOptionsSchema>;
+
+/** `backendUrl` → `--backend-url`, for error messages. */
+export function flagName(key: PropertyKey | undefined): string {
+  return key === undefined
+    ? "options"
+    : `--${String(key).replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
+}

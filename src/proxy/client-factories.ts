@@ -1,0 +1,100 @@
+/**
+ * Per-request clients for backends that are not plain OpenAI-compatible servers: Ollama and
+ * Anthropic-shaped APIs, through `OllamaClient` and `AnthropicClient`. These clients take
+ * sampling as options, so the request's sampling fields are mapped; other fields cannot reach
+ * these backends. Clients are reused per model and sampling, so their learned state (Ollama's
+ * thinking support) survives across requests.
+ */
+import { AnthropicClient } from "../clients/anthropic-client.ts";
+import { OllamaClient } from "../clients/ollama-client.ts";
+import type { LLMClient } from "../core/types.ts";
+import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
+import type { BackendClientConfig, BackendClientFactory } from "./http-backend.ts";
+
+const CACHE_LIMIT = 64;
+
+/** Sampling fields of an OpenAI-style body, as client options. */
+export interface MappedSampling {
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  minP?: number;
+  maxTokens?: number;
+  seed?: number;
+}
+
+/** Read the sampling fields the clients understand from forwarded request fields. */
+export function samplingFromBody(extraBody: Record<string, unknown>): MappedSampling {
+  const number = (key: string) =>
+    typeof extraBody[key] === "number" ? (extraBody[key] as number) : undefined;
+  const sampling: MappedSampling = {};
+  const entries: [keyof MappedSampling, number | undefined][] = [
+    ["temperature", number("temperature")],
+    ["topP", number("top_p")],
+    ["topK", number("top_k")],
+    ["minP", number("min_p")],
+    ["maxTokens", number("max_tokens") ?? number("max_completion_tokens")],
+    ["seed", number("seed")],
+  ];
+  for (const [key, value] of entries) if (value !== undefined) sampling[key] = value;
+  return sampling;
+}
+
+/** Clients for an Ollama server; `defaultModel` serves requests that name none. */
+export function ollamaClientFactory(defaultModel?: string): BackendClientFactory {
+  return cachedFactory((model, sampling, config) => {
+    const { maxTokens, ...rest } = sampling;
+    return new OllamaClient({
+      model,
+      baseUrl: config.baseUrl,
+      timeoutMs: config.timeoutMs,
+      ...rest,
+      ...(maxTokens !== undefined && { maxTokens }),
+      logger: () => {},
+    });
+  }, defaultModel);
+}
+
+/** Clients for an Anthropic-shaped Messages API; `defaultModel` serves requests that name none. */
+export function anthropicClientFactory(defaultModel?: string): BackendClientFactory {
+  return cachedFactory((model, sampling, config) => {
+    const { minP: _unused, seed: _alsoUnused, ...supported } = sampling;
+    return new AnthropicClient({
+      model,
+      baseURL: config.baseUrl,
+      ...(config.apiKey !== undefined && { apiKey: config.apiKey }),
+      timeoutMs: config.timeoutMs,
+      ...supported,
+      logger: () => {},
+    });
+  }, defaultModel);
+}
+
+function cachedFactory(
+  build: (model: string, sampling: MappedSampling, config: BackendClientConfig) => LLMClient,
+  defaultModel: string | undefined,
+): BackendClientFactory {
+  const cache = new Map<string, LLMClient>();
+  return (call, config) => {
+    const model = call.model ?? defaultModel;
+    if (model === undefined) {
+      throw new ProxyHttpError(
+        400,
+        ProxyErrorKind.INVALID_REQUEST,
+        "model: this backend needs a model name",
+        {
+          param: "model",
+        },
+      );
+    }
+    const sampling = samplingFromBody(call.extraBody);
+    const key = `${model}\u0000${JSON.stringify(sampling)}`;
+    let client = cache.get(key);
+    if (!client) {
+      client = build(model, sampling, config);
+      if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
+      cache.set(key, client);
+    }
+    return client;
+  };
+}
