@@ -8,7 +8,13 @@ import { rescueToolCall } from "../prompts/rescue/index.ts";
 import { resolveReasoning } from "./reasoning.ts";
 import { isPlainObject } from "./wire.ts";
 
-const TOOL_PARSE_FAILURE = /Failed to parse input/i;
+/**
+ * llama-server's tool-call parser rejected the model's output. Older builds say "Failed to parse
+ * input at pos N: <output>" (the output embedded); newer ones "The model produced output that does
+ * not match the expected <format> format" (the output only in the server log).
+ */
+const TOOL_PARSE_FAILURE = /Failed to parse input|produced output that does not match the expected/i;
+const EMBEDDED_OUTPUT = /^[\s\S]*?Failed to parse input(?: at pos \d+)?:?\s?/i;
 const TOOL_REJECTION_STATUSES: ReadonlySet<number> = new Set([400, 422, 500, 501]);
 
 /** The error message inside an OpenAI-style error body (`{"error": {"message"}}`), else the body. */
@@ -40,19 +46,21 @@ export function rejectsNativeTools(status: number, body: string): boolean {
 }
 
 /**
- * The model output llama-server embeds in its HTTP 500 "Failed to parse input at pos N: <output>"
- * (its tool-call parser rejected the generation), or `null` for any other error.
+ * For llama-server's HTTP 500 tool-call parse failure: the model output its message embeds
+ * ("Failed to parse input at pos N: <output>"), or the message itself when it embeds none.
+ * `null` for any other error.
  */
 export function toolParseFailureOutput(status: number, body: string): string | null {
   if (status !== 500) return null;
   const message = errorMessageOf(body);
   if (!TOOL_PARSE_FAILURE.test(message)) return null;
-  return message.replace(/^[\s\S]*?Failed to parse input(?: at pos \d+)?:?\s?/i, "");
+  return EMBEDDED_OUTPUT.test(message) ? message.replace(EMBEDDED_OUTPUT, "") : message;
 }
 
 /**
  * What a tool-call parse failure becomes: the calls rescued from the embedded output (named tools
- * only), else the output as text, so the loop nudges and retries instead of the run failing.
+ * only), else the output (or the server's message) as text, so the loop nudges and retries
+ * instead of the run failing.
  */
 export function responseFromParseFailure(
   output: string,

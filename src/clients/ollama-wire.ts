@@ -25,6 +25,7 @@ export const ollamaChatSchema = z.object({
   done: z.boolean(),
   done_reason: z.string().nullish(),
 });
+/** A parsed `/api/chat` answer or stream line. */
 export type OllamaChat = z.output<typeof ollamaChatSchema>;
 
 /** An error Ollama reports, as the body of an HTTP error or as a line of a stream. */

@@ -55,6 +55,7 @@ export const chatChunkSchema = z.object({
     }),
   ),
 });
+/** A parsed stream chunk. */
 export type ChatChunk = z.output<typeof chatChunkSchema>;
 
 /** An error reported inside a stream: `data: {"error": {"code": 500, "message": "…"}}`. */

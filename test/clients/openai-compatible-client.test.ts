@@ -365,6 +365,13 @@ describe("llama-server's 'Failed to parse input' (HTTP 500)", () => {
     expect(await client({ mode: "native" }).send(history, tools)).toEqual({ content: output });
   });
 
+  it("turns a newer build's parse failure (no output embedded) into text for the loop's retry", async () => {
+    const message = "The model produced output that does not match the expected Hermes 2 Pro format";
+    server.reply(CHAT, json(errorBody(500, message), { status: 500 }));
+    expect(await client({ mode: "native" }).send(history, tools)).toEqual({ content: message });
+    expect(server.requests).toHaveLength(1);
+  });
+
   it("decides auto mode as native: the server did take the tools", async () => {
     server.reply(
       CHAT,
