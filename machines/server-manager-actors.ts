@@ -1,0 +1,194 @@
+/**
+ * The server manager's invoked actors: the llama-server process (`fromCallback`: it spawns,
+ * reports its pid and exit, and terminates on request), the port check before a spawn, the
+ * readiness probe (`/health`, then `/props`), and Ollama's reachability check and model unload.
+ * Factories take their dependencies; data enters through `input`.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { fromCallback, fromPromise } from "xstate";
+import { OllamaClient } from "../src/clients/ollama-client.ts";
+import { PortInUseError, portInUseMessage, type ServerExit, ServerStartError } from "../src/server/errors.ts";
+import { describePortOccupant, findFreePort, isPortFree } from "../src/server/ports.ts";
+import { LogTail } from "../src/server/process-log.ts";
+import { fetchServerProps, type ServerProps } from "../src/server/props.ts";
+
+/** Events the process actor sends back to the machine. */
+export type ServerProcessEvent =
+  | { type: "server.spawned"; pid: number }
+  | { type: "server.exited"; exit: ServerExit };
+
+/** Commands the process actor accepts. */
+export type ServerProcessCommand = { type: "process.terminate" };
+
+/** Input of the process actor. */
+export interface ServerProcessInput {
+  binaryPath: string;
+  args: string[];
+  /** Grace between SIGTERM and SIGKILL. */
+  stopTimeoutMs: number;
+}
+
+/** What the process actor needs besides its input. */
+export interface ServerProcessDeps {
+  /** Lifecycle lines (spawn, SIGTERM, SIGKILL). */
+  log: (line: string) => void;
+  /** Every line the server prints, if wanted. */
+  onServerLine?: (line: string) => void;
+}
+
+// Children still running when Node exits are killed, so a failed test never leaks a server.
+const liveChildren = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function track(child: ChildProcess): void {
+  liveChildren.add(child);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("exit", () => {
+    for (const live of liveChildren) live.kill("SIGKILL");
+  });
+}
+
+/**
+ * The server process. Sends `server.spawned` once it runs and `server.exited` once it is gone
+ * (after its output closed, so the tail is complete). `process.terminate` sends SIGTERM, then
+ * SIGKILL after `stopTimeoutMs`; stopping the actor without that (the machine left the state)
+ * does the same without waiting.
+ */
+export function createServerProcessLogic(deps: ServerProcessDeps) {
+  return fromCallback<ServerProcessCommand, ServerProcessInput, ServerProcessEvent>(
+    ({ input, sendBack, receive }) => {
+      const tail = new LogTail();
+      let exited = false;
+      let killTimer: NodeJS.Timeout | undefined;
+      deps.log(`spawning ${input.binaryPath} ${input.args.join(" ")}`);
+      const child = spawn(input.binaryPath, input.args, { stdio: ["ignore", "pipe", "pipe"] });
+      track(child);
+      const onOutput = (chunk: Buffer) => {
+        for (const line of tail.push(chunk.toString("utf8"))) deps.onServerLine?.(line);
+      };
+      child.stdout?.on("data", onOutput);
+      child.stderr?.on("data", onOutput);
+      child.once("spawn", () => {
+        if (child.pid !== undefined) sendBack({ type: "server.spawned", pid: child.pid });
+      });
+      const finish = (exit: Omit<ServerExit, "pid" | "stderrTail">) => {
+        if (exited) return;
+        exited = true;
+        clearTimeout(killTimer);
+        liveChildren.delete(child);
+        sendBack({
+          type: "server.exited",
+          exit: { pid: child.pid ?? null, stderrTail: tail.text(), ...exit },
+        });
+      };
+      child.once("error", (error) => {
+        // Only a failed spawn leaves no process behind; other errors are followed by "close".
+        if (child.pid === undefined) finish({ exitCode: null, signal: null, spawnError: error.message });
+      });
+      child.once("close", (exitCode, signal) => finish({ exitCode, signal }));
+
+      const terminate = (graceMs: number) => {
+        if (exited) return;
+        child.kill("SIGTERM");
+        killTimer = setTimeout(() => {
+          if (exited) return;
+          deps.log(`pid ${String(child.pid)} did not exit ${graceMs} ms after SIGTERM; sending SIGKILL`);
+          child.kill("SIGKILL");
+        }, graceMs);
+        killTimer.unref();
+      };
+      receive((command) => {
+        if (command.type !== "process.terminate") return;
+        deps.log(`stopping pid ${String(child.pid)} with SIGTERM`);
+        terminate(input.stopTimeoutMs);
+      });
+      return () => terminate(input.stopTimeoutMs);
+    },
+  );
+}
+
+/** Input of the port check. */
+export interface PreparePortInput {
+  host: string;
+  /** The port asked for; `null` picks one. */
+  requested: number | null;
+  /** The port of the previous launch, kept on restart while it is free. */
+  previous: number | null;
+}
+
+/**
+ * Choose the port of the next launch: the requested one if it is free (else `PortInUseError`
+ * naming who holds it), the previous one if still free, else a fresh free one.
+ */
+export const preparePortLogic = fromPromise<number, PreparePortInput>(async ({ input }) => {
+  const { host, requested, previous } = input;
+  if (requested !== null) {
+    if (await isPortFree(host, requested)) return requested;
+    const occupant = await describePortOccupant(`http://${host}:${requested}`);
+    throw new PortInUseError({
+      kind: "port_in_use",
+      port: requested,
+      message: portInUseMessage(host, requested, occupant),
+    });
+  }
+  if (previous !== null && (await isPortFree(host, previous))) return previous;
+  return findFreePort(host);
+});
+
+/** Input of the readiness probe. */
+export interface AwaitReadyInput {
+  baseUrl: string;
+  timeoutMs: number;
+  pollMs?: number;
+}
+
+/**
+ * Poll `/health` until it answers 200 (llama-server answers 503 while loading the model), then
+ * read `/props`. Aborted when the machine leaves the state (the process exited, or a stop).
+ */
+export const awaitReadyLogic = fromPromise<ServerProps, AwaitReadyInput>(async ({ input, signal }) => {
+  const deadline = Date.now() + input.timeoutMs;
+  while (Date.now() < deadline) {
+    signal.throwIfAborted();
+    const status = await fetch(`${input.baseUrl}/health`, {
+      signal: AbortSignal.any([signal, AbortSignal.timeout(2_000)]),
+    }).then(
+      (response) => response.status,
+      () => 0,
+    );
+    if (status === 200) return fetchServerProps(input.baseUrl, signal);
+    await new Promise((resolve) => setTimeout(resolve, input.pollMs ?? 100));
+  }
+  throw new ServerStartError({
+    kind: "start_timeout",
+    message: `llama-server at ${input.baseUrl} did not answer /health with 200 within ${input.timeoutMs} ms. Raise startTimeoutMs for large models.`,
+  });
+});
+
+/** Input of the Ollama actors. */
+export interface OllamaInput {
+  baseUrl: string;
+  model: string | null;
+}
+
+/** Check that Ollama answers `GET /api/version`; nothing is spawned. */
+export const ollamaConnectLogic = fromPromise<void, OllamaInput>(async ({ input, signal }) => {
+  const url = `${input.baseUrl}/api/version`;
+  const status = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(5_000)]) }).then(
+    (response) => response.status,
+    () => 0,
+  );
+  if (status !== 200) {
+    throw new ServerStartError({
+      kind: "unreachable",
+      message: `Ollama did not answer at ${url} (${status === 0 ? "no connection" : `HTTP ${status}`}). Start it with \`ollama serve\` or pass its URL as ollamaUrl.`,
+    });
+  }
+});
+
+/** Unload the model from Ollama's memory (`keep_alive: 0`). */
+export const ollamaUnloadLogic = fromPromise<void, OllamaInput>(async ({ input, signal }) => {
+  if (input.model === null) return;
+  const client = new OllamaClient({ model: input.model, baseUrl: input.baseUrl, logger: () => {} });
+  await client.unload({ signal });
+});

@@ -1,0 +1,59 @@
+/** Server management: the llama-server / Ollama lifecycle, GPU detection and budget resolution. */
+export {
+  checkManualTokens,
+  contextFlagForSlot,
+  halveContext,
+  OLLAMA_VRAM_TIERS,
+  ollamaTierTokens,
+} from "./budget.ts";
+export { BudgetMode, isBudgetMode } from "./budget-mode.ts";
+export {
+  errorOfFailure,
+  PortInUseError,
+  portInUseMessage,
+  ServerCrashedError,
+  type ServerExit,
+  type ServerFailure,
+  ServerStartError,
+} from "./errors.ts";
+export {
+  type AmdSysfsGpu,
+  type DetectHardwareOptions,
+  detectHardware,
+  type GpuInfo,
+  type HardwareDetection,
+  type HardwareProfile,
+  hardwareFromGraphics,
+  readAmdSysfsVram,
+  type SkippedGpu,
+} from "./hardware.ts";
+export {
+  buildLlamaServerArgs,
+  KV_CACHE_TYPES,
+  type KvCacheType,
+  type LaunchConfig,
+  type LaunchOptions,
+  type ListenAddress,
+  launchConfigSchema,
+  sameLaunchConfig,
+} from "./launch-config.ts";
+export {
+  cachedLlamaServerPath,
+  LLAMA_SERVER_PATH_ENV,
+  LlamaServerNotFoundError,
+  resolveLlamaServerPath,
+} from "./llama-server-path.ts";
+export { defaultServerLogger, type ServerLogger } from "./logger.ts";
+export { fetchServerProps, parseServerProps, type ServerProps } from "./props.ts";
+export {
+  type ServerInfo,
+  ServerManager,
+  type ServerManagerEvents,
+  type ServerManagerOptions,
+} from "./server-manager.ts";
+export {
+  type BackendSetup,
+  type NumCtxClient,
+  type SetupBackendOptions,
+  setupBackend,
+} from "./setup-backend.ts";

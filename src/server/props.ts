@@ -1,0 +1,66 @@
+/** llama-server's `/props`: the wire schema and the fields the server manager keeps. */
+import { z } from "zod";
+import { ContextDiscoveryError } from "../core/errors.ts";
+
+/** The parts of `GET /props` that matter here; other fields pass through untouched. */
+export const propsWireSchema = z.looseObject({
+  default_generation_settings: z.looseObject({ n_ctx: z.number().int().positive() }),
+  total_slots: z.number().int().positive().optional(),
+  model_path: z.string().optional(),
+  model_alias: z.string().optional(),
+  build_info: z.string().optional(),
+});
+
+/** What a running llama-server reports about itself. */
+export interface ServerProps {
+  /** Context per slot (`default_generation_settings.n_ctx`), after llama-server's auto-tuning. */
+  nCtx: number;
+  totalSlots: number | null;
+  modelPath: string | null;
+  buildInfo: string | null;
+}
+
+/**
+ * Parse a `/props` body.
+ * @throws {ContextDiscoveryError} when it is not JSON or has no positive `n_ctx`.
+ */
+export function parseServerProps(body: string, url: string): ServerProps {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch (error) {
+    throw new ContextDiscoveryError(
+      `${url} returned malformed JSON (${(error as Error).message}): ${body.slice(0, 200)}`,
+    );
+  }
+  const parsed = propsWireSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new ContextDiscoveryError(`${url} did not report a positive n_ctx: ${body.slice(0, 200)}`);
+  }
+  return {
+    nCtx: parsed.data.default_generation_settings.n_ctx,
+    totalSlots: parsed.data.total_slots ?? null,
+    modelPath: parsed.data.model_path ?? null,
+    buildInfo: parsed.data.build_info ?? null,
+  };
+}
+
+/**
+ * Read `GET <baseUrl>/props`.
+ * @throws {ContextDiscoveryError} when the server does not answer 200 with a usable body.
+ */
+export async function fetchServerProps(baseUrl: string, signal?: AbortSignal): Promise<ServerProps> {
+  const url = `${baseUrl}/props`;
+  let response: Response;
+  try {
+    response = await fetch(url, { signal: signal ?? AbortSignal.timeout(5_000) });
+  } catch (error) {
+    throw new ContextDiscoveryError(`${url} could not be reached: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  const body = await response.text();
+  if (!response.ok)
+    throw new ContextDiscoveryError(`${url} answered HTTP ${response.status}: ${body.slice(0, 200)}`);
+  return parseServerProps(body, url);
+}
