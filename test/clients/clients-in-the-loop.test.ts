@@ -57,7 +57,9 @@ describe("OpenAICompatibleClient in the loop", () => {
       name: "get_weather",
       content: expect.stringContaining("22°C"),
     });
-    expect(toolResult?.tool_call_id).toBe((call?.tool_calls as { id: string }[])[0]?.id);
+    const [sentCall] = (call?.tool_calls ?? []) as { id: string }[];
+    expect(sentCall?.id).toEqual(expect.any(String));
+    expect(toolResult?.tool_call_id).toBe(sentCall?.id);
     server.assertDone();
   });
 
