@@ -349,7 +349,8 @@ export class ServerManager {
     });
     this.actor.on("server.stopped", () => {
       const { failure } = this.actor.getSnapshot().context;
-      if (failure?.kind === "unreachable") this.#log(`warning: ${failure.message}`);
+      if (failure?.kind === "unreachable")
+        this.#log(`warning: could not unload the Ollama model: ${failure.message}`);
       this.#log(`${this.#label} stopped`);
       this.#emit("server.stopped", undefined);
     });
