@@ -3,7 +3,6 @@
  * `num_ctx`, and stop unloads the model with `keep_alive: 0`. Ollama cannot run here, so a local
  * server replays its documented response shapes (`test/fixtures/ollama/`).
  */
-import { existsSync, readdirSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HardwareDetectionError } from "../../src/core/errors.ts";
 import { BudgetMode } from "../../src/server/budget-mode.ts";
@@ -12,6 +11,7 @@ import type { HardwareProfile } from "../../src/server/hardware.ts";
 import { ServerManager } from "../../src/server/server-manager.ts";
 import { setupBackend } from "../../src/server/setup-backend.ts";
 import { fixture, json, ReplayServer, raw, unusedPort } from "../clients/helpers/replay-server.ts";
+import { gpuPresent } from "./helpers/gpu.ts";
 import { recordingLogger } from "./helpers/server-processes.ts";
 
 const VERSION = "GET /api/version";
@@ -121,14 +121,6 @@ describe("ServerManager in Ollama mode", () => {
       ollama.assertDone();
     },
   );
-
-  const gpuPresent =
-    existsSync("/dev/nvidia0") ||
-    existsSync("/dev/kfd") ||
-    (existsSync("/sys/class/drm") &&
-      readdirSync("/sys/class/drm").some((card) =>
-        existsSync(`/sys/class/drm/${card}/device/mem_info_vram_total`),
-      ));
 
   it.skipIf(gpuPresent)(
     "detects no GPU on this machine and falls back to Ollama's smallest tier",
