@@ -2,7 +2,7 @@
  * The contract every compaction strategy implements.
  */
 import type { Message } from "../core/messages.ts";
-import { TokenCounter } from "./token-counter.ts";
+import { estimateTokensByChars } from "./token-estimator.ts";
 
 /** Extra inputs a strategy may use. */
 export interface CompactOptions {
@@ -34,19 +34,29 @@ export interface StrategyEstimators {
   candidate: (messages: readonly Message[]) => number;
 }
 
-/** Per-message memo of the default heuristic, shared by all strategies: a pure function's cache. */
-const defaultCounter = new TokenCounter();
-
 /**
- * The estimators a strategy uses: the caller's `estimateTokens` for both, or the default char
- * heuristic memoized per message object, where trial results are only peeked at so their
- * short-lived messages never enter the memo.
+ * The estimators a strategy uses: the caller's `estimateTokens` for both, or else the default
+ * char heuristic memoized for this one call, so each input message is estimated once across
+ * phases and trial results never enter the memo.
  */
 export function resolveEstimators(opts: CompactOptions): StrategyEstimators {
   const custom = opts.estimateTokens;
   if (custom) return { input: custom, candidate: custom };
+  const memo = new Map<Message, number>();
   return {
-    input: (messages) => defaultCounter.sum(messages),
-    candidate: (messages) => defaultCounter.peek(messages),
+    input: (messages) => {
+      let total = 0;
+      for (const message of messages) {
+        const tokens = estimateTokensByChars(message);
+        memo.set(message, tokens);
+        total += tokens;
+      }
+      return total;
+    },
+    candidate: (messages) => {
+      let total = 0;
+      for (const message of messages) total += memo.get(message) ?? estimateTokensByChars(message);
+      return total;
+    },
   };
 }

@@ -48,8 +48,8 @@ export interface ContextManagerOptions {
 /**
  * Keeps a history under its token budget. Call `maybeCompact` once per loop iteration, before
  * inference. Token counts are cached per message and per growing history (see `TokenCounter`),
- * so the per-iteration cost is that of the new messages. Invalid options throw a `RangeError`
- * naming the option.
+ * so each iteration estimates only the messages appended since the last one. Invalid options
+ * throw a `RangeError` naming the option (a `TypeError` for a strategy without `compact`).
  * @example
  * const context = new ContextManager({ strategy: new TieredCompact(), budgetTokens: 8192, warnAt: [0.5, 0.9] });
  * messages = context.maybeCompact(messages, iteration, steps.summaryHint());

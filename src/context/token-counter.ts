@@ -43,13 +43,6 @@ export class TokenCounter {
     return tokens;
   }
 
-  /** Tokens of a history, caching each message but not the history's running total. */
-  sum(messages: readonly Message[]): number {
-    let total = 0;
-    for (const message of messages) total += this.countMessage(message);
-    return total;
-  }
-
   /**
    * Tokens of a history without caching its new messages or moving the running total: for
    * short-lived candidates (a strategy's trial phases) that would only fill the cache.

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CompactStrategy } from "../../src/context/compact-strategy.ts";
+import { type CompactEvent, ContextManager } from "../../src/context/context-manager.ts";
 import { SlidingWindowCompact } from "../../src/context/sliding-window-compact.ts";
 import { TieredCompact } from "../../src/context/tiered-compact.ts";
 import { estimateTokensByChars } from "../../src/context/token-estimator.ts";
@@ -167,6 +168,38 @@ describe("compaction properties", () => {
 
   it("SlidingWindowCompact keeps any generated history valid and never grows it", () => {
     checkStrategy((keepRecent) => new SlidingWindowCompact({ keepRecent }), undefined);
+  });
+
+  it("ContextManager.maybeCompact keeps histories valid and reports accurate events", () => {
+    fc.assert(
+      fc.property(
+        caseArb,
+        fc.integer({ min: 1, max: 50_000 }),
+        ({ history, keepRecent, stepHint }, budget) => {
+          const events: CompactEvent[] = [];
+          const context = new ContextManager({
+            strategy: new TieredCompact({ keepRecent }),
+            budgetTokens: budget,
+            onCompact: (event) => events.push(event),
+          });
+          const result = context.maybeCompact(history, 7, stepHint);
+          expect(commonProblems(history, result, keepRecent)).toEqual([]);
+          if (tokens(history) <= budget * 0.75) expect(result).toBe(history);
+          if (result === history) expect(events).toEqual([]);
+          else {
+            expect(events).toHaveLength(1);
+            expect(events[0]).toMatchObject({
+              stepIndex: 7,
+              tokensBefore: tokens(history),
+              tokensAfter: tokens(result),
+              messagesBefore: history.length,
+              messagesAfter: result.length,
+            });
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it("TieredCompact is idempotent on its own output", () => {

@@ -1,5 +1,10 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { estimateTokensByChars, MESSAGE_OVERHEAD_TOKENS } from "../../src/context/token-estimator.ts";
+import {
+  estimateTokensByChars,
+  jsonLength,
+  MESSAGE_OVERHEAD_TOKENS,
+} from "../../src/context/token-estimator.ts";
 import { createMessage, MessageRole, MessageType } from "../../src/core/messages.ts";
 import { executedBatch } from "./history-fixtures.ts";
 
@@ -15,5 +20,26 @@ describe("estimateTokensByChars", () => {
     const [call] = executedBatch(0, ["a"]);
     const expected = Math.ceil(JSON.stringify(call!.toolCalls).length / 4) + MESSAGE_OVERHEAD_TOKENS;
     expect(estimateTokensByChars(call!)).toBe(expected);
+  });
+});
+
+describe("jsonLength", () => {
+  it("equals the JSON length of any JSON value whose strings need no escapes", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const json = JSON.stringify(value);
+        if (json.includes("\\")) expect(jsonLength(value)).toBeLessThan(json.length);
+        else expect(jsonLength(value)).toBe(json.length);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("skips undefined members and writes null for undefined array items, as JSON does", () => {
+    const value = { a: undefined, b: [undefined, 1], c: "x" };
+    expect(jsonLength(value)).toBe(JSON.stringify(value).length);
+    expect(jsonLength({})).toBe(2);
+    expect(jsonLength([])).toBe(2);
+    expect(jsonLength(Number.NaN)).toBe(4);
   });
 });
