@@ -14,6 +14,9 @@ import {
   serverStatusOf,
 } from "../../machines/server-manager.machine.ts";
 import type {
+  AwaitReadyInput,
+  OllamaInput,
+  PreparePortInput,
   ServerProcessCommand,
   ServerProcessEvent,
   ServerProcessInput,
@@ -63,15 +66,15 @@ function harness(
           });
         },
       ),
-      preparePort: fromPromise(options.port ?? (async () => 9000)),
-      awaitReady: fromPromise<ServerProps>(async () => {
+      preparePort: fromPromise<number, PreparePortInput>(options.port ?? (async () => 9000)),
+      awaitReady: fromPromise<ServerProps, AwaitReadyInput>(async () => {
         const next = readiness.shift() ?? "ready";
         if (next === "never") return new Promise<ServerProps>(() => {});
         if (next instanceof Error) throw next;
         return PROPS;
       }),
-      ollamaConnect: fromPromise(async () => {}),
-      ollamaUnload: fromPromise<void, { model: string | null }>(async ({ input }) => {
+      ollamaConnect: fromPromise<void, OllamaInput>(async () => {}),
+      ollamaUnload: fromPromise<void, OllamaInput>(async ({ input }) => {
         unloaded.push(input.model);
       }),
     },
