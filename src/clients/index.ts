@@ -7,6 +7,14 @@ export {
 } from "./anthropic-messages.ts";
 export type { AnthropicUsage } from "./anthropic-wire.ts";
 export { BAD_RESPONSE_STATUS, TIMEOUT_STATUS, UNREACHABLE_STATUS } from "./http.ts";
+export {
+  LlamaCppClient,
+  type LlamaCppClientOptions,
+  type LlamaCppMode,
+  type LlamaCppModelInfo,
+  type LlamaCppUsage,
+  ModelNotFoundError,
+} from "./llama-cpp.ts";
 export { OllamaClient, type OllamaClientOptions } from "./ollama-client.ts";
 export { isKnownThinkingModel } from "./ollama-wire.ts";
 export {

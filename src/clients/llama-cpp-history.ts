@@ -45,11 +45,16 @@ export function toChatHistory(messages: readonly WireMessage[]): ChatHistoryItem
       }
       const name = typeof message.name === "string" ? message.name : message.tool_name;
       turn = null;
-      history.push({ type: "user", text: `${typeof name === "string" ? `[Tool result for ${name}]` : "[Tool result]"} ${content}` });
+      history.push({
+        type: "user",
+        text: `${typeof name === "string" ? `[Tool result for ${name}]` : "[Tool result]"} ${content}`,
+      });
       continue;
     }
     turn = null;
-    history.push(message.role === "system" ? { type: "system", text: content } : { type: "user", text: content });
+    history.push(
+      message.role === "system" ? { type: "system", text: content } : { type: "user", text: content },
+    );
   }
   return history;
 }
