@@ -1,0 +1,110 @@
+/**
+ * Loop configurations under test: the ablation presets (which guardrails are on) and the peer
+ * loop (the Vercel AI SDK's `generateText` tool loop), each a plain JSON record for the rows.
+ */
+import { UnknownSelectionError } from "./scenarios/index.ts";
+
+/** Compaction strategies `--compact-strategy` can pick. */
+export const CompactStrategyName = { TIERED: "tiered", SLIDING: "sliding", NONE: "none" } as const;
+export type CompactStrategyName = (typeof CompactStrategyName)[keyof typeof CompactStrategyName];
+
+/** Which agent loop runs the scenario. */
+export const LoopKind = { FORGE: "forge", AI_SDK: "ai_sdk" } as const;
+export type LoopKind = (typeof LoopKind)[keyof typeof LoopKind];
+
+/** One configuration a scenario runs under. */
+export interface LoopConfig {
+  name: string;
+  loop: LoopKind;
+  rescueEnabled: boolean;
+  /** 0 = no retry or unknown-tool nudges: the first failure ends the run. */
+  maxRetriesPerStep: number;
+  stepEnforcement: boolean;
+  /** 0 = no error recovery: the first failing tool batch ends the run; null = no budget (peer). */
+  maxToolErrors: number | null;
+  compaction: CompactStrategyName;
+}
+
+const REFORGED: LoopConfig = {
+  name: "reforged",
+  loop: LoopKind.FORGE,
+  rescueEnabled: true,
+  maxRetriesPerStep: 3,
+  stepEnforcement: true,
+  maxToolErrors: 2,
+  compaction: CompactStrategyName.TIERED,
+};
+
+/** The ablation presets: reforged (all on), one guardrail off each, and bare (all off). */
+export const ABLATION_PRESETS: Readonly<Record<string, LoopConfig>> = {
+  reforged: REFORGED,
+  no_rescue: { ...REFORGED, name: "no_rescue", rescueEnabled: false },
+  no_nudge: { ...REFORGED, name: "no_nudge", maxRetriesPerStep: 0 },
+  no_steps: { ...REFORGED, name: "no_steps", stepEnforcement: false },
+  no_recovery: { ...REFORGED, name: "no_recovery", maxToolErrors: 0 },
+  no_compact: { ...REFORGED, name: "no_compact", compaction: CompactStrategyName.NONE },
+  bare: {
+    name: "bare",
+    loop: LoopKind.FORGE,
+    rescueEnabled: false,
+    maxRetriesPerStep: 0,
+    stepEnforcement: false,
+    maxToolErrors: 0,
+    compaction: CompactStrategyName.NONE,
+  },
+};
+
+/**
+ * The peer: what a TypeScript user would otherwise write, `generateText` with tools and
+ * `stopWhen: [stepCountIs(maxIterations), hasToolCall(terminal)]`. Its own behaviour on tool
+ * errors (they go back to the model) counts as recovery; it has no rescue, nudges, step
+ * enforcement or compaction.
+ */
+export const AI_SDK_CONFIG: LoopConfig = {
+  name: "ai_sdk",
+  loop: LoopKind.AI_SDK,
+  rescueEnabled: false,
+  maxRetriesPerStep: 0,
+  stepEnforcement: false,
+  maxToolErrors: null,
+  compaction: CompactStrategyName.NONE,
+};
+
+/**
+ * The configurations to run: the named presets (`all` = every preset), plus the AI SDK loop
+ * when `peer` is set. `compactStrategy` replaces the strategy of presets that compact.
+ * Throws `UnknownSelectionError` listing the valid presets.
+ */
+export function resolveConfigs(
+  presets: readonly string[],
+  options: { peer?: boolean; compactStrategy?: CompactStrategyName } = {},
+): LoopConfig[] {
+  const names = presets.includes("all") ? Object.keys(ABLATION_PRESETS) : [...new Set(presets)];
+  const unknown = names.filter((name) => !(name in ABLATION_PRESETS) && name !== AI_SDK_CONFIG.name);
+  if (unknown.length > 0) {
+    throw new UnknownSelectionError("ablation preset", unknown, [
+      ...Object.keys(ABLATION_PRESETS),
+      "all",
+      AI_SDK_CONFIG.name,
+    ]);
+  }
+  const configs = names.map((name) =>
+    name === AI_SDK_CONFIG.name ? AI_SDK_CONFIG : (ABLATION_PRESETS[name] as LoopConfig),
+  );
+  if (options.peer && !configs.includes(AI_SDK_CONFIG)) configs.push(AI_SDK_CONFIG);
+  const strategy = options.compactStrategy;
+  if (!strategy) return configs;
+  return configs.map((config) =>
+    config.loop === LoopKind.FORGE && config.compaction !== CompactStrategyName.NONE
+      ? { ...config, compaction: strategy }
+      : config,
+  );
+}
+
+/** The label a config is reported under (`reforged`, `reforged+sliding`). */
+export function configLabel(config: LoopConfig): string {
+  const preset = ABLATION_PRESETS[config.name];
+  return preset && preset.compaction !== config.compaction
+    ? `${config.name}+${config.compaction}`
+    : config.name;
+}

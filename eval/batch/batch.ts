@@ -1,0 +1,264 @@
+/**
+ * Batch runs: plan every (run, scenario, config) task, skip the ones a resumed JSONL already
+ * holds, run the rest a few at a time, and append one row (and one trace) per finished run.
+ * A run whose backend fails is recorded as an error row and the batch goes on.
+ */
+import { basename } from "node:path";
+import { configLabel, type LoopConfig, LoopKind } from "../ablation.ts";
+import type { BackendSession } from "../backends/registry.ts";
+import { runForge } from "../run/forge-run.ts";
+import { runPeer } from "../run/peer-run.ts";
+import { describeError } from "../run/recording-client.ts";
+import { type RunOutcome, RunStatus } from "../run/types.ts";
+import type { EvalScenario } from "../scenarios/scenario.ts";
+import { appendJsonLine, type LineProblem, readJsonl, repairTail } from "./jsonl.ts";
+import { ROW_SCHEMA_VERSION, type RunRow, runRowSchema, type Versions } from "./row.ts";
+
+/** One run to make. */
+export interface RunTask {
+  key: string;
+  scenario: EvalScenario;
+  config: LoopConfig;
+  runIndex: number;
+  seed: number;
+}
+
+/** What identifies a batch's rows besides the scenario, config and run. */
+export interface BatchIdentity {
+  backend: string;
+  model: string;
+  baseSeed: number;
+  stream: boolean;
+}
+
+/** The key of one run: backend, model, config, scenario, run index and base seed. */
+export function runKey(
+  identity: BatchIdentity,
+  config: LoopConfig,
+  scenario: string,
+  runIndex: number,
+): string {
+  const label = `${configLabel(config)}${identity.stream && config.loop === LoopKind.FORGE ? "+stream" : ""}`;
+  return [
+    identity.backend,
+    identity.model,
+    label,
+    scenario,
+    `run${runIndex}`,
+    `seed${identity.baseSeed}`,
+  ].join("|");
+}
+
+/**
+ * Every task, run index outermost so an interrupted batch has complete pairs across configs.
+ * The seed depends on the run index only: every config of a run sees the same faults.
+ */
+export function planTasks(
+  identity: BatchIdentity,
+  scenarios: readonly EvalScenario[],
+  configs: readonly LoopConfig[],
+  runs: number,
+): RunTask[] {
+  const tasks: RunTask[] = [];
+  for (let runIndex = 0; runIndex < runs; runIndex += 1) {
+    for (const scenario of scenarios) {
+      for (const config of configs) {
+        tasks.push({
+          key: runKey(identity, config, scenario.id, runIndex),
+          scenario,
+          config,
+          runIndex,
+          seed: identity.baseSeed + runIndex,
+        });
+      }
+    }
+  }
+  return tasks;
+}
+
+/** Where a resumed batch stands. */
+export interface ResumeState {
+  doneKeys: Set<string>;
+  problems: LineProblem[];
+  /** Bytes of an interrupted last line that were cut off. */
+  repairedBytes: number;
+}
+
+/** Read what an existing JSONL already holds, repairing an interrupted last line first. */
+export function loadResumeState(out: string): ResumeState {
+  const repairedBytes = repairTail(out);
+  const { rows, problems } = readJsonl(out, runRowSchema);
+  return { doneKeys: new Set(rows.map((row) => row.key)), problems, repairedBytes };
+}
+
+/** Options of `runBatch`. */
+export interface BatchOptions {
+  tasks: readonly RunTask[];
+  session: BackendSession;
+  identity: BatchIdentity;
+  versions: Versions;
+  batchId: string;
+  /** The JSONL file rows are appended to. */
+  out: string;
+  /** The JSONL file traces are appended to, or null for none. */
+  tracesOut: string | null;
+  /** Runs in flight at once. */
+  concurrency: number;
+  /** Keys to skip (already in `out`). */
+  skip?: ReadonlySet<string>;
+  onRowWritten?: (row: RunRow, finished: number, total: number) => void;
+  signal?: AbortSignal;
+  /** Runs a task somewhere else (a worker thread); default: in this thread. */
+  execute?: (task: RunTask) => Promise<RunOutcome>;
+}
+
+/** What a batch did. */
+export interface BatchSummary {
+  planned: number;
+  skipped: number;
+  written: number;
+  errors: number;
+  wallMs: number;
+}
+
+/** Run the tasks not yet done and append their rows. */
+export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
+  const started = performance.now();
+  const pending = options.tasks.filter((task) => !options.skip?.has(task.key));
+  const summary: BatchSummary = {
+    planned: options.tasks.length,
+    skipped: options.tasks.length - pending.length,
+    written: 0,
+    errors: 0,
+    wallMs: 0,
+  };
+  let next = 0;
+  const worker = async () => {
+    while (next < pending.length && !options.signal?.aborted) {
+      const task = pending[next] as RunTask;
+      next += 1;
+      const outcome = options.execute
+        ? await options
+            .execute(task)
+            .catch((error: unknown) => harnessFailure(task, `${task.scenario.id}-${task.seed}`, error))
+        : await executeTask(task, options.session, options.identity.stream);
+      if (options.tracesOut) appendJsonLine(options.tracesOut, outcome.trace);
+      const row = toRow(task, outcome, options);
+      appendJsonLine(options.out, row);
+      summary.written += 1;
+      if (row.status === RunStatus.ERROR) summary.errors += 1;
+      options.onRowWritten?.(row, summary.written, pending.length);
+    }
+  };
+  await Promise.all(
+    Array.from({ length: Math.max(1, Math.min(options.concurrency, pending.length)) }, worker),
+  );
+  summary.wallMs = performance.now() - started;
+  return summary;
+}
+
+/** Run one task against a backend session; a harness failure becomes an error outcome. */
+export async function executeTask(
+  task: RunTask,
+  session: BackendSession,
+  stream: boolean,
+): Promise<RunOutcome> {
+  const target = { scenario: task.scenario, seed: task.seed };
+  const runId = `${task.scenario.id}-${task.seed}`;
+  try {
+    if (task.config.loop === LoopKind.AI_SDK) {
+      if (!session.peerEndpoint)
+        throw new Error(`backend ${session.backend} has no OpenAI-compatible endpoint for the AI SDK loop`);
+      return await runPeer({
+        key: task.key,
+        scenario: task.scenario,
+        endpoint: session.peerEndpoint(target),
+        runId,
+      });
+    }
+    return await runForge({
+      key: task.key,
+      scenario: task.scenario,
+      config: task.config,
+      client: session.createClient(target),
+      runId,
+      stream,
+    });
+  } catch (error) {
+    return harnessFailure(task, runId, error);
+  }
+}
+
+/** A run the harness itself could not carry out, as an error outcome. */
+export function harnessFailure(task: RunTask, runId: string, error: unknown): RunOutcome {
+  const described = describeError(error);
+  return {
+    measurement: {
+      status: RunStatus.ERROR,
+      completed: false,
+      accurate: false,
+      answerProblem: null,
+      stateProblem: null,
+      failureKind: "harness_error",
+      errorName: described.name,
+      errorMessage: described.message,
+      terminal: null,
+      iterations: 0,
+      idealIterations: task.scenario.idealIterations,
+      wastedCalls: 0,
+      efficiency: null,
+      toolCalls: 0,
+      toolErrors: 0,
+      textResponses: 0,
+      rescues: 0,
+      nudges: { retry: 0, unknown_tool: 0, step: 0, prerequisite: 0 },
+      compactions: 0,
+      maxPhase: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      peakContextTokens: 0,
+      wallMs: 0,
+      startedFromSnapshot: false,
+    },
+    trace: {
+      key: task.key,
+      scenario: task.scenario.id,
+      config: task.config,
+      runId,
+      initialSnapshot: null,
+      startMessages: [],
+      messages: [],
+      exchanges: [],
+      compactions: [],
+      transitions: [],
+      finalSnapshot: null,
+    },
+  };
+}
+
+function toRow(task: RunTask, outcome: RunOutcome, options: BatchOptions): RunRow {
+  const { session, identity } = options;
+  return {
+    schema: ROW_SCHEMA_VERSION,
+    key: task.key,
+    batchId: options.batchId,
+    timestamp: new Date().toISOString(),
+    backend: session.backend,
+    model: session.model,
+    simulated: session.simulated,
+    profile: session.profile,
+    baseSeed: identity.baseSeed,
+    seed: task.seed,
+    runIndex: task.runIndex,
+    configLabel: configLabel(task.config),
+    config: task.config,
+    stream: identity.stream && task.config.loop === LoopKind.FORGE,
+    scenario: task.scenario.id,
+    category: task.scenario.category,
+    tags: [...task.scenario.tags],
+    stateful: task.scenario.stateful,
+    versions: options.versions,
+    ...outcome.measurement,
+    trace: options.tracesOut ? basename(options.tracesOut) : null,
+  };
+}

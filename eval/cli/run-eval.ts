@@ -1,0 +1,202 @@
+/**
+ * `forge eval` (run): validate the options, plan the batch, run it against the backend with
+ * progress, append rows, then print the report.
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { dirname } from "node:path";
+import { z } from "zod";
+import { CompactStrategyName, resolveConfigs } from "../ablation.ts";
+import { BACKENDS, startBackend } from "../backends/registry.ts";
+import { type BatchIdentity, loadResumeState, planTasks, runBatch } from "../batch/batch.ts";
+import { currentVersions } from "../batch/row.ts";
+import { startWorkerPool, type WorkerPool } from "../batch/worker-pool.ts";
+import { renderMarkdown } from "../report/markdown.ts";
+import { renderTerminalReport } from "../report/table.ts";
+import { loadRows, reportOf, tracesPathFor, writeHtmlReport, writeText } from "../report/write-report.ts";
+import { selectScenarios } from "../scenarios/index.ts";
+import { createProgress, type ProgressReporter, silentProgress } from "./progress.ts";
+
+const positiveInteger = z.coerce.number().int().positive();
+
+/** The options of `forge eval`, as commander hands them over. */
+export const evalOptionsSchema = z.object({
+  runs: positiveInteger.default(1),
+  scenario: z.array(z.string()).default([]),
+  tags: z.array(z.string()).default([]),
+  ablation: z.array(z.string()).default(["reforged"]),
+  peer: z.boolean().default(false),
+  backend: z.string().default("sim-model"),
+  model: z.string().optional(),
+  baseUrl: z.string().optional(),
+  apiKey: z.string().optional(),
+  profile: z.string().optional(),
+  seed: z.coerce.number().int().default(0),
+  stream: z.boolean().default(false),
+  compactStrategy: z.enum(Object.values(CompactStrategyName) as [string, ...string[]]).optional(),
+  out: z.string().optional(),
+  resume: z.boolean().default(false),
+  concurrency: positiveInteger.optional(),
+  workers: positiveInteger.optional(),
+  traces: z.boolean().default(true),
+  progress: z.boolean().default(true),
+  html: z.string().optional(),
+  markdown: z.string().optional(),
+  report: z.boolean().default(true),
+  delayMs: z.coerce.number().int().nonnegative().optional(),
+});
+export type EvalOptions = z.infer<typeof evalOptionsSchema>;
+
+/** Where the command writes. */
+export interface EvalIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  progress?: ProgressReporter;
+}
+
+/** Raised for options that cannot run; the message says what to change. */
+export class EvalUsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "EvalUsageError";
+  }
+}
+
+const defaultIo: EvalIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
+
+/** Run `forge eval` with raw options; resolves with the rows file written. */
+export async function runEval(
+  rawOptions: unknown,
+  io: EvalIo = defaultIo,
+  signal?: AbortSignal,
+): Promise<string> {
+  const parsed = evalOptionsSchema.safeParse(rawOptions);
+  if (!parsed.success) {
+    throw new EvalUsageError(
+      parsed.error.issues.map((issue) => `--${issue.path.join(".")}: ${issue.message}`).join("; "),
+    );
+  }
+  const options = parsed.data;
+  if (!(options.backend in BACKENDS)) {
+    throw new EvalUsageError(
+      `Unknown backend '${options.backend}'. Valid backends: ${Object.keys(BACKENDS).join(", ")}`,
+    );
+  }
+  const scenarios = selectScenarios(options.scenario, options.tags);
+  if (scenarios.length === 0)
+    throw new EvalUsageError("The --scenario / --tags selection matches no scenario");
+  const configs = resolveConfigs(options.ablation, {
+    peer: options.peer,
+    ...(options.compactStrategy && { compactStrategy: options.compactStrategy as CompactStrategyName }),
+  });
+  const out =
+    options.out ??
+    `eval/results/eval-${options.backend}-${new Date().toISOString().replace(/[:.]/g, "-")}.jsonl`;
+  if (existsSync(out) && !options.resume) {
+    throw new EvalUsageError(`${out} already exists: pass --resume to continue it, or choose another --out`);
+  }
+  mkdirSync(dirname(out), { recursive: true });
+  const resumeState = options.resume
+    ? loadResumeState(out)
+    : { doneKeys: new Set<string>(), problems: [], repairedBytes: 0 };
+  if (resumeState.repairedBytes > 0) {
+    io.stderr(`resume: cut an interrupted last line (${resumeState.repairedBytes} bytes) off ${out}\n`);
+  }
+  for (const problem of resumeState.problems)
+    io.stderr(`resume: ${out}:${problem.line}: ${problem.message}\n`);
+
+  const session = await startBackend(options.backend, {
+    ...(options.model && { model: options.model }),
+    ...(options.baseUrl && { baseUrl: options.baseUrl }),
+    ...(options.apiKey && { apiKey: options.apiKey }),
+    ...(options.profile && { profile: options.profile }),
+    ...(options.delayMs !== undefined && { delayMs: options.delayMs }),
+    scenarios,
+  });
+  let pool: WorkerPool | null = null;
+  try {
+    if (configs.some((config) => config.loop === "ai_sdk") && !session.peerEndpoint) {
+      throw new EvalUsageError(
+        `--backend ${options.backend} has no OpenAI-compatible endpoint for the AI SDK loop (--peer)`,
+      );
+    }
+    const identity: BatchIdentity = {
+      backend: session.backend,
+      model: session.model,
+      baseSeed: options.seed,
+      stream: options.stream,
+    };
+    const tasks = planTasks(identity, scenarios, configs, options.runs);
+    const pending = tasks.filter((task) => !resumeState.doneKeys.has(task.key)).length;
+    io.stderr(
+      `eval: ${scenarios.length} scenarios × ${configs.length} configs × ${options.runs} runs = ${tasks.length} runs on ${session.backend} (${session.model})${
+        options.resume ? `, ${tasks.length - pending} already in ${out}` : ""
+      }\n`,
+    );
+    // sim-model batches are CPU-bound in the agent loop: spread them over the cores.
+    const workers = options.workers ?? (session.simulated ? Math.min(2, availableParallelism()) : 1);
+    const concurrency = options.concurrency ?? (session.simulated ? 4 : 1);
+    pool =
+      workers > 1 && pending > 1
+        ? await startWorkerPool(workers, options.backend, session.workerOptions, options.stream)
+        : null;
+    const progress = io.progress ?? (options.progress ? createProgress() : silentProgress);
+    progress.start(pending);
+    const summary = await runBatch({
+      tasks,
+      session,
+      identity,
+      versions: currentVersions(),
+      batchId: new Date().toISOString(),
+      out,
+      tracesOut: options.traces ? tracesPathFor(out) : null,
+      concurrency: concurrency * workers,
+      ...(pool && { execute: (task) => (pool as WorkerPool).execute(task) }),
+      skip: resumeState.doneKeys,
+      onRowWritten: (row, finished, total) => progress.update(row, finished, total),
+      ...(signal && { signal }),
+    });
+    progress.stop();
+    io.stderr(
+      `eval: wrote ${summary.written} rows (${summary.errors} backend errors, ${summary.skipped} skipped) to ${out} in ${(summary.wallMs / 1000).toFixed(1)} s\n`,
+    );
+  } finally {
+    await pool?.close();
+    await session.close();
+  }
+
+  const keys = new Set(
+    planTasks(
+      { backend: session.backend, model: session.model, baseSeed: options.seed, stream: options.stream },
+      scenarios,
+      configs,
+      options.runs,
+    ).map((task) => task.key),
+  );
+  const loaded = loadRows([out]);
+  const rows = loaded.rows.filter((row) => keys.has(row.key));
+  const report = reportOf(rows);
+  if (options.report) io.stdout(`${renderTerminalReport(report)}\n`);
+  if (options.markdown) {
+    writeText(options.markdown, renderMarkdown(report, { command: commandLine() }));
+    io.stderr(`eval: Markdown report → ${options.markdown}\n`);
+  }
+  if (options.html) {
+    const written = writeHtmlReport(report, {
+      outDir: options.html,
+      tracesFiles: [tracesPathFor(out)],
+      command: commandLine(),
+      source: out,
+    });
+    io.stderr(`eval: dashboard → ${written.dashboard} (${written.timelines} timelines)\n`);
+  }
+  return out;
+}
+
+/** The command line as typed (for reports). */
+export function commandLine(): string {
+  return ["forge", ...process.argv.slice(2)].join(" ");
+}

@@ -1,0 +1,170 @@
+/**
+ * Aggregates of JSONL rows: per configuration, per configuration and scenario, and paired
+ * comparisons of each configuration against a baseline.
+ */
+import type { RunRow } from "../batch/row.ts";
+import { type Interval, type McNemarResult, mcnemarExact, mean, wilsonInterval } from "./stats.ts";
+
+/** Metrics of a group of runs. */
+export interface GroupMetrics {
+  runs: number;
+  completed: number;
+  correct: number;
+  /** Runs the backend or harness failed. */
+  errors: number;
+  /** correct / runs, with its Wilson interval. */
+  score: Interval;
+  completeness: number;
+  /** correct / completed, null when none completed. */
+  accuracy: number | null;
+  /** Mean ideal / actual iterations over completed runs. */
+  efficiency: number | null;
+  wastedCalls: number;
+  nudges: { retry: number; unknown_tool: number; step: number; prerequisite: number };
+  rescues: number;
+  toolErrors: number;
+  /** Runs in which compaction fired. */
+  compactedRuns: number;
+  maxPhase: number;
+  meanInputTokens: number;
+  meanWallMs: number;
+  simulated: boolean;
+}
+
+/** Compute a group's metrics. */
+export function groupMetrics(rows: readonly RunRow[]): GroupMetrics {
+  const completed = rows.filter((row) => row.completed);
+  const correct = rows.filter((row) => row.accurate).length;
+  const sum = (pick: (row: RunRow) => number) => rows.reduce((total, row) => total + pick(row), 0);
+  return {
+    runs: rows.length,
+    completed: completed.length,
+    correct,
+    errors: rows.filter((row) => row.status === "error").length,
+    score: wilsonInterval(correct, rows.length),
+    completeness: rows.length === 0 ? 0 : completed.length / rows.length,
+    accuracy: completed.length === 0 ? null : correct / completed.length,
+    efficiency: mean(completed.map((row) => row.efficiency ?? 0)),
+    wastedCalls: mean(rows.map((row) => row.wastedCalls)) ?? 0,
+    nudges: {
+      retry: sum((row) => row.nudges.retry),
+      unknown_tool: sum((row) => row.nudges.unknown_tool),
+      step: sum((row) => row.nudges.step),
+      prerequisite: sum((row) => row.nudges.prerequisite),
+    },
+    rescues: sum((row) => row.rescues),
+    toolErrors: sum((row) => row.toolErrors),
+    compactedRuns: rows.filter((row) => row.compactions > 0).length,
+    maxPhase: rows.reduce((max, row) => Math.max(max, row.maxPhase), 0),
+    meanInputTokens: mean(rows.map((row) => row.inputTokens)) ?? 0,
+    meanWallMs: mean(rows.map((row) => row.wallMs)) ?? 0,
+    simulated: rows.some((row) => row.simulated),
+  };
+}
+
+/** The group a row belongs to: its backend, model and config label (+stream). */
+export function groupKeyOf(row: RunRow): string {
+  return [row.backend, row.model, `${row.configLabel}${row.stream ? "+stream" : ""}`].join("|");
+}
+
+/** One configuration's results. */
+export interface ConfigGroup {
+  key: string;
+  /** Short display name: the config label, prefixed by the model when the data holds several. */
+  name: string;
+  backend: string;
+  model: string;
+  configLabel: string;
+  profile: string | null;
+  metrics: GroupMetrics;
+  byScenario: Map<string, GroupMetrics>;
+  rows: RunRow[];
+}
+
+/** A paired comparison of a group with the baseline. */
+export interface Comparison {
+  group: string;
+  baseline: string;
+  pairs: number;
+  /** Score difference (group − baseline) over the paired runs. */
+  delta: number;
+  test: McNemarResult;
+}
+
+/** What a report shows. */
+export interface ReportData {
+  groups: ConfigGroup[];
+  scenarios: string[];
+  baseline: ConfigGroup | null;
+  comparisons: Comparison[];
+}
+
+/**
+ * Group rows by configuration, sorted by score (best first), with per-scenario metrics and
+ * paired comparisons against `baselineLabel` (default `reforged`, else the best group).
+ */
+export function buildReport(rows: readonly RunRow[], baselineLabel = "reforged"): ReportData {
+  const byGroup = new Map<string, RunRow[]>();
+  for (const row of rows) {
+    const key = groupKeyOf(row);
+    byGroup.set(key, [...(byGroup.get(key) ?? []), row]);
+  }
+  const models = new Set(rows.map((row) => `${row.backend}|${row.model}`));
+  const scenarios = [...new Set(rows.map((row) => row.scenario))];
+  const groups: ConfigGroup[] = [...byGroup].map(([key, groupRows]) => {
+    const first = groupRows[0] as RunRow;
+    const label = `${first.configLabel}${first.stream ? "+stream" : ""}`;
+    const byScenario = new Map<string, GroupMetrics>();
+    for (const scenario of scenarios) {
+      const scenarioRows = groupRows.filter((row) => row.scenario === scenario);
+      if (scenarioRows.length > 0) byScenario.set(scenario, groupMetrics(scenarioRows));
+    }
+    return {
+      key,
+      name: models.size > 1 ? `${first.model} ${label}` : label,
+      backend: first.backend,
+      model: first.model,
+      configLabel: label,
+      profile: first.profile,
+      metrics: groupMetrics(groupRows),
+      byScenario,
+      rows: groupRows,
+    };
+  });
+  groups.sort(
+    (left, right) =>
+      right.metrics.score.estimate - left.metrics.score.estimate || left.name.localeCompare(right.name),
+  );
+  const baseline = groups.find((group) => group.configLabel === baselineLabel) ?? groups[0] ?? null;
+  const comparisons = baseline
+    ? groups.filter((group) => group !== baseline).map((group) => compareGroups(baseline, group))
+    : [];
+  return { groups, scenarios, baseline, comparisons };
+}
+
+/** Pair runs of two groups by (model, scenario, run index, seed) and test the difference. */
+export function compareGroups(baseline: ConfigGroup, group: ConfigGroup): Comparison {
+  const pairKey = (row: RunRow) => [row.backend, row.model, row.scenario, row.runIndex, row.seed].join("|");
+  const base = new Map(baseline.rows.map((row) => [pairKey(row), row.accurate]));
+  let pairs = 0;
+  let onlyBaseline = 0;
+  let onlyGroup = 0;
+  let baseCorrect = 0;
+  let groupCorrect = 0;
+  for (const row of group.rows) {
+    const baseAccurate = base.get(pairKey(row));
+    if (baseAccurate === undefined) continue;
+    pairs += 1;
+    if (baseAccurate) baseCorrect += 1;
+    if (row.accurate) groupCorrect += 1;
+    if (baseAccurate && !row.accurate) onlyBaseline += 1;
+    if (!baseAccurate && row.accurate) onlyGroup += 1;
+  }
+  return {
+    group: group.name,
+    baseline: baseline.name,
+    pairs,
+    delta: pairs === 0 ? 0 : (groupCorrect - baseCorrect) / pairs,
+    test: mcnemarExact(onlyBaseline, onlyGroup),
+  };
+}

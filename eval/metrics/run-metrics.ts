@@ -1,0 +1,132 @@
+/**
+ * Pure measurements of one run from its messages and exchanges: nudges by kind, rescues, tool
+ * errors, the terminal call, and compaction.
+ */
+import { type Message, MessageRole, MessageType } from "../../src/core/messages.ts";
+import { rescueToolCall } from "../../src/prompts/index.ts";
+import type { RecordedExchange } from "../run/recording-client.ts";
+import type { NudgeCounts, TimedCompaction } from "../run/types.ts";
+import type { TerminalCall } from "../scenarios/scenario.ts";
+
+/** No nudges. */
+export function emptyNudges(): NudgeCounts {
+  return { retry: 0, unknown_tool: 0, step: 0, prerequisite: 0 };
+}
+
+/**
+ * Nudges by kind: one per retry nudge (text), per unknown tool, per premature terminal call
+ * and per prerequisite violation. `[NotRun]` replies to the other calls of a rejected batch are
+ * not nudges of their own.
+ */
+export function countNudges(messages: readonly Message[]): NudgeCounts {
+  const counts = emptyNudges();
+  for (const message of messages) {
+    const { type } = message.metadata;
+    if (message.content.includes("[NotRun]")) continue;
+    if (type === MessageType.RETRY_NUDGE) {
+      if (message.role === MessageRole.USER) counts.retry += 1;
+      else counts.unknown_tool += 1;
+    } else if (type === MessageType.STEP_NUDGE) {
+      counts.step += 1;
+    } else if (type === MessageType.PREREQUISITE_NUDGE) {
+      counts.prerequisite += 1;
+    }
+  }
+  return counts;
+}
+
+/** Text responses that rescue turned into tool calls (only when rescue is on). */
+export function countRescues(
+  exchanges: readonly RecordedExchange[],
+  toolNames: readonly string[],
+  rescueEnabled: boolean,
+): number {
+  if (!rescueEnabled) return 0;
+  return exchanges.filter((exchange) => {
+    const response = exchange.response;
+    return (
+      response !== null &&
+      !Array.isArray(response) &&
+      rescueToolCall(response.content, [...toolNames]) !== null
+    );
+  }).length;
+}
+
+/** Tool results that report an error (`[ToolError] …`). */
+export function countToolErrors(messages: readonly Message[]): number {
+  return messages.filter(
+    (message) =>
+      message.metadata.type === MessageType.TOOL_RESULT && message.content.startsWith("[ToolError]"),
+  ).length;
+}
+
+/** Executed tool calls (calls of accepted batches). */
+export function countToolCalls(messages: readonly Message[]): number {
+  const answeredByResult = new Set(
+    messages
+      .filter((message) => message.metadata.type === MessageType.TOOL_RESULT)
+      .map((message) => message.toolCallId),
+  );
+  return messages
+    .filter((message) => message.metadata.type === MessageType.TOOL_CALL)
+    .flatMap((message) => message.toolCalls ?? [])
+    .filter((call) => answeredByResult.has(call.callId)).length;
+}
+
+/**
+ * The terminal call a run ended with: the last executed call of a terminal tool whose result
+ * is not an error, or null.
+ */
+export function terminalCallOf(
+  messages: readonly Message[],
+  terminalTools: readonly string[],
+): TerminalCall | null {
+  const results = new Map<string, Message>();
+  for (const message of messages) {
+    if (message.metadata.type === MessageType.TOOL_RESULT && message.toolCallId)
+      results.set(message.toolCallId, message);
+  }
+  for (let index = messages.length - 1; index >= 0; index -= 1) {
+    const message = messages[index] as Message;
+    if (message.metadata.type !== MessageType.TOOL_CALL) continue;
+    for (const call of message.toolCalls ?? []) {
+      const result = results.get(call.callId);
+      if (
+        terminalTools.includes(call.name) &&
+        result &&
+        !/^\[(ToolError|ToolResolutionError)\]/.test(result.content)
+      ) {
+        return { tool: call.name, args: call.args };
+      }
+    }
+  }
+  return null;
+}
+
+/** Compaction events and the highest phase reached. */
+export function summarizeCompactions(events: readonly TimedCompaction[]): {
+  compactions: number;
+  maxPhase: number;
+} {
+  return {
+    compactions: events.length,
+    maxPhase: events.reduce((max, event) => Math.max(max, event.phaseReached), 0),
+  };
+}
+
+/** Token totals of a run's exchanges. */
+export function tokenTotals(exchanges: readonly RecordedExchange[]) {
+  return {
+    inputTokens: exchanges.reduce((sum, exchange) => sum + exchange.promptTokens, 0),
+    outputTokens: exchanges.reduce((sum, exchange) => sum + exchange.completionTokens, 0),
+    peakContextTokens: exchanges.reduce((max, exchange) => Math.max(max, exchange.promptTokens), 0),
+  };
+}
+
+/** Wasted calls and efficiency against the ideal. */
+export function efficiencyOf(iterations: number, ideal: number, completed: boolean) {
+  return {
+    wastedCalls: Math.max(0, iterations - ideal),
+    efficiency: completed && iterations > 0 ? Math.min(1, ideal / iterations) : null,
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * The terminal report: a summary table per configuration, the paired comparisons, and a
+ * per-scenario score matrix.
+ */
+import type { ReportData } from "../metrics/aggregate.ts";
+import { delta, duration, fixed, percent, pValue, scoreWithInterval } from "./format.ts";
+
+/** Lay out rows of cells as an aligned text table with a header rule. */
+export function textTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((cell, index) =>
+    Math.max(cell.length, ...rows.map((row) => (row[index] ?? "").length)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, index) =>
+        index === 0 ? cell.padEnd(widths[index] ?? 0) : cell.padStart(widths[index] ?? 0),
+      )
+      .join("  ");
+  return [line(header), widths.map((width) => "─".repeat(width)).join("  "), ...rows.map(line)].join("\n");
+}
+
+/** The summary rows shared by the terminal and Markdown reports. */
+export function summaryRows(report: ReportData): { header: string[]; rows: string[][] } {
+  const header = [
+    "config",
+    "runs",
+    "score [95% CI]",
+    "complete",
+    "accuracy",
+    "effic.",
+    "wasted",
+    "nudges r/u/s/p",
+    "rescues",
+    "tool err",
+    "compact",
+    "phase",
+    "tokens",
+    "time",
+    "Δ vs base",
+  ];
+  const rows = report.groups.map((group) => {
+    const m = group.metrics;
+    const comparison = report.comparisons.find((candidate) => candidate.group === group.name);
+    return [
+      `${group.name}${m.simulated ? " (simulated)" : ""}`,
+      String(m.runs),
+      scoreWithInterval(m.score),
+      percent(m.completeness),
+      percent(m.accuracy),
+      fixed(m.efficiency),
+      fixed(m.wastedCalls, 1),
+      `${m.nudges.retry}/${m.nudges.unknown_tool}/${m.nudges.step}/${m.nudges.prerequisite}`,
+      String(m.rescues),
+      String(m.toolErrors),
+      String(m.compactedRuns),
+      String(m.maxPhase),
+      String(Math.round(m.meanInputTokens)),
+      duration(m.meanWallMs),
+      comparison ? `${delta(comparison.delta)} ${pValue(comparison.test.pValue)}` : "baseline",
+    ];
+  });
+  return { header, rows };
+}
+
+/** The scenario × config score matrix. */
+export function scenarioRows(report: ReportData): { header: string[]; rows: string[][] } {
+  return {
+    header: ["scenario", ...report.groups.map((group) => group.name)],
+    rows: report.scenarios.map((scenario) => [
+      scenario,
+      ...report.groups.map((group) => {
+        const metrics = group.byScenario.get(scenario);
+        return metrics ? percent(metrics.score.estimate) : "–";
+      }),
+    ]),
+  };
+}
+
+/** The full terminal report. */
+export function renderTerminalReport(report: ReportData): string {
+  if (report.groups.length === 0) return "No rows.";
+  const summary = summaryRows(report);
+  const scenarios = scenarioRows(report);
+  return [
+    textTable(summary.header, summary.rows),
+    "",
+    "nudges r/u/s/p = retry / unknown tool / step / prerequisite; Δ = score difference vs the baseline on paired runs, exact McNemar p.",
+    "",
+    textTable(scenarios.header, scenarios.rows),
+  ].join("\n");
+}

@@ -1,0 +1,164 @@
+/**
+ * `forge eval`: qualify a model against the eval scenarios (run, report, list, replay).
+ * The harness itself lives in `eval/`; this file only declares the command line.
+ */
+import { type Command, Option } from "commander";
+import { ABLATION_PRESETS } from "../../eval/ablation.ts";
+import { BACKENDS } from "../../eval/backends/registry.ts";
+import { findTrace, replayTrace } from "../../eval/cli/replay-eval.ts";
+import { reportEval } from "../../eval/cli/report-eval.ts";
+import { type EvalIo, runEval } from "../../eval/cli/run-eval.ts";
+import { ALL_SCENARIOS, allTags } from "../../eval/scenarios/index.ts";
+import { FAULT_PROFILES, totalFaultRate } from "../../eval/sim-model/profiles.ts";
+
+const io: EvalIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
+
+/** Report an error without a stack trace and exit 1 (2 for usage errors). */
+function fail(error: unknown): never {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`forge eval: ${message}\n`);
+  const usage =
+    error instanceof Error && /Usage|UnknownSelection|UnknownProfile|BackendConfig/.test(error.name);
+  process.exit(usage ? 2 : 1);
+}
+
+/** Add the `eval` command (with `run` as its default, `report`, `list` and `replay`) to `program`. */
+export function registerEvalCommand(program: Command): Command {
+  const evalCommand = program
+    .command("eval")
+    .description("Qualify a model: run the eval scenarios under guardrail ablations and report scores");
+
+  evalCommand
+    .command("run", { isDefault: true })
+    .description("Run scenarios against a backend and append one JSONL row per run")
+    .option("--runs <n>", "runs per scenario and config", "1")
+    .option("--scenario <ids...>", "only these scenarios (see `forge eval list`)")
+    .option("--tags <tags...>", "only scenarios with one of these tags")
+    .option("--ablation <presets...>", `configs: ${Object.keys(ABLATION_PRESETS).join(", ")}, all, ai_sdk`, [
+      "reforged",
+    ])
+    .option("--peer", "also run the Vercel AI SDK generateText loop against the same backend")
+    .addOption(new Option("--backend <name>", "backend").choices(Object.keys(BACKENDS)).default("sim-model"))
+    .option("--model <name>", "model name (required by real backends)")
+    .option("--base-url <url>", "backend URL (sim-model: use a running `forge sim-model`)")
+    .addOption(new Option("--api-key <key>", "backend credential").env("FORGE_EVAL_API_KEY"))
+    .option("--profile <name>", `sim-model fault profile: ${Object.keys(FAULT_PROFILES).join(", ")}`)
+    .option("--seed <n>", "base seed (run i uses seed + i)", "0")
+    .option("--stream", "stream responses (this library's loop)")
+    .addOption(
+      new Option("--compact-strategy <name>", "compaction of presets that compact").choices([
+        "tiered",
+        "sliding",
+        "none",
+      ]),
+    )
+    .option("--out <file>", "JSONL file to append rows to (default eval/results/eval-<backend>-<time>.jsonl)")
+    .option("--resume", "continue --out: skip the runs it already holds")
+    .option("--concurrency <n>", "runs in flight per worker (default 4 for sim-model, else 1)")
+    .option("--workers <n>", "worker threads running the loops (default 2 for sim-model, else 1)")
+    .option("--no-traces", "do not write <out>.traces.jsonl (timelines and replay need it)")
+    .option("--no-progress", "no progress bar")
+    .option("--html <dir>", "write the dashboard (and run timelines) to this folder")
+    .option("--markdown <file>", "write the Markdown report")
+    .option("--no-report", "do not print the table")
+    .option("--delay-ms <n>", "sim-model: latency added per request")
+    .action(async (options: Record<string, unknown>) => {
+      const controller = new AbortController();
+      const stop = () => {
+        process.stderr.write("\nforge eval: stopping after the runs in flight (resume with --resume)\n");
+        controller.abort();
+      };
+      process.once("SIGINT", stop);
+      try {
+        await runEval(options, io, controller.signal);
+      } catch (error) {
+        fail(error);
+      } finally {
+        process.off("SIGINT", stop);
+      }
+    });
+
+  evalCommand
+    .command("report <files...>")
+    .description("Report JSONL results: terminal table, Markdown, HTML dashboard with run timelines")
+    .option("--html <dir>", "write the dashboard to this folder")
+    .option("--markdown <file>", "write the Markdown report")
+    .option("--ablation <configs...>", "only these configs")
+    .option("--tags <tags...>", "only scenarios with one of these tags")
+    .option("--scenario <ids...>", "only these scenarios")
+    .option("--baseline <config>", "config the deltas are measured against", "reforged")
+    .addOption(
+      new Option("--timelines <which>", "run timeline pages")
+        .choices(["cells", "all", "none"])
+        .default("cells"),
+    )
+    .option("--title <text>", "report title")
+    .option("--command <text>", "the command that produced the data, shown in the report")
+    .option("--screenshot <png>", "also save a PNG of the dashboard (needs chromium)")
+    .action(async (files: string[], options: Record<string, unknown>) => {
+      try {
+        await reportEval(files, options, io);
+      } catch (error) {
+        fail(error);
+      }
+    });
+
+  evalCommand
+    .command("list")
+    .description("List scenarios, tags, ablation presets, backends and sim-model profiles")
+    .action(() => {
+      const lines = [
+        "Scenarios:",
+        ...ALL_SCENARIOS.map(
+          (scenario) =>
+            `  ${scenario.id.padEnd(34)} ideal ${String(scenario.idealIterations).padStart(2)}  [${scenario.tags.join(", ")}]  ${scenario.description}`,
+        ),
+        "",
+        `Tags: ${allTags().join(", ")}`,
+        "",
+        "Ablation presets:",
+        ...Object.values(ABLATION_PRESETS).map(
+          (preset) =>
+            `  ${preset.name.padEnd(12)} rescue=${preset.rescueEnabled} retries=${preset.maxRetriesPerStep} steps=${preset.stepEnforcement} toolErrors=${preset.maxToolErrors} compaction=${preset.compaction}`,
+        ),
+        "  ai_sdk       (--peer) Vercel AI SDK generateText + stopWhen",
+        "",
+        "Backends:",
+        ...Object.values(BACKENDS).map((backend) => `  ${backend.name.padEnd(18)} ${backend.description}`),
+        "",
+        "sim-model profiles (fault rate per model turn):",
+        ...Object.values(FAULT_PROFILES).map(
+          (profile) =>
+            `  ${profile.name.padEnd(8)} ${Math.round(totalFaultRate(profile) * 100)}%  ${profile.description}\n           ${
+              Object.entries(profile.rates)
+                .map(([kind, rate]) => `${kind} ${((rate ?? 0) * 100).toFixed(0)}%`)
+                .join(", ") || "no faults"
+            }`,
+        ),
+      ];
+      process.stdout.write(`${lines.join("\n")}\n`);
+    });
+
+  evalCommand
+    .command("replay <traces> [key]")
+    .description("Re-run a recorded run from its trace and check the loop reproduces its history exactly")
+    .action(async (traces: string, key: string | undefined) => {
+      try {
+        const trace = findTrace(traces, key);
+        const result = await replayTrace(trace);
+        process.stdout.write(
+          result.identical
+            ? `identical: ${trace.key} (${result.recordedMessages} messages)\n`
+            : `differs: ${trace.key}: ${result.difference}\n`,
+        );
+        if (!result.identical) process.exitCode = 1;
+      } catch (error) {
+        fail(error);
+      }
+    });
+
+  return evalCommand;
+}
