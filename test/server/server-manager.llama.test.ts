@@ -95,7 +95,7 @@ describe("ServerManager with a real llama-server", () => {
   });
 
   it("runs a whole workflow to the terminal tool or a typed forge error", async () => {
-    const { workflow } = weatherWorkflow();
+    const { workflow, executed } = weatherWorkflow();
     const client = new OpenAICompatibleClient({
       baseUrl: `${first.baseUrl}/v1`,
       ggufPath: modelPath,
@@ -126,8 +126,9 @@ describe("ServerManager with a real llama-server", () => {
       expect(outcome.error).toBeInstanceOf(ForgeError);
       expect(outcome.error).not.toBeInstanceOf(BackendError);
     }
-    // The server answered at least one completion: the model's reply entered the history.
-    expect(messages.slice(2).length).toBeGreaterThan(0);
+    // The server answered: its grammar-constrained tool calls reached the tools.
+    expect(messages.slice(2)).toContain("tool_call");
+    expect(executed.length).toBeGreaterThan(0);
   }, 60_000);
 
   it("refuses a port that is already taken, naming the port, its holder and the fix, without spawning", async () => {
