@@ -10,7 +10,6 @@ export { NoCompact } from "./no-compact.ts";
 export { SlidingWindowCompact, type SlidingWindowCompactOptions } from "./sliding-window-compact.ts";
 export { isStepSummary } from "./step-summary.ts";
 export { TieredCompact, type TieredCompactOptions } from "./tiered-compact.ts";
-export { TokenCounter } from "./token-counter.ts";
 export {
   estimateTokensByChars,
   MESSAGE_OVERHEAD_TOKENS,
