@@ -160,7 +160,8 @@ async function main(): Promise<number> {
   try {
     options = readOptions();
   } catch (error) {
-    console.error(red(`Bad options: ${error instanceof Error ? error.message : String(error)}`));
+    const detail = error instanceof z.ZodError ? z.prettifyError(error) : String(error);
+    console.error(red(`Bad options: ${detail}`));
     return 2;
   }
   const model = await resolveModel(options.model);
