@@ -3,7 +3,6 @@
  * (and, when it speaks OpenAI's chat-completions API, an endpoint for the AI SDK peer loop).
  * Add a backend by adding an entry to `BACKENDS`.
  */
-import { AnthropicClient } from "../../src/clients/anthropic-client.ts";
 import { OllamaClient } from "../../src/clients/ollama-client.ts";
 import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
 import type { LLMClient } from "../../src/core/types.ts";
@@ -161,6 +160,8 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
       "Anthropic's Messages API: --model (e.g. claude-haiku-4-5), key from --api-key or ANTHROPIC_API_KEY. No AI SDK peer.",
     async start(options) {
       const model = requireModel("anthropic", options);
+      // Loaded on demand: the Anthropic SDK is large and most evals never use it.
+      const { AnthropicClient } = await import("../../src/clients/anthropic-client.ts");
       return {
         backend: "anthropic",
         model,

@@ -7,7 +7,6 @@ import { basename } from "node:path";
 import { configLabel, type LoopConfig, LoopKind } from "../ablation.ts";
 import type { BackendSession } from "../backends/registry.ts";
 import { runForge } from "../run/forge-run.ts";
-import { runPeer } from "../run/peer-run.ts";
 import { describeError } from "../run/recording-client.ts";
 import { type RunOutcome, RunStatus } from "../run/types.ts";
 import type { EvalScenario } from "../scenarios/scenario.ts";
@@ -169,6 +168,8 @@ export async function executeTask(
     if (task.config.loop === LoopKind.AI_SDK) {
       if (!session.peerEndpoint)
         throw new Error(`backend ${session.backend} has no OpenAI-compatible endpoint for the AI SDK loop`);
+      // Loaded on demand: the AI SDK is only needed when the peer loop runs.
+      const { runPeer } = await import("../run/peer-run.ts");
       return await runPeer({
         key: task.key,
         scenario: task.scenario,

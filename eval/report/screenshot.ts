@@ -34,8 +34,8 @@ export interface RenderCheck {
   title: string;
 }
 
-/** Open a local HTML file, wait for it to load, and report errors (and write a PNG when asked). */
-export async function renderPage(file: string, pngPath?: string): Promise<RenderCheck> {
+/** Open local HTML files in one browser, wait for each to load, and report what each showed. */
+export async function renderPages(files: readonly string[], pngPath?: string): Promise<RenderCheck[]> {
   const { chromium } = await import("playwright-core");
   const browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
@@ -43,24 +43,35 @@ export async function renderPage(file: string, pngPath?: string): Promise<Render
     headless: true,
   });
   try {
-    const page = await browser.newPage({ viewport: { width: 1240, height: 900 } });
-    const consoleErrors: string[] = [];
-    const failedRequests: string[] = [];
-    page.on("console", (message) => {
-      if (message.type() === "error") consoleErrors.push(message.text());
-    });
-    page.on("pageerror", (error) => consoleErrors.push(error.message));
-    page.on("requestfailed", (request) => failedRequests.push(request.url()));
-    page.on("request", (request) => {
-      if (!request.url().startsWith("file:")) failedRequests.push(`external: ${request.url()}`);
-    });
-    await page.goto(pathToFileURL(resolve(file)).href, { waitUntil: "load" });
-    const charts = await page.locator("svg.chart").count();
-    if (pngPath) await page.screenshot({ path: pngPath, fullPage: true });
-    return { consoleErrors, failedRequests, charts, title: await page.title() };
+    const checks: RenderCheck[] = [];
+    for (const [index, file] of files.entries()) {
+      const page = await browser.newPage({ viewport: { width: 1240, height: 900 } });
+      const consoleErrors: string[] = [];
+      const failedRequests: string[] = [];
+      page.on("console", (message) => {
+        if (message.type() === "error") consoleErrors.push(message.text());
+      });
+      page.on("pageerror", (error) => consoleErrors.push(error.message));
+      page.on("requestfailed", (request) => failedRequests.push(request.url()));
+      page.on("request", (request) => {
+        if (!request.url().startsWith("file:")) failedRequests.push(`external: ${request.url()}`);
+      });
+      await page.goto(pathToFileURL(resolve(file)).href, { waitUntil: "load" });
+      const charts = await page.locator("svg.chart").count();
+      if (pngPath && index === 0) await page.screenshot({ path: pngPath, fullPage: true });
+      checks.push({ consoleErrors, failedRequests, charts, title: await page.title() });
+      await page.close();
+    }
+    return checks;
   } finally {
     await browser.close();
   }
+}
+
+/** Open one local HTML file (see `renderPages`), optionally saving a PNG of it. */
+export async function renderPage(file: string, pngPath?: string): Promise<RenderCheck> {
+  const [check] = await renderPages([file], pngPath);
+  return check as RenderCheck;
 }
 
 /** Screenshot a page to a PNG. */

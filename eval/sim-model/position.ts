@@ -74,8 +74,9 @@ export function observedCalls(messages: readonly WireMessage[]): ObservedCall[] 
 }
 
 /**
- * Match the history's successful calls against the reference, greedily and in order: each one
- * matches the first not-yet-passed step with the same tool and arguments.
+ * Match the history's successful calls against the reference: each one matches the first step
+ * not yet done with the same tool and arguments (a step skipped earlier can be made up later).
+ * The next step is the one after the furthest step done.
  */
 export function locateInReference(
   messages: readonly WireMessage[],
@@ -83,20 +84,17 @@ export function locateInReference(
 ): ReferencePosition {
   const done = new Set<number>();
   const visible = new Set<number>();
-  let next = 0;
   for (const call of observedCalls(messages)) {
     if (call.result === undefined || call.args === null || !isSuccessfulResult(call.result)) continue;
-    for (let index = next; index < reference.length; index += 1) {
-      const step = reference[index] as ReferenceStep;
-      if (step.tool !== call.name || !sameJson(step.args, call.args)) continue;
-      done.add(index);
-      if (call.result !== DROPPED_RESULT) visible.add(index);
-      next = index + 1;
-      break;
-    }
+    const index = reference.findIndex(
+      (step, position) => !done.has(position) && step.tool === call.name && sameJson(step.args, call.args),
+    );
+    if (index < 0) continue;
+    done.add(index);
+    if (call.result !== DROPPED_RESULT) visible.add(index);
   }
   markSummarizedSteps(messages, reference, done);
-  next = Math.max(next, ...[...done].map((index) => index + 1));
+  const next = Math.max(0, ...[...done].map((index) => index + 1));
   let firstMissing = 0;
   while (done.has(firstMissing)) firstMissing += 1;
   return {
