@@ -5,6 +5,9 @@
  */
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
+import { serializeToolResult } from "../machines/workflow-actors.ts";
+import type { ToolOutcome } from "../machines/workflow-context.ts";
+import { toolCallMessages, toolResultMessages } from "../machines/workflow-messages.ts";
 import { ContextManager, NoCompact } from "../src/context/index.ts";
 import {
   createMessage,
@@ -15,6 +18,14 @@ import {
 } from "../src/core/messages.ts";
 import { defineTool } from "../src/core/tools.ts";
 import { defineWorkflow, workflowToolSpecs } from "../src/core/workflow.ts";
+import {
+  createStepProgress,
+  findPrematureTerminal,
+  findPrerequisiteViolations,
+  recordStep,
+  stepSummaryHint,
+} from "../src/guardrails/step-state.ts";
+import { validateResponse } from "../src/guardrails/validate-response.ts";
 import { WorkflowRunner } from "../src/loop/runner.ts";
 import { ScriptedClient } from "../src/testing/index.ts";
 
@@ -53,47 +64,52 @@ async function statechartRun(iterations: number): Promise<number> {
   return performance.now() - start;
 }
 
-/** The loop a user would write by hand: send, parse args, execute, append, same client and tools. */
+/**
+ * The same loop written by hand as a plain async function: the same client and tool calls and the
+ * same pure guardrail functions (compaction check, serialization, validation, step checks, message
+ * builders, zod parsing, result serialization) — everything but the statechart. The difference
+ * between the two is the cost of the statechart itself.
+ */
 async function plainRun(iterations: number): Promise<number> {
   const client = new ScriptedClient(script(iterations));
+  const contextManager = new ContextManager({ strategy: new NoCompact(), budgetTokens: 100_000_000 });
   const tools = workflowToolSpecs(workflow);
+  const toolNames = Object.keys(workflow.tools);
   const start = performance.now();
-  const messages: Message[] = [
+  let messages: Message[] = [
     createMessage(MessageRole.SYSTEM, "s", { type: MessageType.SYSTEM_PROMPT }),
     createMessage(MessageRole.USER, "go", { type: MessageType.USER_INPUT }),
   ];
+  let progress = createStepProgress();
   for (let iteration = 0; iteration < iterations; iteration += 1) {
+    messages = contextManager.maybeCompact(messages, iteration, stepSummaryHint(progress));
     const response = await client.send(serializeHistory(messages, "openai"), tools);
-    if (!Array.isArray(response)) throw new Error("unexpected text");
-    const calls = response.map((call, index) => ({
-      name: call.tool,
-      args: call.args,
-      callId: `c${iteration}_${index}`,
-    }));
-    messages.push(
-      createMessage(
-        MessageRole.ASSISTANT,
-        "",
-        { type: MessageType.TOOL_CALL, stepIndex: iteration },
-        { toolCalls: calls },
-      ),
-    );
-    let finished = false;
+    const verdict = validateResponse(response, { toolNames, rescueEnabled: true });
+    if (verdict.kind !== "calls") throw new Error("unexpected verdict");
+    if (findPrematureTerminal(verdict.calls, workflow.terminalTools, workflow.requiredSteps, progress))
+      throw new Error("premature");
+    if (findPrerequisiteViolations(verdict.calls, {}, progress).length > 0) throw new Error("prerequisites");
+    const added = toolCallMessages(verdict.calls, "plain", iteration);
+    messages = [...messages, ...added];
+    const calls = added.at(-1)?.toolCalls ?? [];
+    const outcomes: ToolOutcome[] = [];
     for (const call of calls) {
       const tool = workflow.tools[call.name];
       if (!tool) throw new Error("unknown tool");
-      const result = await tool.execute(tool.spec.parameters.parse(call.args));
-      messages.push(
-        createMessage(
-          MessageRole.TOOL,
-          String(result),
-          { type: MessageType.TOOL_RESULT, stepIndex: iteration },
-          { toolName: call.name, toolCallId: call.callId },
-        ),
-      );
-      finished ||= call.name === "finish";
+      const value = await tool.execute(tool.spec.parameters.parse(call.args));
+      outcomes.push({
+        callId: call.callId,
+        tool: call.name,
+        args: call.args,
+        status: "ok",
+        content: serializeToolResult(call.name, value),
+        value,
+      });
+      progress = recordStep(progress, call.name, call.args, false);
     }
-    if (finished) return performance.now() - start;
+    messages = [...messages, ...toolResultMessages(outcomes, iteration)];
+    if (outcomes.some((outcome) => workflow.terminalTools.includes(outcome.tool)))
+      return performance.now() - start;
   }
   throw new Error("did not finish");
 }
