@@ -1,6 +1,8 @@
 /** The `forge` command line: a commander program whose subcommands live in their own files. */
 import { Command } from "commander";
+import { registerEvalCommand } from "./eval-command.ts";
 import { registerProxyCommand } from "./proxy-command.ts";
+import { registerSimModelCommand } from "./sim-model-command.ts";
 
 /**
  * Build the `forge` program with every subcommand registered. Add a subcommand by writing a
@@ -12,6 +14,8 @@ export function createProgram(): Command {
     .description("forge-guardrails: reliable tool calling for self-hosted LLMs")
     .showHelpAfterError();
   registerProxyCommand(program);
+  registerEvalCommand(program);
+  registerSimModelCommand(program);
   return program;
 }
 
