@@ -10,7 +10,7 @@ import { runForge } from "../run/forge-run.ts";
 import { describeError } from "../run/recording-client.ts";
 import { type RunOutcome, RunStatus } from "../run/types.ts";
 import type { EvalScenario } from "../scenarios/scenario.ts";
-import { appendJsonLine, type LineProblem, readJsonl, repairTail } from "./jsonl.ts";
+import { type LineProblem, openJsonlAppender, readJsonl, repairTail } from "./jsonl.ts";
 import { ROW_SCHEMA_VERSION, type RunRow, runRowSchema, type Versions } from "./row.ts";
 
 /** One run to make. */
@@ -132,6 +132,8 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     wallMs: 0,
   };
   let next = 0;
+  const rows = openJsonlAppender(options.out);
+  const traces = options.tracesOut ? openJsonlAppender(options.tracesOut) : null;
   const worker = async () => {
     while (next < pending.length && !options.signal?.aborted) {
       const task = pending[next] as RunTask;
@@ -141,9 +143,10 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
             .execute(task)
             .catch((error: unknown) => harnessFailure(task, `${task.scenario.id}-${task.seed}`, error))
         : await executeTask(task, options.session, options.identity.stream);
-      if (options.tracesOut) appendJsonLine(options.tracesOut, outcome.trace);
+      // The trace goes first: a row is only ever written with its trace already on disk.
+      traces?.append(outcome.trace);
       const row = toRow(task, outcome, options);
-      appendJsonLine(options.out, row);
+      rows.append(row);
       summary.written += 1;
       if (row.status === RunStatus.ERROR) summary.errors += 1;
       options.onRowWritten?.(row, summary.written, pending.length);

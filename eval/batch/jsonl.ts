@@ -12,6 +12,7 @@ import {
   readSync,
   statSync,
   truncateSync,
+  writeSync,
 } from "node:fs";
 import type { z } from "zod";
 
@@ -92,6 +93,23 @@ export function repairTail(path: string): number {
 /** Append one JSON value as one line, in a single write. */
 export function appendJsonLine(path: string, value: unknown): void {
   appendFileSync(path, `${JSON.stringify(value)}\n`);
+}
+
+/** An open JSONL file that values are appended to, one write per line. */
+export interface JsonlAppender {
+  append(value: unknown): void;
+  close(): void;
+}
+
+/** Open `path` for appending (created if missing) and keep it open for a batch. */
+export function openJsonlAppender(path: string): JsonlAppender {
+  const fd = openSync(path, "a");
+  return {
+    append: (value) => {
+      writeSync(fd, `${JSON.stringify(value)}\n`);
+    },
+    close: () => closeSync(fd),
+  };
 }
 
 /** The last row per key (a key run twice keeps its newest row) and how many were superseded. */

@@ -114,7 +114,8 @@ export async function runForge(input: ForgeRunInput): Promise<RunOutcome> {
   } catch (error) {
     harnessError = error;
   }
-  const finalSnapshot = output ? JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) : null;
+  // Plain JSON already (the context holds only data); it is serialized with the trace.
+  const finalSnapshot = output ? actor.getPersistedSnapshot() : null;
   const wallMs = performance.now() - startedAt;
 
   const runMessages = appended.map((entry) => entry.message);
