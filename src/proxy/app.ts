@@ -4,7 +4,6 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import { type Context, Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { ProxyBackend } from "./backend.ts";
 import { createChatService } from "./chat-service.ts";
 import { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
@@ -48,7 +47,12 @@ export function createProxy(options: ProxyOptions): Hono {
     budgetTokens: options.budgetTokens,
     queue,
   });
-  const deps: RouteDeps = { backend, service, queue };
+  const deps: RouteDeps = {
+    backend,
+    service,
+    queue,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+  };
   const startedAt = Date.now();
   const app = new Hono();
 
@@ -84,22 +88,6 @@ export function createProxy(options: ProxyOptions): Hono {
   });
 
   if (options.apiKey !== undefined) app.use("*", authenticate(options.apiKey));
-  app.use(
-    "*",
-    bodyLimit({
-      maxSize: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-      onError: (c) =>
-        errorResponse(
-          c,
-          new ProxyHttpError(
-            413,
-            ProxyErrorKind.TOO_LARGE,
-            `Request body exceeds ${options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES} bytes`,
-          ),
-        ),
-    }),
-  );
-
   const chat = openAIChatHandler(deps);
   app.post("/v1/chat/completions", chat);
   app.post("/chat/completions", chat);

@@ -1,12 +1,12 @@
 /**
  * The `LLMClient` the proxy sends each guarded request through to an OpenAI-compatible backend.
  * It is the client's own request body with the history and tools replaced, so sampling
- * parameters and unknown fields reach the backend untouched. Transport, timeouts, error mapping
- * and the reading of the answer are `src/clients`' (shared, not copied); only the body is the
- * proxy's.
+ * parameters and unknown fields reach the backend untouched. It goes over the proxy's own
+ * transport (`BackendTransport`: one keep-alive pool, 502/504 mapping), and the answer is
+ * read by `src/clients`' wire code (shared, not copied): native calls, llama-server's tool-call
+ * parse failures, prompt-mode extraction and the auto fallback between the two.
  */
 
-import { authHeaders, joinUrl, openExchange } from "../clients/http.ts";
 import {
   errorMessageOf,
   rejectsNativeTools,
@@ -25,29 +25,32 @@ import {
   type SendOptions,
   type StreamChunk,
 } from "../core/types.ts";
+import type { ForwardRequest } from "./backend.ts";
+import type { BufferedAnswer } from "./transport.ts";
+
+/** Path of the chat endpoint on an OpenAI-compatible server root. */
+export const CHAT_PATH = "/v1/chat/completions";
 
 /** How tools reach the model: the server's function calling, the system prompt, or native first. */
 export type ProxyToolMode = "native" | "prompt" | "auto";
 
 /** Backend-wide state the per-request clients share: the URL, credential and the resolved tool mode. */
 export class ForwardingTarget {
-  readonly chatUrl: string;
-  readonly headers: Record<string, string> | undefined;
-  readonly timeoutMs: number;
+  readonly exchange: (request: ForwardRequest) => Promise<BufferedAnswer>;
+  /** For messages: where requests go. */
+  readonly url: string;
   readonly #mode: ProxyToolMode;
   #resolved: "native" | "prompt" | undefined;
   readonly #logger: (line: string) => void;
 
   constructor(options: {
-    baseUrl: string;
-    apiKey?: string | undefined;
-    timeoutMs: number;
+    exchange: (request: ForwardRequest) => Promise<BufferedAnswer>;
+    url: string;
     mode?: ProxyToolMode;
     logger?: (line: string) => void;
   }) {
-    this.chatUrl = joinUrl(withV1(options.baseUrl), "chat/completions");
-    this.headers = authHeaders(options.apiKey);
-    this.timeoutMs = options.timeoutMs;
+    this.exchange = options.exchange;
+    this.url = options.url;
     this.#mode = options.mode ?? "auto";
     this.#resolved = this.#mode === "auto" ? undefined : this.#mode;
     this.#logger = options.logger ?? ((line) => console.info(line));
@@ -90,30 +93,28 @@ export class ForwardingChatClient implements LLMClient {
   ): Promise<LLMResponse> {
     const target = this.#target;
     const mode = tools.length > 0 ? target.mode : "native";
-    const exchange = await openExchange({
+    const answer = await target.exchange({
       method: "POST",
-      url: target.chatUrl,
-      json: this.#body(messages, tools, mode),
-      ...(target.headers && { headers: target.headers }),
-      timeoutMs: target.timeoutMs,
-      signal: options.signal,
+      path: CHAT_PATH,
+      body: JSON.stringify(this.#body(messages, tools, mode)),
+      ...(options.signal && { signal: options.signal }),
     });
-    const body = await exchange.text();
+    const body = answer.body.toString("utf8");
     const toolNames = tools.map((tool) => tool.name);
-    if (!exchange.ok) {
-      if (tools.length > 0 && target.deciding && rejectsNativeTools(exchange.status, body)) {
+    if (answer.status < 200 || answer.status >= 300) {
+      if (tools.length > 0 && target.deciding && rejectsNativeTools(answer.status, body)) {
         target.settle(
           "prompt",
-          `${target.chatUrl} rejected native tool calling (HTTP ${exchange.status}: ${errorMessageOf(body).slice(0, 200)})`,
+          `${target.url} rejected native tool calling (HTTP ${answer.status}: ${errorMessageOf(body).slice(0, 200)})`,
         );
         return this.send(messages, tools, options);
       }
-      const output = toolParseFailureOutput(exchange.status, body);
-      if (output === null) throw new BackendError(exchange.status, body);
+      const output = toolParseFailureOutput(answer.status, body);
+      if (output === null) throw new BackendError(answer.status, body);
       return responseFromParseFailure(output, toolNames, undefined);
     }
     if (tools.length > 0) target.settle(mode);
-    const completion = parseWireBody(chatCompletionSchema, body, target.chatUrl);
+    const completion = parseWireBody(chatCompletionSchema, body, target.url);
     return readMessage(messageOfCompletion(completion), { mode, toolNames, think: undefined });
   }
 

@@ -8,14 +8,15 @@ import { OpenAICompatibleClient } from "../clients/openai-compatible-client.ts";
 import type { LLMClient } from "../core/types.ts";
 import type { BackendCall, BackendFormat, BackendHealth, ForwardRequest, ProxyBackend } from "./backend.ts";
 import { anthropicClientFactory, ollamaClientFactory } from "./client-factories.ts";
-import { ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
 import {
+  CHAT_PATH,
   ForwardingChatClient,
   ForwardingTarget,
   type ProxyToolMode,
   withoutV1,
   withV1,
 } from "./forwarding-client.ts";
+import { BackendTransport } from "./transport.ts";
 
 /** Settings an `LLMClient` factory receives with each call. */
 export interface BackendClientConfig {
@@ -62,8 +63,6 @@ export function createHttpBackend(options: HttpBackendOptions): ProxyBackend {
     apiKey: options.apiKey,
     timeoutMs: options.timeoutMs ?? 600_000,
   };
-  const createClient =
-    options.createClient ?? defaultClientFactory(config, options.toolMode, options.defaultModel);
   const headers: Record<string, string> = { "content-type": "application/json", accept: "*/*" };
   if (options.apiKey) {
     if (format === "anthropic") headers["x-api-key"] = options.apiKey;
@@ -71,9 +70,10 @@ export function createHttpBackend(options: HttpBackendOptions): ProxyBackend {
   }
   if (format === "anthropic") headers["anthropic-version"] = "2023-06-01";
 
-  async function forward(request: ForwardRequest): Promise<Response> {
-    return forwardWithTimeout(`${url}${request.path}`, request, headers, config.timeoutMs);
-  }
+  const transport = new BackendTransport({ baseUrl: url, headers, timeoutMs: config.timeoutMs });
+  const forward = (request: ForwardRequest) => transport.forward(request);
+  const createClient =
+    options.createClient ?? defaultClientFactory(transport, config, options.toolMode, options.defaultModel);
 
   return {
     format,
@@ -98,28 +98,28 @@ export function createHttpBackend(options: HttpBackendOptions): ProxyBackend {
     async health(): Promise<BackendHealth> {
       const detail = options.detail?.();
       const base = { url, format, ...(detail && { detail }) };
-      for (const path of healthPaths(format)) {
+      const paths = healthPaths(format);
+      for (const path of paths) {
         try {
-          const response = await forwardWithTimeout(
-            `${url}${path}`,
-            { method: "GET", path },
-            headers,
-            Math.min(config.timeoutMs, 5_000),
-          );
-          await response.body?.cancel();
-          if (response.status === 404 && path !== healthPaths(format).at(-1)) continue;
-          return { ...base, status: response.ok ? "ok" : "error", httpStatus: response.status };
+          const answer = await transport.exchange({ method: "GET", path }, Math.min(config.timeoutMs, 5_000));
+          if (answer.status === 404 && path !== paths.at(-1)) continue;
+          const ok = answer.status >= 200 && answer.status < 300;
+          return { ...base, status: ok ? "ok" : "error", httpStatus: answer.status };
         } catch {
           return { ...base, status: "unreachable" };
         }
       }
       return { ...base, status: "unreachable" };
     },
-    ...(options.close && { close: options.close }),
+    async close() {
+      transport.close();
+      await options.close?.();
+    },
   };
 }
 
 function defaultClientFactory(
+  transport: BackendTransport,
   config: BackendClientConfig,
   toolMode: ProxyToolMode | undefined,
   defaultModel: string | undefined,
@@ -127,9 +127,8 @@ function defaultClientFactory(
   if (config.format === "ollama") return ollamaClientFactory(defaultModel);
   if (config.format === "anthropic") return anthropicClientFactory(defaultModel);
   const target = new ForwardingTarget({
-    baseUrl: config.baseUrl,
-    apiKey: config.apiKey,
-    timeoutMs: config.timeoutMs,
+    exchange: (request) => transport.exchange(request),
+    url: `${config.baseUrl}${CHAT_PATH}`,
     ...(toolMode && { mode: toolMode }),
   });
   return (call) => new ForwardingChatClient(target, call.model ?? defaultModel, call.extraBody);
@@ -139,57 +138,4 @@ function healthPaths(format: BackendFormat): string[] {
   if (format === "ollama") return ["/api/version"];
   if (format === "anthropic") return ["/v1/models"];
   return ["/health", "/v1/models"];
-}
-
-/**
- * `fetch` with a deadline on the response headers (a stream may then run as long as it runs)
- * and errors mapped to 502 (unreachable) and 504 (timeout). The caller's abort wins.
- */
-async function forwardWithTimeout(
-  target: string,
-  request: ForwardRequest,
-  headers: Record<string, string>,
-  timeoutMs: number,
-): Promise<Response> {
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, timeoutMs);
-  const onAbort = () => controller.abort(request.signal?.reason);
-  request.signal?.addEventListener("abort", onAbort, { once: true });
-  try {
-    return await fetch(target, {
-      method: request.method,
-      headers,
-      ...(request.body !== undefined && { body: request.body }),
-      signal: controller.signal,
-    });
-  } catch (error) {
-    request.signal?.removeEventListener("abort", onAbort);
-    if (timedOut) {
-      throw new ProxyHttpError(
-        504,
-        ProxyErrorKind.BACKEND_TIMEOUT,
-        `Backend did not answer within ${timeoutMs} ms`,
-      );
-    }
-    if (request.signal?.aborted) throw error;
-    const mapped = toProxyHttpError(error);
-    if (mapped.kind === ProxyErrorKind.INTERNAL) {
-      throw new ProxyHttpError(
-        502,
-        ProxyErrorKind.BACKEND_UNREACHABLE,
-        `Backend unreachable: ${mapped.message}`,
-        {
-          cause: error,
-        },
-      );
-    }
-    throw mapped;
-  } finally {
-    // The abort listener stays while the body streams, so a client that leaves stops the backend too.
-    clearTimeout(timer);
-  }
 }

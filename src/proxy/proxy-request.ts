@@ -2,7 +2,7 @@
  * The API-neutral request the proxy serves: a forge history, the client's tools, and the fields
  * forwarded to the backend untouched. Both the OpenAI and the Anthropic routes produce one.
  */
-import { randomBytes } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { Message } from "../core/messages.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
@@ -83,5 +83,5 @@ export function parseArguments(raw: unknown, param: string): Record<string, unkn
 
 /** A random id with a prefix, as the APIs use for messages and calls (`call_…`, `toolu_…`). */
 export function randomId(prefix: string): string {
-  return `${prefix}${randomBytes(12).toString("hex")}`;
+  return `${prefix}${randomUUID().replaceAll("-", "").slice(0, 24)}`;
 }

@@ -10,7 +10,7 @@ import { proxyRequestFromAnthropic } from "./from-anthropic.ts";
 import { openAIRequestHasTools, proxyRequestFromOpenAI } from "./from-openai.ts";
 import { chatCompletionRequestSchema } from "./openai-schema.ts";
 import { forwardToBackend } from "./passthrough.ts";
-import { parseBody } from "./read-body.ts";
+import { parseBody, readBodyText } from "./read-body.ts";
 import { renderMessage, renderMessageStream } from "./render-anthropic.ts";
 import { renderChatCompletion, renderChatCompletionStream } from "./render-openai.ts";
 import type { SerialQueue } from "./serial-queue.ts";
@@ -20,6 +20,7 @@ export interface RouteDeps {
   backend: ProxyBackend;
   service: ChatService;
   queue: SerialQueue | undefined;
+  maxBodyBytes: number;
 }
 
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
@@ -30,7 +31,7 @@ const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache
  */
 export function openAIChatHandler(deps: RouteDeps) {
   return async (c: Context): Promise<Response> => {
-    const { text, value } = parseBody(await c.req.text(), chatCompletionRequestSchema);
+    const { text, value } = parseBody(await readBodyText(c, deps.maxBodyBytes), chatCompletionRequestSchema);
     const signal = c.req.raw.signal;
     if (!openAIRequestHasTools(value) && deps.backend.format === "openai") {
       return forwardToBackend(
@@ -53,7 +54,7 @@ export function openAIChatHandler(deps: RouteDeps) {
 /** `POST /v1/messages`: Anthropic Messages in, Anthropic Messages out, an OpenAI-compatible backend behind. */
 export function anthropicMessagesHandler(deps: RouteDeps) {
   return async (c: Context): Promise<Response> => {
-    const { value } = parseBody(await c.req.text(), messagesRequestSchema);
+    const { value } = parseBody(await readBodyText(c, deps.maxBodyBytes), messagesRequestSchema);
     const request = proxyRequestFromAnthropic(value);
     const answer = await deps.service.answer(request, c.req.raw.signal);
     if (request.stream) return new Response(renderMessageStream(answer), { headers: SSE_HEADERS });

@@ -1,0 +1,352 @@
+/**
+ * Proxy benchmark (`npm run bench:proxy`), loopback only: in one run, the same requests go to a
+ * fast local backend directly and through the proxy, and the proxy's added latency (p50/p99),
+ * relative throughput and RSS growth over many requests are printed as Markdown.
+ *
+ * Three processes: the backend (a node:http server answering an OpenAI tool call, after
+ * `--think-ms` to stand in for a model), the proxy (`startProxy` + `createHttpBackend`), and this
+ * one running autocannon. Latencies are taken from every response at microsecond resolution
+ * (autocannon's own histogram rounds to whole milliseconds). Bounded by request count and time.
+ *
+ * Options: --requests N (per measured phase, default 10000), --connections N (32),
+ * --think-ms N (backend delay; default runs 0 and 10), --rss-requests N (20000), --profile DIR
+ * (write the proxy process's CPU profile there).
+ */
+import { type ChildProcess, fork } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import autocannon from "autocannon";
+
+const SELF = fileURLToPath(import.meta.url);
+const MAX_PHASE_SECONDS = 120;
+
+const { values: args } = parseArgs({
+  options: {
+    role: { type: "string", default: "main" },
+    requests: { type: "string", default: "10000" },
+    connections: { type: "string", default: "32" },
+    "think-ms": { type: "string", multiple: true },
+    "rss-requests": { type: "string", default: "20000" },
+    "backend-url": { type: "string" },
+    profile: { type: "string" },
+  },
+});
+
+const TOOLS = [
+  {
+    type: "function",
+    function: {
+      name: "get_weather",
+      description: "Current weather for a city",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    },
+  },
+  {
+    type: "function",
+    function: {
+      name: "get_forecast",
+      description: "Forecast for a city",
+      parameters: {
+        type: "object",
+        properties: { city: { type: "string" }, days: { type: "integer" } },
+        required: ["city"],
+      },
+    },
+  },
+];
+
+const GUARDED_BODY = JSON.stringify({
+  model: "bench-model",
+  temperature: 0.2,
+  messages: [
+    { role: "system", content: "You are a weather assistant. Use the tools." },
+    { role: "user", content: "What is the weather in Paris?" },
+  ],
+  tools: TOOLS,
+});
+
+const PLAIN_BODY = JSON.stringify({
+  model: "bench-model",
+  messages: [{ role: "user", content: "Say hello." }],
+});
+
+// ── backend role ────────────────────────────────────────────────────────────────────────────
+async function runBackend(): Promise<void> {
+  const thinkMs = Number(process.env.THINK_MS ?? "0");
+  const toolAnswer = Buffer.from(
+    JSON.stringify({
+      id: "chatcmpl-bench",
+      object: "chat.completion",
+      created: 0,
+      model: "bench-model",
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: "assistant",
+            content: null,
+            tool_calls: [
+              {
+                id: "call_0",
+                type: "function",
+                function: { name: "get_weather", arguments: '{"city":"Paris"}' },
+              },
+            ],
+          },
+          finish_reason: "tool_calls",
+        },
+      ],
+      usage: { prompt_tokens: 40, completion_tokens: 10, total_tokens: 50 },
+    }),
+  );
+  const textAnswer = Buffer.from(
+    JSON.stringify({
+      id: "chatcmpl-bench",
+      object: "chat.completion",
+      created: 0,
+      model: "bench-model",
+      choices: [{ index: 0, message: { role: "assistant", content: "Hello!" }, finish_reason: "stop" }],
+    }),
+  );
+  const props = Buffer.from(JSON.stringify({ default_generation_settings: { n_ctx: 8192 } }));
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const body = Buffer.concat(chunks);
+      const answer = request.url === "/props" ? props : body.includes('"tools"') ? toolAnswer : textAnswer;
+      const send = () => {
+        response.writeHead(200, { "content-type": "application/json", "content-length": answer.length });
+        response.end(answer);
+      };
+      if (thinkMs > 0) setTimeout(send, thinkMs);
+      else send();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  process.on("message", (message: { type: string }) => {
+    if (message.type === "stats") {
+      const cpu = process.cpuUsage();
+      process.send?.({
+        type: "stats",
+        ...process.memoryUsage(),
+        cpuMicros: cpu.user + cpu.system,
+      } satisfies Stats);
+    }
+  });
+  server.listen(0, "127.0.0.1", () => {
+    process.send?.({ type: "ready", url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+  });
+}
+
+// ── proxy role ──────────────────────────────────────────────────────────────────────────────
+async function runProxyRole(): Promise<void> {
+  const { createHttpBackend } = await import("../src/proxy/http-backend.ts");
+  const { startProxy } = await import("../src/proxy/server.ts");
+  const proxy = await startProxy({
+    backend: createHttpBackend({ url: args["backend-url"] as string, toolMode: "native" }),
+    host: "127.0.0.1",
+    port: 0,
+  });
+  process.once("SIGINT", () => process.exit(0));
+  process.on("message", (message: { type: string }) => {
+    if (message.type === "stats") {
+      globalThis.gc?.();
+      globalThis.gc?.();
+      const memory = process.memoryUsage();
+      const cpu = process.cpuUsage();
+      process.send?.({ type: "stats", ...memory, cpuMicros: cpu.user + cpu.system } satisfies Stats);
+    }
+  });
+  process.send?.({ type: "ready", url: proxy.url });
+}
+
+// ── main role ───────────────────────────────────────────────────────────────────────────────
+/** What the proxy process reports about itself. */
+interface Stats extends NodeJS.MemoryUsage {
+  type: "stats";
+  cpuMicros: number;
+}
+
+interface Phase {
+  latencies: Float64Array;
+  count: number;
+  non2xx: number;
+  errors: number;
+  seconds: number;
+}
+
+async function load(url: string, body: string, amount: number, connections: number): Promise<Phase> {
+  const latencies = new Float64Array(amount + connections);
+  let count = 0;
+  let non2xx = 0;
+  let finish: (result: autocannon.Result) => void = () => {};
+  let fail: (error: unknown) => void = () => {};
+  const done = new Promise<autocannon.Result>((resolve, reject) => {
+    finish = resolve;
+    fail = reject;
+  });
+  const instance = autocannon(
+    {
+      url,
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+      connections,
+      amount,
+      timeout: 30,
+    },
+    (error: unknown, result: autocannon.Result) => (error ? fail(error) : finish(result)),
+  );
+  // autocannon ends on its 1-second tick: time the phase from the first send to the last answer.
+  const started = process.hrtime.bigint();
+  let lastAnswer = started;
+  instance.on("response", (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+    lastAnswer = process.hrtime.bigint();
+    if (statusCode >= 200 && statusCode < 300) latencies[count++] = responseTime;
+    else non2xx++;
+  });
+  const stopper = setTimeout(() => instance.stop(), MAX_PHASE_SECONDS * 1000);
+  const result = await done;
+  clearTimeout(stopper);
+  const seconds = Number(lastAnswer - started) / 1e9;
+  return {
+    latencies: latencies.slice(0, count),
+    count,
+    non2xx,
+    errors: result.errors + result.timeouts,
+    seconds,
+  };
+}
+
+function percentile(sorted: Float64Array, fraction: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] as number;
+}
+
+function summarize(phases: Phase[]) {
+  const all = new Float64Array(phases.reduce((sum, phase) => sum + phase.count, 0));
+  let offset = 0;
+  for (const phase of phases) {
+    all.set(phase.latencies, offset);
+    offset += phase.count;
+  }
+  all.sort();
+  const seconds = phases.reduce((sum, phase) => sum + phase.seconds, 0);
+  return {
+    p50: percentile(all, 0.5),
+    p99: percentile(all, 0.99),
+    rps: all.length / seconds,
+    failures: phases.reduce((sum, phase) => sum + phase.non2xx + phase.errors, 0),
+  };
+}
+
+async function statsOf(child: ChildProcess): Promise<Stats> {
+  child.send({ type: "stats" });
+  return firstMessage<Stats>(child, "stats");
+}
+
+function startChild(role: string, extra: string[], env: Record<string, string> = {}): ChildProcess {
+  const profile = role === "proxy" && args.profile ? ["--cpu-prof", `--cpu-prof-dir=${args.profile}`] : [];
+  return fork(SELF, ["--role", role, ...extra], {
+    execArgv: ["--import", "tsx", "--expose-gc", ...profile],
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+}
+
+async function firstMessage<T>(child: ChildProcess, type?: string): Promise<T> {
+  for (;;) {
+    const [message] = (await once(child, "message")) as [T & { type?: string }];
+    if (type === undefined || message.type === type) return message;
+  }
+}
+
+async function measure(thinkMs: number, requests: number, connections: number, rssRequests: number) {
+  const backend = startChild("backend", [], { THINK_MS: String(thinkMs) });
+  const { url: backendUrl } = await firstMessage<{ url: string }>(backend, "ready");
+  const proxyChild = startChild("proxy", ["--backend-url", backendUrl]);
+  const { url: proxyUrl } = await firstMessage<{ url: string }>(proxyChild, "ready");
+  const direct = `${backendUrl}/v1/chat/completions`;
+  const proxied = `${proxyUrl}/v1/chat/completions`;
+  try {
+    // Warm both paths (JIT, connection pools, the tool-spec cache).
+    await load(direct, GUARDED_BODY, 2_000, connections);
+    await load(proxied, GUARDED_BODY, 4_000, connections);
+    await load(proxied, PLAIN_BODY, 2_000, connections);
+    // Alternate halves so drift in machine load hits both sides alike.
+    const half = Math.ceil(requests / 2);
+    const rows: Record<string, ReturnType<typeof summarize> & { cpuPerRequest?: number }> = {};
+    for (const [name, body] of [
+      ["guarded", GUARDED_BODY],
+      ["plain", PLAIN_BODY],
+    ] as const) {
+      const directPhases: Phase[] = [];
+      const proxyPhases: Phase[] = [];
+      let proxyCpu = 0;
+      let backendCpu = 0;
+      for (let round = 0; round < 2; round++) {
+        const backendBefore = await statsOf(backend);
+        directPhases.push(await load(direct, body, half, connections));
+        backendCpu += (await statsOf(backend)).cpuMicros - backendBefore.cpuMicros;
+        const cpuBefore = await statsOf(proxyChild);
+        proxyPhases.push(await load(proxied, body, half, connections));
+        proxyCpu += (await statsOf(proxyChild)).cpuMicros - cpuBefore.cpuMicros;
+      }
+      rows[`${name}.direct`] = { ...summarize(directPhases), cpuPerRequest: backendCpu / (2 * half) };
+      rows[`${name}.proxy`] = { ...summarize(proxyPhases), cpuPerRequest: proxyCpu / (2 * half) };
+    }
+    const before = await statsOf(proxyChild);
+    const rssPhase = await load(proxied, GUARDED_BODY, rssRequests, connections);
+    const after = await statsOf(proxyChild);
+    return { rows, before, after, rssPhase };
+  } finally {
+    // SIGINT lets a profiled proxy write its profile before it exits.
+    proxyChild.kill("SIGINT");
+    backend.kill();
+    await once(proxyChild, "exit");
+  }
+}
+
+async function main(): Promise<void> {
+  const requests = Number(args.requests);
+  const connections = Number(args.connections);
+  const rssRequests = Number(args["rss-requests"]);
+  const thinks = (args["think-ms"] ?? ["0", "10"]).map(Number);
+  const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+  const ms = (value: number) => value.toFixed(3);
+  console.log(
+    `Node ${process.version}, ${connections} connections, ${requests} requests per path and target, loopback.\n`,
+  );
+  console.log(
+    "| backend delay | request | direct p50 / p99 (ms) | proxy p50 / p99 (ms) | added p50 / p99 (ms) | direct req/s | proxy req/s | proxy / direct | CPU per request: backend / proxy |",
+  );
+  console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+  const memory: string[] = [];
+  for (const thinkMs of thinks) {
+    const { rows, before, after, rssPhase } = await measure(thinkMs, requests, connections, rssRequests);
+    for (const name of ["guarded", "plain"]) {
+      const direct = rows[`${name}.direct`]!;
+      const proxy = rows[`${name}.proxy`]!;
+      const label = name === "guarded" ? "with tools (guarded)" : "without tools (forwarded)";
+      console.log(
+        `| ${thinkMs} ms | ${label} | ${ms(direct.p50)} / ${ms(direct.p99)} | ${ms(proxy.p50)} / ${ms(proxy.p99)} | ${ms(proxy.p50 - direct.p50)} / ${ms(proxy.p99 - direct.p99)} | ${direct.rps.toFixed(0)} | ${proxy.rps.toFixed(0)} | ${((100 * proxy.rps) / direct.rps).toFixed(1)} % | ${((direct.cpuPerRequest ?? 0) / 1000).toFixed(3)} / ${((proxy.cpuPerRequest ?? 0) / 1000).toFixed(3)} ms |`,
+      );
+      if (direct.failures + proxy.failures > 0) {
+        console.log(`|  | failures: direct ${direct.failures}, proxy ${proxy.failures} | | | | | | | |`);
+      }
+    }
+    memory.push(
+      `backend delay ${thinkMs} ms: proxy RSS ${mb(before.rss)} MB → ${mb(after.rss)} MB after ${rssPhase.count} guarded requests (growth ${mb(after.rss - before.rss)} MB; heap used ${mb(before.heapUsed)} → ${mb(after.heapUsed)} MB, heap total ${mb(before.heapTotal)} → ${mb(after.heapTotal)} MB, external ${mb(before.external)} → ${mb(after.external)} MB; ${rssPhase.non2xx + rssPhase.errors} failures)`,
+    );
+  }
+  console.log("");
+  for (const line of memory) console.log(`- ${line}`);
+}
+
+if (args.role === "backend") await runBackend();
+else if (args.role === "proxy") await runProxyRole();
+else await main();
