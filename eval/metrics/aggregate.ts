@@ -3,6 +3,7 @@
  * comparisons of each configuration against a baseline.
  */
 import type { RunRow } from "../batch/row.ts";
+import { ALL_SCENARIOS } from "../scenarios/index.ts";
 import { type Interval, type McNemarResult, mcnemarExact, mean, wilsonInterval } from "./stats.ts";
 
 /** Metrics of a group of runs. */
@@ -110,7 +111,13 @@ export function buildReport(rows: readonly RunRow[], baselineLabel = "reforged")
     byGroup.set(key, [...(byGroup.get(key) ?? []), row]);
   }
   const models = new Set(rows.map((row) => `${row.backend}|${row.model}`));
-  const scenarios = [...new Set(rows.map((row) => row.scenario))];
+  // Report order: the order scenarios are defined in, then any unknown ones by name.
+  const order = new Map(ALL_SCENARIOS.map((scenario, index) => [scenario.id, index]));
+  const scenarios = [...new Set(rows.map((row) => row.scenario))].sort(
+    (left, right) =>
+      (order.get(left) ?? Number.MAX_SAFE_INTEGER) - (order.get(right) ?? Number.MAX_SAFE_INTEGER) ||
+      left.localeCompare(right),
+  );
   const groups: ConfigGroup[] = [...byGroup].map(([key, groupRows]) => {
     const first = groupRows[0] as RunRow;
     const label = `${first.configLabel}${first.stream ? "+stream" : ""}`;

@@ -118,7 +118,9 @@ export async function runPeer(input: PeerRunInput): Promise<RunOutcome> {
         ? "max_iterations"
         : lastStep && lastStep.toolCalls.length === 0
           ? "text_response"
-          : "no_terminal_call";
+          : lastStep?.toolCalls.some((call) => workflow.terminalTools.includes(call.toolName))
+            ? "terminal_call_failed"
+            : "no_terminal_call";
   const exchanges: RecordedExchange[] = steps.map((step, index) => ({
     at: stepTimes[index - 1] ?? 0,
     durationMs: (stepTimes[index] ?? 0) - (stepTimes[index - 1] ?? 0),
@@ -193,6 +195,9 @@ function failureMessage(kind: string | null, lastStep: AnyStep | undefined): str
   if (kind === "text_response")
     return `the model answered in text, which ends the loop: ${lastStep?.text.slice(0, 160) ?? ""}`;
   if (kind === "max_iterations") return "step limit reached without a terminal call";
+  if (kind === "terminal_call_failed") {
+    return "hasToolCall(terminal) stopped the loop on a terminal call whose tool failed (invalid input or a throw)";
+  }
   return kind;
 }
 
