@@ -154,6 +154,26 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
       };
     },
   },
+  "llama-cpp": {
+    name: "llama-cpp",
+    description:
+      "A GGUF run in-process by node-llama-cpp (LlamaCppClient): --model <path.gguf>. One model for the whole batch; no AI SDK peer.",
+    async start(options) {
+      const modelPath = requireModel("llama-cpp", options);
+      // Loaded on demand: node-llama-cpp is large, and the model loads once for every run.
+      const { LlamaCppClient } = await import("../../src/clients/llama-cpp.ts");
+      const client = new LlamaCppClient({ modelPath, logger: quiet });
+      return {
+        backend: "llama-cpp",
+        model: modelPath.split("/").pop() ?? modelPath,
+        simulated: false,
+        profile: null,
+        createClient: () => client,
+        workerOptions: withoutScenarios(options),
+        close: () => client.dispose(),
+      };
+    },
+  },
   anthropic: {
     name: "anthropic",
     description:

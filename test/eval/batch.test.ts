@@ -105,7 +105,7 @@ describe("batch runs", () => {
       /Valid ablation presets: reforged, no_rescue, no_nudge, no_steps, no_recovery, no_compact, bare, all, ai_sdk/,
     );
     await expect(runEval({ backend: "gpt-9", out }, quietIo)).rejects.toThrow(
-      /Valid backends: sim-model, openai-compatible, ollama, anthropic/,
+      /Valid backends: sim-model, openai-compatible, ollama, llama-cpp, anthropic/,
     );
     await expect(runEval({ profile: "chaos", out, scenario: ["basic_2step"] }, quietIo)).rejects.toThrow(
       /Valid profiles/,
