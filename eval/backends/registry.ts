@@ -80,7 +80,9 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
     description:
       "The fault-injecting OpenAI-compatible sim-model (in-process unless --base-url points at a running `forge sim-model`); --profile picks the faults.",
     async start(options) {
-      const profile = options.profile ?? DEFAULT_PROFILE;
+      // `--model sim/<profile>` names the profile too.
+      const fromModel = options.model?.startsWith("sim/") ? options.model.split("/")[1] : undefined;
+      const profile = options.profile ?? fromModel ?? DEFAULT_PROFILE;
       profileByName(profile);
       const server = options.baseUrl
         ? null
