@@ -67,6 +67,7 @@ async function main(): Promise<void> {
   ]);
   const tally = {
     steps: 0,
+    rawParsed: 0,
     rawWellFormed: 0,
     rawRightTool: 0,
     rawExact: 0,
@@ -108,6 +109,7 @@ async function main(): Promise<void> {
         const rawBody = (await raw.json()) as { content: string; timings: Timings };
         timings.push(rawBody.timings);
         const call = parseRawCall(rawBody.content);
+        if (call) tally.rawParsed += 1;
         if (call && conversation.toolNames.includes(call.name)) tally.rawWellFormed += 1;
         if (call?.name === expected.name) tally.rawRightTool += 1;
         if (call?.name === expected.name && isDeepStrictEqual(call.args, expected.args)) tally.rawExact += 1;
@@ -156,7 +158,7 @@ async function main(): Promise<void> {
   const ttft = (sum("prompt_ms") + sum("predicted_ms") / sum("predicted_n")) / timings.length;
   console.log(`held-out conversations: ${conversations.length}, assistant steps: ${tally.steps}`);
   console.log(
-    `raw (no grammar): well-formed <tool_call> with a known tool ${percent(tally.rawWellFormed)}, right tool ${percent(tally.rawRightTool)}, right tool and exact arguments ${percent(tally.rawExact)}`,
+    `raw (no grammar): well-formed <tool_call> JSON ${percent(tally.rawParsed)}, well-formed with a known tool ${percent(tally.rawWellFormed)}, right tool ${percent(tally.rawRightTool)}, right tool and exact arguments ${percent(tally.rawExact)}`,
   );
   console.log(
     `chat (llama-server native parsing): a known tool called ${percent(tally.chatCall)}, right tool ${percent(tally.chatRightTool)}, exact arguments ${percent(tally.chatExact)}`,
