@@ -22,6 +22,7 @@ import autocannon from "autocannon";
 
 const SELF = fileURLToPath(import.meta.url);
 const MAX_PHASE_SECONDS = 120;
+const RSS_SAMPLE_EVERY = 5_000;
 
 const { values: args } = parseArgs({
   options: {
@@ -299,16 +300,69 @@ async function measure(thinkMs: number, requests: number, connections: number, r
       rows[`${name}.direct`] = { ...summarize(directPhases), cpuPerRequest: backendCpu / (2 * half) };
       rows[`${name}.proxy`] = { ...summarize(proxyPhases), cpuPerRequest: proxyCpu / (2 * half) };
     }
+    // RSS over many guarded requests, sampled every 5000 to tell a plateau from a leak.
     const before = await statsOf(proxyChild);
-    const rssPhase = await load(proxied, GUARDED_BODY, rssRequests, connections);
+    const samples: number[] = [before.rss];
+    const rssPhase: Phase = { latencies: new Float64Array(0), count: 0, non2xx: 0, errors: 0, seconds: 0 };
+    for (let sent = 0; sent < rssRequests; sent += RSS_SAMPLE_EVERY) {
+      const phase = await load(
+        proxied,
+        GUARDED_BODY,
+        Math.min(RSS_SAMPLE_EVERY, rssRequests - sent),
+        connections,
+      );
+      rssPhase.count += phase.count;
+      rssPhase.non2xx += phase.non2xx;
+      rssPhase.errors += phase.errors;
+      samples.push((await statsOf(proxyChild)).rss);
+    }
     const after = await statsOf(proxyChild);
-    return { rows, before, after, rssPhase };
+    return { rows, before, after, rssPhase, samples };
   } finally {
     // SIGINT lets a profiled proxy write its profile before it exits.
     proxyChild.kill("SIGINT");
     backend.kill();
     await once(proxyChild, "exit");
   }
+}
+
+/** CPU per call of the guarded path's in-process parts, to show where a request's time goes. */
+async function measureParts(): Promise<string[]> {
+  const { createWorkflowMachine } = await import("../machines/workflow.machine.ts");
+  const { runInference } = await import("../src/loop/inference.ts");
+  const { chatCompletionRequestSchema } = await import("../src/proxy/openai-schema.ts");
+  const { proxyRequestFromOpenAI } = await import("../src/proxy/from-openai.ts");
+  const { respondTool } = await import("../src/tools/respond.ts");
+  const request = proxyRequestFromOpenAI(chatCompletionRequestSchema.parse(JSON.parse(GUARDED_BODY)));
+  const tools = [...request.tools, respondTool().spec];
+  const answer = [{ tool: "get_weather", args: { city: "Paris" } }];
+  const client = {
+    apiFormat: "openai" as const,
+    send: async () => answer,
+    sendStream: async function* () {},
+    getContextLength: async () => null,
+  };
+  const contextManager = { maybeCompact: <T>(messages: T) => messages };
+  const cpuPerCall = async (calls: number, body: () => unknown) => {
+    for (let index = 0; index < 500; index++) await body();
+    const before = process.cpuUsage();
+    for (let index = 0; index < calls; index++) await body();
+    const used = process.cpuUsage(before);
+    return ((used.user + used.system) / calls / 1000).toFixed(3);
+  };
+  const parse = await cpuPerCall(5_000, () =>
+    proxyRequestFromOpenAI(chatCompletionRequestSchema.parse(JSON.parse(GUARDED_BODY))),
+  );
+  const inference = await cpuPerCall(3_000, () =>
+    runInference({ client, contextManager, messages: request.messages, tools, maxRetries: 3 }),
+  );
+  const machine = await cpuPerCall(3_000, () =>
+    createWorkflowMachine({ client, contextManager, toolSpecs: tools }),
+  );
+  return [
+    `parse + zod-validate + convert one guarded request: ${parse} ms CPU`,
+    `runInference with an instant in-memory client (statechart build + run, no I/O): ${inference} ms CPU, of which createWorkflowMachine alone: ${machine} ms`,
+  ];
 }
 
 async function main(): Promise<void> {
@@ -327,7 +381,12 @@ async function main(): Promise<void> {
   console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
   const memory: string[] = [];
   for (const thinkMs of thinks) {
-    const { rows, before, after, rssPhase } = await measure(thinkMs, requests, connections, rssRequests);
+    const { rows, before, after, rssPhase, samples } = await measure(
+      thinkMs,
+      requests,
+      connections,
+      rssRequests,
+    );
     for (const name of ["guarded", "plain"]) {
       const direct = rows[`${name}.direct`]!;
       const proxy = rows[`${name}.proxy`]!;
@@ -340,11 +399,12 @@ async function main(): Promise<void> {
       }
     }
     memory.push(
-      `backend delay ${thinkMs} ms: proxy RSS ${mb(before.rss)} MB → ${mb(after.rss)} MB after ${rssPhase.count} guarded requests (growth ${mb(after.rss - before.rss)} MB; heap used ${mb(before.heapUsed)} → ${mb(after.heapUsed)} MB, heap total ${mb(before.heapTotal)} → ${mb(after.heapTotal)} MB, external ${mb(before.external)} → ${mb(after.external)} MB; ${rssPhase.non2xx + rssPhase.errors} failures)`,
+      `backend delay ${thinkMs} ms: proxy RSS ${mb(before.rss)} MB → ${mb(after.rss)} MB after ${rssPhase.count} guarded requests (growth ${mb(after.rss - before.rss)} MB; heap used ${mb(before.heapUsed)} → ${mb(after.heapUsed)} MB, heap total ${mb(before.heapTotal)} → ${mb(after.heapTotal)} MB, external ${mb(before.external)} → ${mb(after.external)} MB; ${rssPhase.non2xx + rssPhase.errors} failures; RSS every ${RSS_SAMPLE_EVERY}: ${samples.map(mb).join(", ")} MB)`,
     );
   }
   console.log("");
   for (const line of memory) console.log(`- ${line}`);
+  for (const line of await measureParts()) console.log(`- ${line}`);
 }
 
 if (args.role === "backend") await runBackend();

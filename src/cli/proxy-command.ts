@@ -22,7 +22,9 @@ export function registerProxyCommand(program: Command): Command {
       new Option("--backend <kind>", "start and manage the backend yourself").choices(["llamaserver"]),
     )
     .option("--gguf <path>", "model file for --backend llamaserver")
-    .option("--backend-port <port>", "port of the managed llama-server", "8080")
+    .option("--backend-port <port>", "port of the managed llama-server (default: a free one)")
+    .option("--ctx <tokens>", "context size of the managed llama-server (default: llama-server's choice)")
+    .option("--slots <n>", "parallel slots of the managed llama-server")
     .addOption(
       new Option("--backend-format <format>", "wire format of --backend-url")
         .choices(["openai", "ollama", "anthropic"])
@@ -103,8 +105,12 @@ async function backendFor(options: ProxyCliOptions): Promise<ProxyBackend> {
   }
   const { startManagedBackend } = await import("../proxy/managed-backend.ts");
   return startManagedBackend({
-    ggufPath: options.gguf as string,
-    port: options.backendPort,
+    launch: {
+      ggufPath: options.gguf as string,
+      ...(options.ctx !== undefined && { ctx: options.ctx }),
+      ...(options.slots !== undefined && { slots: options.slots }),
+    },
+    ...(options.backendPort !== undefined && { port: options.backendPort }),
     timeoutMs: options.timeout,
     toolMode: options.toolMode,
     ...(options.model && { defaultModel: options.model }),

@@ -27,7 +27,9 @@ export const proxyCliOptionsSchema = z
     timeout: z.coerce.number().int().positive().default(600_000),
     budgetTokens: z.coerce.number().int().positive().optional(),
     toolMode: z.enum(["native", "prompt", "auto"]).default("auto"),
-    backendPort: z.coerce.number().int().min(1).max(65_535).default(8080),
+    backendPort: z.coerce.number().int().min(1).max(65_535).optional(),
+    ctx: z.coerce.number().int().positive().optional(),
+    slots: z.coerce.number().int().positive().optional(),
   })
   .superRefine((options, context) => {
     if ((options.backendUrl === undefined) === (options.backend === undefined)) {
