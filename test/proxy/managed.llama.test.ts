@@ -101,12 +101,14 @@ describe("forge proxy --backend llamaserver (CLI)", () => {
     let pid: number | null = null;
     try {
       const deadline = Date.now() + 120_000;
-      let url: string | undefined;
-      while (!(url = output.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/)?.[1])) {
-        if (Date.now() > deadline || child.exitCode !== null)
+      const listening = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
+      while (!listening.test(output)) {
+        if (Date.now() > deadline || child.exitCode !== null) {
           throw new Error(`proxy did not start:\n${output}`);
+        }
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
+      const url = output.match(listening)?.[1];
       const health = (await (await fetch(`${url}/forge/health`)).json()) as {
         backend: { status: string; detail: { pid: number | null } };
       };
