@@ -13,5 +13,6 @@ export { type InferenceResult, type RunInferenceOptions, runInference } from "./
 export { type RunOptions, WorkflowRunner, type WorkflowRunnerOptions } from "./loop/runner.ts";
 export { SlotWorker, SlotWorkerError, type SubmitOptions } from "./loop/slot-worker.ts";
 export * from "./prompts/index.ts";
+export * from "./proxy/index.ts";
 export * from "./server/index.ts";
 export { RESPOND_TOOL_NAME, respondTool } from "./tools/respond.ts";

@@ -2,10 +2,12 @@
 export { createProxy, DEFAULT_MAX_BODY_BYTES, type ProxyOptions } from "./app.ts";
 export type { BackendCall, BackendFormat, BackendHealth, ForwardRequest, ProxyBackend } from "./backend.ts";
 export { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
+export type { ProxyToolMode } from "./forwarding-client.ts";
 export {
   type BackendClientConfig,
   type BackendClientFactory,
   createHttpBackend,
   type HttpBackendOptions,
 } from "./http-backend.ts";
+export { type ManagedBackendOptions, startManagedBackend } from "./managed-backend.ts";
 export { type RunningProxy, type StartProxyOptions, startProxy } from "./server.ts";
