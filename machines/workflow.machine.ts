@@ -130,7 +130,11 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
       }),
       nudgeRetry: enqueueActions(({ context, enqueue }) => {
         const raw = context.verdict?.kind === "text" ? context.verdict.raw : "";
-        const added = build.retryMessages(raw, buildRetryNudge(raw, deps.retryNudge), stepOf(context));
+        const added = build.retryMessages(
+          raw,
+          buildRetryNudge(raw, deps.retryNudge, context.config.toolNames),
+          stepOf(context),
+        );
         enqueue.assign({
           messages: [...context.messages, ...added],
           consecutiveRetries: context.consecutiveRetries + 1,

@@ -23,8 +23,12 @@ export interface ResponseValidatorOptions {
 }
 
 /** Build the retry nudge text for a raw response, honouring a custom `retryNudge`. */
-export function buildRetryNudge(rawResponse: string, custom?: RetryNudge): string {
-  if (custom === undefined) return retryNudge(rawResponse);
+export function buildRetryNudge(
+  rawResponse: string,
+  custom?: RetryNudge,
+  availableTools: readonly string[] = [],
+): string {
+  if (custom === undefined) return retryNudge(rawResponse, availableTools);
   return typeof custom === "string" ? custom : custom(rawResponse);
 }
 
@@ -57,7 +61,7 @@ export class ResponseValidator {
         toolCalls: null,
         nudge: {
           role: "user",
-          content: buildRetryNudge(verdict.raw, this.#retryNudge),
+          content: buildRetryNudge(verdict.raw, this.#retryNudge, this.toolNames),
           kind: "retry",
           tier: 0,
         },

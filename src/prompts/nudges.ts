@@ -1,18 +1,36 @@
+import { detectToolCalls } from "./rescue/index.ts";
+
 /**
  * Nudge builders: the corrective messages the loop sends when a model goes off the rails.
  * Each is a pure function of what went wrong; the wording escalates with the tier.
  */
 
-/** Default retry nudge for text that is not a tool call (sent on the user channel). */
-export function retryNudge(rawResponse: string): string {
-  const excerpt = rawResponse.trim().slice(0, 200);
-  return [
+/**
+ * Default retry nudge for text that is not a usable tool call (sent on the user channel). When the
+ * text holds a well-formed call to a tool that does not exist, it says so; when the available tool
+ * names are known, it lists them — small models fix a name far more often than they fix "prose".
+ */
+export function retryNudge(rawResponse: string, availableTools: readonly string[] = []): string {
+  const trimmed = rawResponse.trim();
+  const excerpt = trimmed.slice(0, 200);
+  const lines = [
     "Your last response was not a valid tool call.",
-    excerpt.length > 0
-      ? `You wrote: "${excerpt}${rawResponse.trim().length > 200 ? "…" : ""}"`
-      : "You wrote nothing.",
-    "Respond with exactly one tool call using one of the available tools, and no other text.",
-  ].join("\n");
+    excerpt.length > 0 ? `You wrote: "${excerpt}${trimmed.length > 200 ? "…" : ""}"` : "You wrote nothing.",
+  ];
+  const detected = detectToolCalls(rawResponse);
+  if (availableTools.length > 0 && detected.status === "found") {
+    const unknown = [
+      ...new Set(detected.calls.map((call) => call.tool).filter((name) => !availableTools.includes(name))),
+    ];
+    if (unknown.length > 0) {
+      lines.push(
+        `${unknown.map((name) => `'${name}'`).join(", ")} ${unknown.length === 1 ? "is" : "are"} not an available tool.`,
+      );
+    }
+  }
+  if (availableTools.length > 0) lines.push(`Available tools: ${availableTools.join(", ")}.`);
+  lines.push("Respond with exactly one tool call using one of the available tools, and no other text.");
+  return lines.join("\n");
 }
 
 /** Tool-error reply for a call to a tool that does not exist. */

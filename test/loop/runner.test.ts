@@ -271,6 +271,9 @@ describe("rule 4: validation, rescue and retries", () => {
     ]);
     await runner.run(workflow, "x", vars);
     expect(types(messages)[3]).toBe("retry_nudge");
+    expect(messages[3]?.content).toContain("not a valid tool call");
+    expect(messages[3]?.content).toContain("'get_forecast' is not an available tool");
+    expect(messages[3]?.content).toContain("Available tools: get_weather, report_weather.");
   });
 
   it("uses a custom retryNudge string or function", async () => {
