@@ -27,14 +27,16 @@ export async function forwardToBackend(
     const body = await upstream.text().finally(() => release?.());
     throw toProxyHttpError(new BackendError(upstream.status, body));
   }
-  const headers = new Headers();
-  const contentType = upstream.headers.get("content-type");
-  if (contentType) headers.set("content-type", contentType);
-  if (contentType?.startsWith("text/event-stream")) headers.set("cache-control", "no-cache");
-  const body =
-    release && upstream.body ? releaseWhenDone(upstream.body, release, request.signal) : upstream.body;
-  if (release && !upstream.body) release();
-  return new Response(body, { status: upstream.status, headers });
+  if (!release) return upstream;
+  // Under --serialize a streamed answer holds the slot until it has been sent; others are read already.
+  if (!upstream.headers.get("content-type")?.startsWith("text/event-stream") || !upstream.body) {
+    release();
+    return upstream;
+  }
+  return new Response(releaseWhenDone(upstream.body, release, request.signal), {
+    status: upstream.status,
+    headers: upstream.headers,
+  });
 }
 
 function releaseWhenDone(
