@@ -16,6 +16,7 @@ import {
 import {
   type ScriptedBackend,
   startScriptedBackend,
+  streamedTextCompletion,
   textCompletion,
   toolCallCompletion,
 } from "./helpers/scripted-backend.ts";
@@ -404,6 +405,37 @@ describe("disconnects and serialization", () => {
     } finally {
       await serial.close();
       await parallel.close();
+      await backend.close();
+    }
+  });
+});
+
+describe("serialize with forwarded streams", () => {
+  it("releases the slot once a forwarded stream has been sent, so the next request runs", async () => {
+    const backend = await startScriptedBackend([
+      streamedTextCompletion(["a", "b"]),
+      streamedTextCompletion(["c", "d"]),
+      toolCallCompletion([{ name: "respond", args: { message: "after" } }]),
+    ]);
+    const proxy = await startTestProxy({ backendUrl: backend.url, serialize: true });
+    try {
+      const client = openAIClientFor(proxy);
+      const collect = async () => {
+        const stream = await client.chat.completions.create({ model: "m", messages: ask, stream: true });
+        let text = "";
+        for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+        return text;
+      };
+      expect((await Promise.all([collect(), collect()])).sort()).toEqual(["ab", "cd"]);
+      const after = await client.chat.completions.create({
+        model: "m",
+        messages: ask,
+        tools: [weatherToolOpenAI],
+      });
+      expect(after.choices[0]?.message.content).toBe("after");
+      backend.assertDone();
+    } finally {
+      await proxy.close();
       await backend.close();
     }
   });
