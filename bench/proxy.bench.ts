@@ -9,7 +9,7 @@
  * (autocannon's own histogram rounds to whole milliseconds). Bounded by request count and time.
  *
  * Options: --requests N (per measured phase, default 10000), --connections N (32),
- * --think-ms N (backend delay; default runs 0 and 10), --rss-requests N (20000), --profile DIR
+ * --think-ms N (backend delay; default runs 0 and 100), --rss-requests N (20000), --profile DIR
  * (write the proxy process's CPU profile there).
  */
 import { type ChildProcess, fork } from "node:child_process";
@@ -369,7 +369,7 @@ async function main(): Promise<void> {
   const requests = Number(args.requests);
   const connections = Number(args.connections);
   const rssRequests = Number(args["rss-requests"]);
-  const thinks = (args["think-ms"] ?? ["0", "10"]).map(Number);
+  const thinks = (args["think-ms"] ?? ["0", "100"]).map(Number);
   const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
   const ms = (value: number) => value.toFixed(3);
   console.log(
