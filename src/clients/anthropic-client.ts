@@ -89,7 +89,7 @@ export class AnthropicClient implements LLMClient {
     this.sampling = resolveSampling({
       model: options.model,
       recommendedSampling: options.recommendedSampling ?? false,
-      explicit: { temperature: options.temperature, topP: options.topP, topK: options.topK },
+      explicit: options,
       logger: options.logger ?? ((line) => console.info(line)),
     });
     this.#sdk = new Anthropic({

@@ -152,12 +152,7 @@ export class LlamaCppClient implements LLMClient {
     this.sampling = resolveSampling({
       model: options.model ?? basename(this.modelPath).replace(/\.gguf$/i, ""),
       recommendedSampling: options.recommendedSampling ?? false,
-      explicit: {
-        temperature: options.temperature,
-        topP: options.topP,
-        topK: options.topK,
-        minP: options.minP,
-      },
+      explicit: options,
       logger: options.logger ?? ((line) => console.info(line)),
     });
   }

@@ -93,12 +93,7 @@ export class OllamaClient implements LLMClient {
     this.sampling = resolveSampling({
       model: options.model,
       recommendedSampling: options.recommendedSampling ?? false,
-      explicit: {
-        temperature: options.temperature,
-        topP: options.topP,
-        topK: options.topK,
-        minP: options.minP,
-      },
+      explicit: options,
       logger: this.#logger,
     });
   }

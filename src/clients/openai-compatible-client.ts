@@ -109,12 +109,7 @@ export class OpenAICompatibleClient implements LLMClient {
     this.sampling = resolveSampling({
       model: this.model,
       recommendedSampling: options.recommendedSampling ?? false,
-      explicit: {
-        temperature: options.temperature,
-        topP: options.topP,
-        topK: options.topK,
-        minP: options.minP,
-      },
+      explicit: options,
       logger: this.#logger,
     });
   }

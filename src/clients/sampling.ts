@@ -159,7 +159,7 @@ export interface ResolveSamplingOptions {
   /** The model name as the backend knows it; `undefined` when the client has none. */
   model: string | undefined;
   recommendedSampling: boolean;
-  /** Values the caller passed; `undefined` fields are not set. */
+  /** The caller's options (a client's own options object will do): only the sampling fields are read, `undefined` ones are not set. */
   explicit: SamplingParams;
   logger: (line: string) => void;
 }
@@ -187,10 +187,12 @@ export function resolveSampling(options: ResolveSamplingOptions): SamplingParams
   return explicit;
 }
 
+const SAMPLING_KEYS = ["temperature", "topP", "topK", "minP"] as const;
+
 function definedOnly(sampling: SamplingParams): SamplingParams {
-  return Object.fromEntries(
-    Object.entries(sampling).filter(([, value]) => value !== undefined),
-  ) as SamplingParams;
+  const defined: SamplingParams = {};
+  for (const key of SAMPLING_KEYS) if (sampling[key] !== undefined) defined[key] = sampling[key];
+  return defined;
 }
 
 function describeSampling(sampling: SamplingParams): string {

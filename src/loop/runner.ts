@@ -3,7 +3,6 @@
  * and turns its output into the terminal tool's result or a typed error.
  */
 import { createActor, type InspectionEvent, type Snapshot, toPromise } from "xstate";
-import type { HistoryCompactor } from "../../machines/workflow.machine.ts";
 import {
   createWorkflowMachine,
   type WorkflowActor,
