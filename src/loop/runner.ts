@@ -5,6 +5,7 @@
 import { createActor, type InspectionEvent, type Snapshot, toPromise } from "xstate";
 import {
   createWorkflowMachine,
+  type HistoryCompactor,
   type WorkflowActor,
   type WorkflowMachine,
   type WorkflowOutput,
