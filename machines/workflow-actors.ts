@@ -1,8 +1,8 @@
 /**
- * The workflow machine's invoked actors: one LLM call, and one batch of tool executions.
- * Factories take their dependencies; data enters through `input`.
+ * The workflow machine's invoked actors: a worker for LLM calls and one for tool batches, each
+ * invoked once for the whole run and sent one request per iteration (see request-worker.ts).
+ * Factories take their dependencies; data enters through the requests.
  */
-import { fromPromise } from "xstate";
 import {
   InvalidResponseError,
   StreamError,
@@ -10,7 +10,7 @@ import {
   ToolResolutionError,
   WorkflowDefinitionError,
 } from "../src/core/errors.ts";
-import type { ToolCallInfo } from "../src/core/messages.ts";
+import { type Message, serializeHistory, type ToolCallInfo } from "../src/core/messages.ts";
 import type { ToolDef, ToolSpec } from "../src/core/tools.ts";
 import {
   ChunkType,
@@ -19,6 +19,7 @@ import {
   type LLMResponse,
   type StreamChunk,
 } from "../src/core/types.ts";
+import { fromRequests } from "./request-worker.ts";
 import type { ToolOutcome } from "./workflow-context.ts";
 
 /** What the inference actor needs. */
@@ -29,22 +30,23 @@ export interface InferenceDeps {
   onChunk?: (chunk: StreamChunk) => Promise<void> | void;
 }
 
-/** Input of one LLM call: the folded, serialized history. */
-export interface InferenceInput {
-  messages: Record<string, unknown>[];
+/** One LLM call's request: the history, folded and serialized for the client by the worker. */
+export interface InferenceRequest {
+  messages: readonly Message[];
 }
 
 /**
- * One LLM call. Streams through `onChunk` when `stream` is on (the FINAL chunk carries the
+ * LLM calls, one per request. Streams through `onChunk` when `stream` is on (the FINAL chunk carries the
  * response; none → StreamError). The actor's abort signal reaches the client, so stopping the
  * actor (cancellation) aborts the request in flight.
  */
 export function createInferenceLogic(deps: InferenceDeps) {
-  return fromPromise<LLMResponse, InferenceInput>(async ({ input, signal }) => {
-    const tools = deps.toolSpecs.length > 0 ? [...deps.toolSpecs] : undefined;
+  const tools = deps.toolSpecs.length > 0 ? [...deps.toolSpecs] : undefined;
+  return fromRequests("inference", async (request: InferenceRequest, signal): Promise<LLMResponse> => {
+    const messages = serializeHistory(request.messages, deps.client.apiFormat);
     const response = deps.stream
-      ? await collectStream(deps.client.sendStream(input.messages, tools, { signal }), deps.onChunk, signal)
-      : await deps.client.send(input.messages, tools, { signal });
+      ? await collectStream(deps.client.sendStream(messages, tools, { signal }), deps.onChunk, signal)
+      : await deps.client.send(messages, tools, { signal });
     if (!isLLMResponse(response)) throw new InvalidResponseError(response);
     return response;
   });
@@ -73,9 +75,9 @@ export interface ToolExecutionDeps {
   tools: Readonly<Record<string, ToolDef>>;
 }
 
-/** Input of one batch: the calls of the TOOL_CALL message just appended. */
-export interface ToolExecutionInput {
-  calls: ToolCallInfo[];
+/** One batch's request: the calls of the TOOL_CALL message just appended. */
+export interface ToolExecutionRequest {
+  calls: readonly ToolCallInfo[];
 }
 
 /**
@@ -84,9 +86,9 @@ export interface ToolExecutionInput {
  * outcomes for the model; a return value that cannot be serialized is a ToolOutputError.
  */
 export function createToolExecutionLogic(deps: ToolExecutionDeps) {
-  return fromPromise<ToolOutcome[], ToolExecutionInput>(async ({ input, signal }) => {
+  return fromRequests("tools", async (request: ToolExecutionRequest, signal): Promise<ToolOutcome[]> => {
     const outcomes: ToolOutcome[] = [];
-    for (const call of input.calls) {
+    for (const call of request.calls) {
       signal.throwIfAborted();
       outcomes.push(await executeCall(deps.tools, call));
     }

@@ -66,6 +66,8 @@ export interface WorkflowContext {
   config: WorkflowConfig;
   /** The history the model sees (compacted in place between iterations). */
   messages: Message[];
+  /** How many messages the last appending action added at the end of `messages` (reported next). */
+  appended: number;
   /** LLM calls made so far. */
   iteration: number;
   progress: StepProgress;
@@ -116,6 +118,7 @@ export function createWorkflowContext(input: WorkflowInput): WorkflowContext {
     runId: input.runId ?? Math.random().toString(36).slice(2, 10),
     config: input.config,
     messages: [...input.messages],
+    appended: 0,
     iteration: 0,
     progress: createStepProgress(),
     consecutiveRetries: 0,

@@ -3,10 +3,10 @@
  * looping until a terminal tool succeeds, with final states done / failed / cancelled
  * (and responded, for the proxy's inference-only front half).
  */
-import { type ActorRefFrom, assign, enqueueActions, type SnapshotFrom, setup } from "xstate";
-import { type Message, serializeHistory } from "../src/core/messages.ts";
+import { type ActorRefFrom, assign, type SnapshotFrom, sendTo, setup } from "xstate";
+import type { Message } from "../src/core/messages.ts";
 import type { ToolDef, ToolSpec } from "../src/core/tools.ts";
-import type { LLMClient, StreamChunk, ToolCall } from "../src/core/types.ts";
+import type { LLMClient, LLMResponse, StreamChunk, ToolCall } from "../src/core/types.ts";
 import { buildRetryNudge, type RetryNudge } from "../src/guardrails/response-validator.ts";
 import {
   argMatchedTools,
@@ -49,8 +49,16 @@ export interface WorkflowMachineDeps {
   onActorError?: (error: unknown) => void;
 }
 
-/** Events the workflow actor accepts. */
-export type WorkflowEvent = { type: "workflow.cancel" };
+/**
+ * Events the workflow actor accepts: `workflow.cancel` from outside, and the answers of its two
+ * request workers (`inference.*`, `tools.*`), which only those workers send.
+ */
+export type WorkflowEvent =
+  | { type: "workflow.cancel" }
+  | { type: "inference.done"; output: LLMResponse }
+  | { type: "inference.error"; error: unknown }
+  | { type: "tools.done"; output: ToolOutcome[] }
+  | { type: "tools.error"; error: unknown };
 
 /** What a finished workflow actor reports. */
 export interface WorkflowOutput {
@@ -115,8 +123,16 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
           ),
       }),
       countIteration: assign({ iteration: ({ context }) => context.iteration + 1 }),
+      requestInference: sendTo("inference", ({ context }) => ({
+        type: "request" as const,
+        request: { messages: context.messages },
+      })),
+      requestTools: sendTo("executeTools", ({ context }) => ({
+        type: "request" as const,
+        request: { calls: build.openCalls(context.messages) },
+      })),
       storeResponse: assign(({ context, event }) => {
-        const response = (event as unknown as { output: WorkflowContext["response"] }).output ?? null;
+        const response = event.type === "inference.done" ? event.output : null;
         return {
           response,
           verdict:
@@ -128,21 +144,21 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
                 }),
         };
       }),
-      nudgeRetry: enqueueActions(({ context, enqueue }) => {
+      nudgeRetry: assign(({ context }) => {
         const raw = context.verdict?.kind === "text" ? context.verdict.raw : "";
         const added = build.retryMessages(
           raw,
           buildRetryNudge(raw, deps.retryNudge, context.config.toolNames),
           stepOf(context),
         );
-        enqueue.assign({
+        return {
           messages: [...context.messages, ...added],
+          appended: added.length,
           consecutiveRetries: context.consecutiveRetries + 1,
-        });
-        enqueue(() => emit(added));
+        };
       }),
-      nudgeUnknownTool: enqueueActions(({ context, enqueue }) => {
-        if (context.verdict?.kind !== "unknown_tools") return;
+      nudgeUnknownTool: assign(({ context }) => {
+        if (context.verdict?.kind !== "unknown_tools") return { appended: 0 };
         const { calls, unknown } = context.verdict;
         const added = build.unknownToolMessages(
           calls,
@@ -151,14 +167,14 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
           context.runId,
           stepOf(context),
         );
-        enqueue.assign({
+        return {
           messages: [...context.messages, ...added],
+          appended: added.length,
           consecutiveRetries: context.consecutiveRetries + 1,
-        });
-        enqueue(() => emit(added));
+        };
       }),
       acceptCalls: assign({ consecutiveRetries: 0 }),
-      nudgeStep: enqueueActions(({ context, enqueue }) => {
+      nudgeStep: assign(({ context }) => {
         const calls = guards.acceptedCalls(context);
         const { config } = context;
         const premature = findPrematureTerminal(
@@ -167,7 +183,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
           config.requiredSteps,
           context.progress,
         );
-        if (!premature) return;
+        if (!premature) return { appended: 0 };
         const tier = Math.min(context.prematureAttempts + 1, 3);
         const added = build.stepNudgeMessages(
           calls,
@@ -177,32 +193,34 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
           context.runId,
           stepOf(context),
         );
-        enqueue.assign({
+        return {
           messages: [...context.messages, ...added],
+          appended: added.length,
           prematureAttempts: context.prematureAttempts + 1,
-        });
-        enqueue(() => emit(added));
+        };
       }),
-      nudgePrerequisite: enqueueActions(({ context, enqueue }) => {
+      nudgePrerequisite: assign(({ context }) => {
         const calls = guards.acceptedCalls(context);
         const violations = findPrerequisiteViolations(calls, context.config.prerequisites, context.progress);
         const added = build.prerequisiteMessages(calls, violations, context.runId, stepOf(context));
-        enqueue.assign({
+        return {
           messages: [...context.messages, ...added],
+          appended: added.length,
           prereqViolations: context.prereqViolations + 1,
-        });
-        enqueue(() => emit(added));
+        };
       }),
-      appendToolCall: enqueueActions(({ context, enqueue }) => {
+      appendToolCall: assign(({ context }) => {
         const added = build.toolCallMessages(guards.acceptedCalls(context), context.runId, stepOf(context));
-        enqueue.assign({ messages: [...context.messages, ...added] });
-        enqueue(() => emit(added));
+        return { messages: [...context.messages, ...added], appended: added.length };
       }),
-      appendResults: enqueueActions(({ context, event, enqueue }) => {
+      appendResults: assign(({ context, event }) => {
         const added = build.toolResultMessages(outcomesOf(event), stepOf(context));
-        enqueue.assign({ messages: [...context.messages, ...added] });
-        enqueue(() => emit(added));
+        return { messages: [...context.messages, ...added], appended: added.length };
       }),
+      // Runs after each appending action: tells `onMessage` about what it appended, in order.
+      reportAppended: ({ context }) => {
+        if (deps.onMessage && context.appended > 0) emit(context.messages.slice(-context.appended));
+      },
       recordBatch: assign(({ context, event }) => {
         const outcomes = outcomesOf(event);
         const keepArgsOf = argMatchedTools(context.config.prerequisites);
@@ -229,11 +247,9 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
           result: terminal?.value ?? null,
         };
       }),
-      closeOpenCalls: enqueueActions(({ context, enqueue }) => {
+      closeOpenCalls: assign(({ context }) => {
         const added = build.cancelledResultMessages(build.openCalls(context.messages), stepOf(context));
-        if (added.length === 0) return;
-        enqueue.assign({ messages: [...context.messages, ...added] });
-        enqueue(() => emit(added));
+        return { messages: [...context.messages, ...added], appended: added.length };
       }),
       failMaxIterations: assign({
         failure: ({ context }) => ({
@@ -245,17 +261,21 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
           ),
         }),
       }),
-      failRetriesExhausted: enqueueActions(({ context, enqueue }) => {
+      failRetriesExhausted: assign(({ context }) => {
         const verdict = context.verdict;
         const raw = verdict && verdict.kind !== "calls" ? verdict.raw : "";
         const added =
           verdict?.kind === "text" ? [build.retryMessages(raw, "", stepOf(context))[0] as Message] : [];
-        enqueue.assign({
+        return {
           messages: [...context.messages, ...added],
+          appended: added.length,
           consecutiveRetries: context.consecutiveRetries + 1,
-          failure: { kind: "retries_exhausted", rawResponse: raw, attempts: context.consecutiveRetries + 1 },
-        });
-        enqueue(() => emit(added));
+          failure: {
+            kind: "retries_exhausted" as const,
+            rawResponse: raw,
+            attempts: context.consecutiveRetries + 1,
+          },
+        };
       }),
       failStepEnforcement: assign({
         failure: ({ context }) => {
@@ -301,18 +321,24 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
           },
         };
       }),
-      failFromActor: enqueueActions(({ event, enqueue }, params: { source: "inference" | "tools" }) => {
-        const error = (event as unknown as { error: unknown }).error;
-        enqueue.assign({ failure: describeActorError(error, params.source) });
-        enqueue(() => deps.onActorError?.(error));
-      }),
+      failFromActor: assign((_, params: { source: "inference" | "tools"; error: unknown }) => ({
+        failure: describeActorError(params.error, params.source),
+      })),
+      reportActorError: ({ event }) => {
+        if ("error" in event) deps.onActorError?.(event.error);
+      },
       markStatus: assign((_, params: { status: WorkflowStatus }) => ({ status: params.status })),
     },
   }).createMachine({
     id: "workflow",
     context: ({ input }) => createWorkflowContext(input),
     initial: "compact",
-    on: { "workflow.cancel": { target: ".cancelled", actions: "closeOpenCalls" } },
+    // Two workers for the whole run; each state that needs one sends it a request.
+    invoke: [
+      { id: "inference", src: "inference" },
+      { id: "executeTools", src: "executeTools" },
+    ],
+    on: { "workflow.cancel": { target: ".cancelled", actions: ["closeOpenCalls", "reportAppended"] } },
     states: {
       compact: {
         always: [
@@ -321,20 +347,30 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
         ],
       },
       infer: {
-        entry: "countIteration",
-        invoke: {
-          id: "inference",
-          src: "inference",
-          input: ({ context }) => ({ messages: serializeHistory(context.messages, deps.client.apiFormat) }),
-          onDone: { target: "validate", actions: "storeResponse" },
-          onError: { target: "failed", actions: { type: "failFromActor", params: { source: "inference" } } },
+        entry: ["countIteration", "requestInference"],
+        on: {
+          "inference.done": { target: "validate", actions: "storeResponse" },
+          "inference.error": {
+            target: "failed",
+            actions: [
+              {
+                type: "failFromActor",
+                params: ({ event }) => ({ source: "inference" as const, error: errorOf(event) }),
+              },
+              "reportActorError",
+            ],
+          },
         },
       },
       validate: {
         always: [
-          { guard: "retriesExhausted", target: "failed", actions: "failRetriesExhausted" },
-          { guard: "isTextResponse", target: "compact", actions: "nudgeRetry" },
-          { guard: "hasUnknownTools", target: "compact", actions: "nudgeUnknownTool" },
+          {
+            guard: "retriesExhausted",
+            target: "failed",
+            actions: ["failRetriesExhausted", "reportAppended"],
+          },
+          { guard: "isTextResponse", target: "compact", actions: ["nudgeRetry", "reportAppended"] },
+          { guard: "hasUnknownTools", target: "compact", actions: ["nudgeUnknownTool", "reportAppended"] },
           { guard: "isInferenceOnly", target: "responded", actions: "acceptCalls" },
           { target: "enforce", actions: "acceptCalls" },
         ],
@@ -342,27 +378,42 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
       enforce: {
         always: [
           { guard: "prematureExhausted", target: "failed", actions: "failStepEnforcement" },
-          { guard: "isPremature", target: "compact", actions: "nudgeStep" },
+          { guard: "isPremature", target: "compact", actions: ["nudgeStep", "reportAppended"] },
           { guard: "prerequisitesExhausted", target: "failed", actions: "failPrerequisite" },
-          { guard: "violatesPrerequisites", target: "compact", actions: "nudgePrerequisite" },
-          { target: "execute", actions: "appendToolCall" },
+          {
+            guard: "violatesPrerequisites",
+            target: "compact",
+            actions: ["nudgePrerequisite", "reportAppended"],
+          },
+          { target: "execute", actions: ["appendToolCall", "reportAppended"] },
         ],
       },
       execute: {
-        invoke: {
-          id: "executeTools",
-          src: "executeTools",
-          input: ({ context }) => ({ calls: build.openCalls(context.messages) }),
-          onDone: [
+        entry: "requestTools",
+        on: {
+          "tools.done": [
             {
               guard: "toolErrorsExhausted",
               target: "failed",
-              actions: ["appendResults", "failToolExecution"],
+              actions: ["appendResults", "reportAppended", "failToolExecution"],
             },
-            { guard: "terminalSucceeded", target: "done", actions: ["appendResults", "recordBatch"] },
-            { target: "compact", actions: ["appendResults", "recordBatch"] },
+            {
+              guard: "terminalSucceeded",
+              target: "done",
+              actions: ["appendResults", "reportAppended", "recordBatch"],
+            },
+            { target: "compact", actions: ["appendResults", "reportAppended", "recordBatch"] },
           ],
-          onError: { target: "failed", actions: { type: "failFromActor", params: { source: "tools" } } },
+          "tools.error": {
+            target: "failed",
+            actions: [
+              {
+                type: "failFromActor",
+                params: ({ event }) => ({ source: "tools" as const, error: errorOf(event) }),
+              },
+              "reportActorError",
+            ],
+          },
         },
       },
       done: { type: "final", entry: { type: "markStatus", params: { status: "done" } } },
@@ -393,8 +444,12 @@ function stepOf(context: WorkflowContext): number {
   return Math.max(0, context.iteration - 1);
 }
 
-function outcomesOf(event: unknown): ToolOutcome[] {
-  return ((event as { output?: ToolOutcome[] }).output ?? []) as ToolOutcome[];
+function errorOf(event: WorkflowEvent): unknown {
+  return "error" in event ? event.error : undefined;
+}
+
+function outcomesOf(event: WorkflowEvent): ToolOutcome[] {
+  return event.type === "tools.done" ? event.output : [];
 }
 
 function describeActorError(error: unknown, source: "inference" | "tools"): WorkflowFailure {

@@ -44,7 +44,7 @@ describe("examples/inspect", () => {
       "execute",
       "done",
     ]);
-    expect(lines).toContain("  workflow: xstate.done.actor.executeTools → done");
+    expect(lines).toContain("  workflow: tools.done → done");
   });
 
   it("streams the run to a Stately inspector bridge over a WebSocket", async () => {

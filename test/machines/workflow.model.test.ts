@@ -4,9 +4,11 @@
  * scripted from the path's events (the system under test). Both must agree state by state.
  */
 import { describe, expect, it } from "vitest";
-import { type AnyEventObject, createActor, fromPromise } from "xstate";
+import { type AnyEventObject, createActor } from "xstate";
 import { TestModel } from "xstate/graph";
+import { fromRequests } from "../../machines/request-worker.ts";
 import { createWorkflowMachine } from "../../machines/workflow.machine.ts";
+import type { InferenceRequest, ToolExecutionRequest } from "../../machines/workflow-actors.ts";
 import type { ToolOutcome, WorkflowContext } from "../../machines/workflow-context.ts";
 import { createWorkflowConfig } from "../../machines/workflow-context.ts";
 import { openCalls } from "../../machines/workflow-messages.ts";
@@ -51,8 +53,8 @@ function modelMachine() {
 function eventsFor(state: { value: unknown; context: WorkflowContext }): AnyEventObject[] {
   if (state.value === "infer") {
     return [
-      ...Object.values(responses).map((output) => ({ type: "xstate.done.actor.inference", output })),
-      { type: "xstate.error.actor.inference", error: new Error("connection reset") },
+      ...Object.values(responses).map((output) => ({ type: "inference.done", output })),
+      { type: "inference.error", error: new Error("connection reset") },
       { type: "workflow.cancel" },
     ];
   }
@@ -68,8 +70,8 @@ function eventsFor(state: { value: unknown; context: WorkflowContext }): AnyEven
         ...(status === "ok" ? { value: `${call.name} ok` } : { errorName: "Error", errorMessage: "boom" }),
       }));
     return [
-      { type: "xstate.done.actor.executeTools", output: outcome("ok") },
-      { type: "xstate.done.actor.executeTools", output: outcome("error") },
+      { type: "tools.done", output: outcome("ok") },
+      { type: "tools.done", output: outcome("error") },
       { type: "workflow.cancel" },
     ];
   }
@@ -89,7 +91,7 @@ function pairingHolds(messages: readonly Message[]): boolean {
 
 describe("workflow statechart, model-based", () => {
   // `createTestModel` refuses machines with invocations; the TestModel it wraps walks them fine,
-  // with invoked actors' results supplied as `xstate.done.actor.*` events.
+  // with the request workers' answers supplied as `inference.*` / `tools.*` events.
   const model = new TestModel(modelMachine(), {
     events: eventsFor as never,
     serializeState: (state) =>
@@ -119,18 +121,18 @@ describe("workflow statechart, model-based", () => {
     const script = [...steps];
     const machine = modelMachine().provide({
       actors: {
-        inference: fromPromise(async ({ signal }) => {
+        inference: fromRequests("inference", async (_request: InferenceRequest, signal) => {
           const event = script.shift();
-          if (event?.type === "xstate.done.actor.inference") return event.output;
-          if (event?.type === "xstate.error.actor.inference") throw event.error;
+          if (event?.type === "inference.done") return event.output;
+          if (event?.type === "inference.error") throw event.error;
           queueMicrotask(() => actor.send({ type: "workflow.cancel" }));
           return new Promise<never>((_, reject) =>
             signal.addEventListener("abort", () => reject(signal.reason)),
           );
         }),
-        executeTools: fromPromise(async ({ signal }) => {
+        executeTools: fromRequests("tools", async (_request: ToolExecutionRequest, signal) => {
           const event = script.shift();
-          if (event?.type === "xstate.done.actor.executeTools") return event.output;
+          if (event?.type === "tools.done") return event.output;
           queueMicrotask(() => actor.send({ type: "workflow.cancel" }));
           return new Promise<never>((_, reject) =>
             signal.addEventListener("abort", () => reject(signal.reason)),

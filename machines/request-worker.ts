@@ -1,0 +1,122 @@
+/**
+ * A long-lived invoked actor that performs one async request at a time for its parent.
+ *
+ * The workflow machine invokes one worker for LLM calls and one for tool batches for the whole
+ * run, instead of a fresh promise actor per iteration: creating, starting and stopping an actor
+ * is most of XState's cost per iteration. The parent sends `{ type: "request", request }`; the
+ * worker answers with `<name>.done` (`output`) or `<name>.error` (`error`).
+ *
+ * The request in flight is part of the worker's snapshot, so a persisted workflow snapshot taken
+ * while a request was running restarts that request when it is restored, as a promise actor
+ * would. Stopping the worker (the workflow reaching a final state, e.g. on cancel) aborts the
+ * request's signal.
+ */
+import type { ActorLogic, ActorRef, AnyActorRef, Snapshot } from "xstate";
+
+/** The request in flight and its sequence number (answers to older requests are dropped). */
+export interface PendingRequest<TRequest> {
+  seq: number;
+  request: TRequest;
+}
+
+/** A worker's snapshot: the usual actor status plus the request in flight. */
+export type RequestWorkerSnapshot<TRequest> = Snapshot<undefined> & {
+  seq: number;
+  pending: PendingRequest<TRequest> | null;
+};
+
+/** Events a worker accepts: a request from its parent, and its own settle notice. */
+export type RequestWorkerEvent<TRequest> =
+  | { type: "request"; request: TRequest }
+  | { type: "worker.settled"; seq: number }
+  | { type: "xstate.stop" };
+
+/** What a worker sends its parent. */
+export type RequestWorkerAnswer<TName extends string, TOutput> =
+  | { type: `${TName}.done`; output: TOutput }
+  | { type: `${TName}.error`; error: unknown };
+
+/** The work itself: resolve with the output, reject with the error; honour the signal. */
+export type RequestHandler<TRequest, TOutput> = (request: TRequest, signal: AbortSignal) => Promise<TOutput>;
+
+/** Worker actor logic, as `setup({ actors })` takes it. */
+export type RequestWorkerLogic<TRequest> = ActorLogic<
+  RequestWorkerSnapshot<TRequest>,
+  RequestWorkerEvent<TRequest>,
+  unknown
+>;
+
+type WorkerRef<TRequest> = ActorRef<RequestWorkerSnapshot<TRequest>, RequestWorkerEvent<TRequest>>;
+
+const controllers = new WeakMap<AnyActorRef, AbortController>();
+
+/**
+ * Actor logic that runs `handler` for each request its parent sends and answers with
+ * `<name>.done` / `<name>.error` events.
+ * @example
+ * const inference = fromRequests("inference", (request: { messages: Message[] }, signal) =>
+ *   client.send(serializeHistory(request.messages, client.apiFormat), tools, { signal }));
+ */
+export function fromRequests<TName extends string, TRequest, TOutput>(
+  name: TName,
+  handler: RequestHandler<TRequest, TOutput>,
+): RequestWorkerLogic<TRequest> {
+  const launch = (self: WorkerRef<TRequest>, pending: PendingRequest<TRequest>) => {
+    controllers.get(self)?.abort();
+    const controller = new AbortController();
+    controllers.set(self, controller);
+    const settle = (answer: RequestWorkerAnswer<TName, TOutput>) => {
+      const snapshot = self.getSnapshot();
+      if (controller.signal.aborted || snapshot.status !== "active" || snapshot.pending?.seq !== pending.seq)
+        return;
+      controllers.delete(self);
+      self.send({ type: "worker.settled", seq: pending.seq });
+      self._parent?.send(answer);
+    };
+    let started: Promise<TOutput>;
+    try {
+      started = handler(pending.request, controller.signal);
+    } catch (error) {
+      started = Promise.reject(error);
+    }
+    started.then(
+      (output) => settle({ type: `${name}.done`, output } as RequestWorkerAnswer<TName, TOutput>),
+      (error: unknown) => settle({ type: `${name}.error`, error } as RequestWorkerAnswer<TName, TOutput>),
+    );
+  };
+  return {
+    config: handler,
+    getInitialSnapshot: () => ({
+      status: "active",
+      output: undefined,
+      error: undefined,
+      seq: 0,
+      pending: null,
+    }),
+    start: (snapshot, { self, defer }) => {
+      const { pending } = snapshot;
+      if (snapshot.status === "active" && pending) defer(() => launch(self, pending));
+    },
+    transition: (snapshot, event, { self, defer }) => {
+      if (snapshot.status !== "active") return snapshot;
+      switch (event.type) {
+        case "request": {
+          const pending = { seq: snapshot.seq + 1, request: event.request };
+          defer(() => launch(self, pending));
+          return { ...snapshot, seq: pending.seq, pending };
+        }
+        case "worker.settled":
+          return snapshot.pending?.seq === event.seq ? { ...snapshot, pending: null } : snapshot;
+        case "xstate.stop":
+          controllers.get(self)?.abort();
+          controllers.delete(self);
+          return { ...snapshot, status: "stopped", pending: null };
+        default:
+          return snapshot;
+      }
+    },
+    getPersistedSnapshot: (snapshot) => snapshot,
+    restoreSnapshot: (snapshot) => snapshot as RequestWorkerSnapshot<TRequest>,
+  };
+}
+
