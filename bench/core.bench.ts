@@ -131,17 +131,38 @@ async function measure(
 }
 
 const repeats = Number(process.env.BENCH_REPEATS ?? 15);
-const statechart = await measure(statechartRun, 1000, repeats);
-const plain = await measure(plainRun, 1000, repeats);
-console.log("## Loop overhead (1,000 iterations, ScriptedClient, no-op tools; median of", repeats, "runs)\n");
+const ITERATIONS = 1000;
+// Warm both up, then alternate them (order flipped every pair) so that drift in the machine's
+// speed hits both sides alike; the ratio and the difference are medians over the pairs.
+await statechartRun(ITERATIONS);
+await plainRun(ITERATIONS);
+const pairs: { statechart: number; plain: number }[] = [];
+for (let index = 0; index < repeats; index += 1) {
+  if (index % 2 === 0) {
+    const statechart = await statechartRun(ITERATIONS);
+    pairs.push({ statechart, plain: await plainRun(ITERATIONS) });
+  } else {
+    const plain = await plainRun(ITERATIONS);
+    pairs.push({ statechart: await statechartRun(ITERATIONS), plain });
+  }
+}
+const statechart = median(pairs.map((pair) => pair.statechart));
+const plain = median(pairs.map((pair) => pair.plain));
+const ratio = median(pairs.map((pair) => pair.statechart / pair.plain));
+const extra = median(pairs.map((pair) => ((pair.statechart - pair.plain) / ITERATIONS) * 1000));
+console.log(
+  "## Loop overhead (1,000 iterations, ScriptedClient, no-op tools; medians of",
+  repeats,
+  "alternating pairs)\n",
+);
 console.log("| loop | total ms | µs / iteration |");
 console.log("| --- | ---: | ---: |");
-console.log(`| plain async loop | ${plain.toFixed(1)} | ${((plain / 1000) * 1000).toFixed(1)} |`);
+console.log(`| plain async loop | ${plain.toFixed(1)} | ${((plain / ITERATIONS) * 1000).toFixed(1)} |`);
 console.log(
-  `| statechart (WorkflowRunner) | ${statechart.toFixed(1)} | ${((statechart / 1000) * 1000).toFixed(1)} |`,
+  `| statechart (WorkflowRunner) | ${statechart.toFixed(1)} | ${((statechart / ITERATIONS) * 1000).toFixed(1)} |`,
 );
 console.log(
-  `\nratio statechart / plain: **${(statechart / plain).toFixed(2)}×**; statechart cost over plain: **${(((statechart - plain) / 1000) * 1000).toFixed(1)} µs / iteration**\n`,
+  `\nratio statechart / plain (median of the pairs' ratios): **${ratio.toFixed(2)}×**; statechart cost over plain (median of the pairs' differences): **${extra.toFixed(1)} µs / iteration**\n`,
 );
 
 console.log("## Growth under NoCompact (median of", repeats, "runs)\n");

@@ -119,4 +119,3 @@ export function fromRequests<TName extends string, TRequest, TOutput>(
     restoreSnapshot: (snapshot) => snapshot as RequestWorkerSnapshot<TRequest>,
   };
 }
-

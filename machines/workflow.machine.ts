@@ -114,15 +114,15 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
         guards.terminalOutcome(context, outcomesOf(event)) !== undefined,
     },
     actions: {
-      compactHistory: assign({
-        messages: ({ context }) =>
-          deps.contextManager.maybeCompact(
-            context.messages,
-            context.iteration,
-            stepSummaryHint(context.progress),
-          ),
-      }),
-      countIteration: assign({ iteration: ({ context }) => context.iteration + 1 }),
+      // Compact the history, then count the LLM call about to be made.
+      startIteration: assign(({ context }) => ({
+        messages: deps.contextManager.maybeCompact(
+          context.messages,
+          context.iteration,
+          stepSummaryHint(context.progress),
+        ),
+        iteration: context.iteration + 1,
+      })),
       requestInference: sendTo("inference", ({ context }) => ({
         type: "request" as const,
         request: { messages: context.messages },
@@ -131,17 +131,20 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
         type: "request" as const,
         request: { calls: build.openCalls(context.messages) },
       })),
+      // Validate the response; a batch of known tools resets the consecutive-retry count.
       storeResponse: assign(({ context, event }) => {
         const response = event.type === "inference.done" ? event.output : null;
+        const verdict =
+          response === null
+            ? null
+            : validateResponse(response, {
+                toolNames: context.config.toolNames,
+                rescueEnabled: context.config.rescueEnabled,
+              });
         return {
           response,
-          verdict:
-            response === null
-              ? null
-              : validateResponse(response, {
-                  toolNames: context.config.toolNames,
-                  rescueEnabled: context.config.rescueEnabled,
-                }),
+          verdict,
+          consecutiveRetries: verdict?.kind === "calls" ? 0 : context.consecutiveRetries,
         };
       }),
       nudgeRetry: assign(({ context }) => {
@@ -173,7 +176,6 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
           consecutiveRetries: context.consecutiveRetries + 1,
         };
       }),
-      acceptCalls: assign({ consecutiveRetries: 0 }),
       nudgeStep: assign(({ context }) => {
         const calls = guards.acceptedCalls(context);
         const { config } = context;
@@ -221,8 +223,11 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
       reportAppended: ({ context }) => {
         if (deps.onMessage && context.appended > 0) emit(context.messages.slice(-context.appended));
       },
-      recordBatch: assign(({ context, event }) => {
+      // Append the batch's results and record its successful steps and counters.
+      recordResults: assign(({ context, event }) => {
         const outcomes = outcomesOf(event);
+        const added = build.toolResultMessages(outcomes, stepOf(context));
+        const messages = [...context.messages, ...added];
         const keepArgsOf = argMatchedTools(context.config.prerequisites);
         const progress = outcomes
           .filter((outcome) => outcome.status === "ok")
@@ -234,12 +239,16 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
         const terminal = guards.terminalOutcome(context, outcomes);
         if (guards.batchFailed(outcomes)) {
           return {
+            messages,
+            appended: added.length,
             progress,
             consecutiveToolErrors: context.consecutiveToolErrors + 1,
             result: terminal?.value ?? null,
           };
         }
         return {
+          messages,
+          appended: added.length,
           progress,
           consecutiveToolErrors: 0,
           prematureAttempts: 0,
@@ -343,11 +352,11 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
       compact: {
         always: [
           { guard: "iterationsExhausted", target: "failed", actions: "failMaxIterations" },
-          { target: "infer", actions: "compactHistory" },
+          { target: "infer", actions: "startIteration" },
         ],
       },
       infer: {
-        entry: ["countIteration", "requestInference"],
+        entry: "requestInference",
         on: {
           "inference.done": { target: "validate", actions: "storeResponse" },
           "inference.error": {
@@ -371,8 +380,8 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
           },
           { guard: "isTextResponse", target: "compact", actions: ["nudgeRetry", "reportAppended"] },
           { guard: "hasUnknownTools", target: "compact", actions: ["nudgeUnknownTool", "reportAppended"] },
-          { guard: "isInferenceOnly", target: "responded", actions: "acceptCalls" },
-          { target: "enforce", actions: "acceptCalls" },
+          { guard: "isInferenceOnly", target: "responded" },
+          { target: "enforce" },
         ],
       },
       enforce: {
@@ -400,9 +409,9 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
             {
               guard: "terminalSucceeded",
               target: "done",
-              actions: ["appendResults", "reportAppended", "recordBatch"],
+              actions: ["recordResults", "reportAppended"],
             },
-            { target: "compact", actions: ["appendResults", "reportAppended", "recordBatch"] },
+            { target: "compact", actions: ["recordResults", "reportAppended"] },
           ],
           "tools.error": {
             target: "failed",
