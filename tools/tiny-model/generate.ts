@@ -367,6 +367,127 @@ function systemPrompt(rng: Rng, domain: Domain, terminal: string, required: stri
   return prompt;
 }
 
+/** Keys a record can be looked up by (other than its id), with the kind of value each holds. */
+const VALUE_KEYS: readonly { key: string; kind: "place" | "person" | "word" }[] = [
+  { key: "site", kind: "place" },
+  { key: "location", kind: "place" },
+  { key: "area", kind: "place" },
+  { key: "name", kind: "person" },
+  { key: "owner", kind: "person" },
+  { key: "label", kind: "word" },
+  { key: "title", kind: "word" },
+  { key: "nickname", kind: "word" },
+];
+
+/** A value as a user would write it: a known place or person, or an invented capitalised word. */
+function lookupValue(rng: Rng, kind: "place" | "person" | "word"): string {
+  const word = () => {
+    const noun = inventedNoun(rng);
+    return noun.charAt(0).toUpperCase() + noun.slice(1);
+  };
+  if (kind === "person") return makePerson(rng);
+  if (kind === "place")
+    return rng() < 0.5 ? pick(rng, PLACES) : `${word()} ${pick(rng, ["Hill", "Quay", "Row", "Fen"])}`;
+  return rng() < 0.7 ? word() : `${word()} ${word()}`;
+}
+
+/**
+ * Look a record up by a value copied from the request (not an id), then report it with a summary
+ * composed from two fields of the result.
+ */
+function planByValue(rng: Rng, domain: Domain, names: ReturnType<typeof nouns>): Plan {
+  const by = pick(rng, VALUE_KEYS);
+  const value = lookupValue(rng, by.kind);
+  const numberField = domain.fields.find((each) => each.kind === "number") as Field;
+  const enumField = domain.fields.find((each) => each.kind === "enum") as Field;
+  const record: Record<string, unknown> = { [by.key]: value };
+  for (const each of domain.fields) record[each.key] = fieldValue(rng, each);
+  const lookupName = `${pick(rng, LOOKUP_VERBS)}_${names.subject}`;
+  const terminalName = `${pick(rng, TERMINAL_VERBS)}_${names.outcome}`;
+  const summaryKey = pick(rng, ["summary", "digest", "overview", "status_line"]);
+  const summary = `${record[numberField.key]} ${numberField.unit ?? numberField.key.replace(/_/g, " ")}, ${record[enumField.key]}`;
+  const lookup = tool(
+    lookupName,
+    `Look up a ${names.subject} by its ${by.key}.`,
+    z.object({ [by.key]: stringParam(`The ${names.subject}'s ${by.key}`) }),
+  );
+  const terminal = tool(
+    terminalName,
+    `Report a ${names.subject} with a one-line ${summaryKey.replace(/_/g, " ")}. Call this last.`,
+    z.object({
+      [by.key]: z.string(),
+      [summaryKey]: stringParam(`${numberField.key.replace(/_/g, " ")} and ${enumField.key}`),
+    }),
+  );
+  const subject = names.subject;
+  return {
+    shape: "by-value",
+    userMessage: pick(rng, [
+      `How is the ${subject} at ${value} doing? Report it.`,
+      `Look up ${value} and send me a short ${summaryKey.replace(/_/g, " ")}.`,
+      `Give me the ${subject} called ${value}, summarised.`,
+      `Which ${enumField.key} does ${value} have right now? Report back.`,
+      `${value}: check the ${subject} and report.`,
+    ]),
+    systemPrompt: "",
+    tools: [lookup, terminal],
+    requiredSteps: [lookupName],
+    terminal: terminalName,
+    steps: [
+      { name: lookupName, args: { [by.key]: value }, result: record },
+      { name: terminalName, args: { [by.key]: value, [summaryKey]: summary }, result: "done" },
+    ],
+  };
+}
+
+/** Lookup-report where the first lookup fails with a transient error and is simply retried. */
+function planRetry(
+  rng: Rng,
+  domain: Domain,
+  names: ReturnType<typeof nouns>,
+  parts: {
+    lookup: ToolDef;
+    lookupName: string;
+    terminalName: string;
+    idKey: string;
+    id: string;
+    record: Record<string, unknown>;
+    field: Field;
+  },
+): Plan {
+  const { lookup, lookupName, terminalName, idKey, id, record, field } = parts;
+  const value = record[field.key];
+  const terminal = tool(
+    terminalName,
+    `File the ${names.outcome.replace(/_/g, " ")} for a ${names.subject}.`,
+    z.object({
+      [idKey]: stringParam(`The ${names.subject} id`),
+      [field.key]: field.kind === "number" ? z.number() : z.string(),
+    }),
+  );
+  const error = pick(rng, [
+    `[ToolError] ServiceBusy: the ${domain.name} registry is busy, try again`,
+    `[ToolError] Timeout: ${names.subject} lookup timed out, retry`,
+    "[ToolError] Unavailable: temporarily unavailable, please retry",
+  ]);
+  return {
+    shape: "retry",
+    userMessage: pick(rng, [
+      `Find the ${field.key.replace(/_/g, " ")} of ${id} and file it.`,
+      `Report ${names.subject} ${id} with its ${field.key.replace(/_/g, " ")}.`,
+    ]),
+    systemPrompt: "",
+    tools: [lookup, terminal],
+    requiredSteps: [lookupName],
+    terminal: terminalName,
+    steps: [
+      { name: lookupName, args: { [idKey]: id }, result: error },
+      { name: lookupName, args: { [idKey]: id }, result: record },
+      { name: terminalName, args: { [idKey]: id, [field.key]: value }, result: "done" },
+    ],
+  };
+}
+
 function planConversation(rng: Rng): Plan {
   const domain = pick(rng, DOMAINS);
   const names = nouns(rng, domain);
@@ -387,7 +508,11 @@ function planConversation(rng: Rng): Plan {
 
   const shapeRoll = rng();
   let plan: Plan;
-  if (shapeRoll < 0.3) {
+  if (shapeRoll < 0.2) {
+    plan = planByValue(rng, domain, names);
+  } else if (shapeRoll < 0.3) {
+    plan = planRetry(rng, domain, names, { lookup, lookupName, terminalName, idKey, id, record, field });
+  } else if (shapeRoll < 0.45) {
     // Lookup, then report one field.
     const terminal = tool(
       terminalName,
@@ -415,7 +540,7 @@ function planConversation(rng: Rng): Plan {
         { name: terminalName, args: { [idKey]: id, [field.key]: value }, result: "done" },
       ],
     };
-  } else if (shapeRoll < 0.55) {
+  } else if (shapeRoll < 0.62) {
     // Lookup, then look up the person it names, then report their contact code.
     const personField = domain.fields.find((each) => each.kind === "person") as Field;
     const person = record[personField.key] as string;
@@ -449,7 +574,7 @@ function planConversation(rng: Rng): Plan {
         { name: terminalName, args: { [idKey]: id, [contactKey]: contact }, result: "done" },
       ],
     };
-  } else if (shapeRoll < 0.8) {
+  } else if (shapeRoll < 0.85) {
     // A required first step with the operator's name, then lookup, then report.
     const operator = makePerson(rng);
     const setupName = `${pick(rng, SETUP_VERBS)}_${pick(rng, ["shift", "watch", "logbook", "console"])}`;

@@ -311,15 +311,22 @@ def build_model(torch, vocab: int):
 
 
 def load_examples(arguments, tokenizer: Tokenizer):
+    """Tokenized corpus, cached in the run folder under the corpus file's hash (a new corpus is re-tokenized)."""
+    import hashlib
+
+    digest = hashlib.sha256(arguments.corpus.read_bytes()).hexdigest()
     cache = arguments.dir / "examples.json"
     if cache.exists():
-        return json.loads(cache.read_text())
+        cached = json.loads(cache.read_text())
+        if isinstance(cached, dict) and cached.get("corpus") == digest:
+            return cached["examples"]
+        print("corpus changed since the cached tokenization: tokenizing it again", flush=True)
     examples = []
     for text in read_corpus(arguments.corpus):
         ids, mask = tokenizer.encode_masked(text)
         if len(ids) <= arguments.max_len:
             examples.append([ids, mask])
-    cache.write_text(json.dumps(examples))
+    cache.write_text(json.dumps({"corpus": digest, "examples": examples}))
     return examples
 
 
