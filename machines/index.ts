@@ -40,13 +40,19 @@ export {
   createWorkflowMachine,
   type HistoryCompactor,
   type WorkflowActor,
+  type WorkflowDepsLookup,
   type WorkflowEvent,
   type WorkflowMachine,
   type WorkflowMachineDeps,
   type WorkflowOutput,
   type WorkflowSnapshot,
 } from "./workflow.machine.ts";
-export { createInferenceLogic, createToolExecutionLogic, serializeToolResult } from "./workflow-actors.ts";
+export {
+  createInferenceLogic,
+  createToolExecutionLogic,
+  type DepsSource,
+  serializeToolResult,
+} from "./workflow-actors.ts";
 export {
   createWorkflowConfig,
   createWorkflowContext,

@@ -36,8 +36,15 @@ export type RequestWorkerAnswer<TName extends string, TOutput> =
   | { type: `${TName}.done`; output: TOutput }
   | { type: `${TName}.error`; error: unknown };
 
-/** The work itself: resolve with the output, reject with the error; honour the signal. */
-export type RequestHandler<TRequest, TOutput> = (request: TRequest, signal: AbortSignal) => Promise<TOutput>;
+/**
+ * The work itself: resolve with the output, reject with the error; honour the signal. `parent` is
+ * the actor the worker answers (the workflow actor), for handlers that look up per-run dependencies.
+ */
+export type RequestHandler<TRequest, TOutput> = (
+  request: TRequest,
+  signal: AbortSignal,
+  parent: AnyActorRef | undefined,
+) => Promise<TOutput>;
 
 /** Worker actor logic, as `setup({ actors })` takes it. */
 export type RequestWorkerLogic<TRequest> = ActorLogic<
@@ -75,7 +82,7 @@ export function fromRequests<TName extends string, TRequest, TOutput>(
     };
     let started: Promise<TOutput>;
     try {
-      started = handler(pending.request, controller.signal);
+      started = handler(pending.request, controller.signal, self._parent);
     } catch (error) {
       started = Promise.reject(error);
     }

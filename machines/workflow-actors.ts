@@ -1,8 +1,10 @@
 /**
  * The workflow machine's invoked actors: a worker for LLM calls and one for tool batches, each
  * invoked once for the whole run and sent one request per iteration (see request-worker.ts).
- * Factories take their dependencies; data enters through the requests.
+ * Factories take their dependencies, or a lookup that finds them per workflow actor (for a machine
+ * built once and run with different clients); data enters through the requests.
  */
+import type { AnyActorRef } from "xstate";
 import {
   InvalidResponseError,
   StreamError,
@@ -22,6 +24,18 @@ import {
 import { fromRequests } from "./request-worker.ts";
 import type { ToolOutcome } from "./workflow-context.ts";
 
+/** Dependencies fixed when the logic is built, or looked up from the workflow actor a worker answers. */
+export type DepsSource<TDeps extends object> = TDeps | ((workflow: AnyActorRef) => TDeps);
+
+function resolveDeps<TDeps extends object>(
+  source: DepsSource<TDeps>,
+  parent: AnyActorRef | undefined,
+): TDeps {
+  if (typeof source !== "function") return source;
+  if (!parent) throw new WorkflowDefinitionError("A workflow worker was started without a parent actor");
+  return source(parent);
+}
+
 /** What the inference actor needs. */
 export interface InferenceDeps {
   client: LLMClient;
@@ -40,16 +54,20 @@ export interface InferenceRequest {
  * response; none → StreamError). The actor's abort signal reaches the client, so stopping the
  * actor (cancellation) aborts the request in flight.
  */
-export function createInferenceLogic(deps: InferenceDeps) {
-  const tools = deps.toolSpecs.length > 0 ? [...deps.toolSpecs] : undefined;
-  return fromRequests("inference", async (request: InferenceRequest, signal): Promise<LLMResponse> => {
-    const messages = serializeHistory(request.messages, deps.client.apiFormat);
-    const response = deps.stream
-      ? await collectStream(deps.client.sendStream(messages, tools, { signal }), deps.onChunk, signal)
-      : await deps.client.send(messages, tools, { signal });
-    if (!isLLMResponse(response)) throw new InvalidResponseError(response);
-    return response;
-  });
+export function createInferenceLogic(source: DepsSource<InferenceDeps>) {
+  return fromRequests(
+    "inference",
+    async (request: InferenceRequest, signal, parent): Promise<LLMResponse> => {
+      const deps = resolveDeps(source, parent);
+      const tools = deps.toolSpecs.length > 0 ? [...deps.toolSpecs] : undefined;
+      const messages = serializeHistory(request.messages, deps.client.apiFormat);
+      const response = deps.stream
+        ? await collectStream(deps.client.sendStream(messages, tools, { signal }), deps.onChunk, signal)
+        : await deps.client.send(messages, tools, { signal });
+      if (!isLLMResponse(response)) throw new InvalidResponseError(response);
+      return response;
+    },
+  );
 }
 
 async function collectStream(
@@ -85,15 +103,19 @@ export interface ToolExecutionRequest {
  * (a failure is reported like a throwing tool named ToolArgumentError). Tool errors become
  * outcomes for the model; a return value that cannot be serialized is a ToolOutputError.
  */
-export function createToolExecutionLogic(deps: ToolExecutionDeps) {
-  return fromRequests("tools", async (request: ToolExecutionRequest, signal): Promise<ToolOutcome[]> => {
-    const outcomes: ToolOutcome[] = [];
-    for (const call of request.calls) {
-      signal.throwIfAborted();
-      outcomes.push(await executeCall(deps.tools, call));
-    }
-    return outcomes;
-  });
+export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) {
+  return fromRequests(
+    "tools",
+    async (request: ToolExecutionRequest, signal, parent): Promise<ToolOutcome[]> => {
+      const { tools } = resolveDeps(source, parent);
+      const outcomes: ToolOutcome[] = [];
+      for (const call of request.calls) {
+        signal.throwIfAborted();
+        outcomes.push(await executeCall(tools, call));
+      }
+      return outcomes;
+    },
+  );
 }
 
 async function executeCall(

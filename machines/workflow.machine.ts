@@ -3,7 +3,7 @@
  * looping until a terminal tool succeeds, with final states done / failed / cancelled
  * (and responded, for the proxy's inference-only front half).
  */
-import { type ActorRefFrom, assign, type SnapshotFrom, sendTo, setup } from "xstate";
+import { type ActorRefFrom, type AnyActorRef, assign, type SnapshotFrom, sendTo, setup } from "xstate";
 import type { Message } from "../src/core/messages.ts";
 import type { ToolDef, ToolSpec } from "../src/core/tools.ts";
 import type { LLMClient, LLMResponse, StreamChunk, ToolCall } from "../src/core/types.ts";
@@ -50,6 +50,12 @@ export interface WorkflowMachineDeps {
 }
 
 /**
+ * Finds a workflow actor's deps, for a machine built once and run by many actors with different
+ * clients and callbacks (the proxy): the deps stay out of the JSON context and snapshot.
+ */
+export type WorkflowDepsLookup = (workflow: AnyActorRef) => WorkflowMachineDeps;
+
+/**
  * Events the workflow actor accepts: `workflow.cancel` from outside, and the answers of its two
  * request workers (`inference.*`, `tools.*`), which only those workers send.
  */
@@ -73,16 +79,15 @@ export interface WorkflowOutput {
 }
 
 /**
- * Build the workflow statechart for a client, a context manager and a tool set.
+ * Build the workflow statechart for a client, a context manager and a tool set, or, given a
+ * lookup, once for many actors that each find their own deps (the same statechart either way).
  * @example
  * const actor = createActor(createWorkflowMachine(deps), { input: { config, messages } });
  * actor.start();
  * const output = await toPromise(actor);
  */
-export function createWorkflowMachine(deps: WorkflowMachineDeps) {
-  const emit = (messages: readonly Message[]) => {
-    for (const message of messages) deps.onMessage?.(message);
-  };
+export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLookup) {
+  const depsOf: WorkflowDepsLookup = typeof deps === "function" ? deps : () => deps;
   return setup({
     types: {
       context: {} as WorkflowContext,
@@ -91,13 +96,11 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
       output: {} as WorkflowOutput,
     },
     actors: {
-      inference: createInferenceLogic({
-        client: deps.client,
-        toolSpecs: deps.toolSpecs,
-        stream: deps.stream ?? false,
-        ...(deps.onChunk && { onChunk: deps.onChunk }),
+      inference: createInferenceLogic((workflow) => {
+        const { client, toolSpecs, stream, onChunk } = depsOf(workflow);
+        return { client, toolSpecs, stream: stream ?? false, ...(onChunk && { onChunk }) };
       }),
-      executeTools: createToolExecutionLogic({ tools: deps.tools ?? {} }),
+      executeTools: createToolExecutionLogic((workflow) => ({ tools: depsOf(workflow).tools ?? {} })),
     },
     guards: {
       iterationsExhausted: ({ context }) => guards.iterationsExhausted(context),
@@ -115,8 +118,8 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
     },
     actions: {
       // Compact the history, then count the LLM call about to be made.
-      startIteration: assign(({ context }) => ({
-        messages: deps.contextManager.maybeCompact(
+      startIteration: assign(({ context, self }) => ({
+        messages: depsOf(self).contextManager.maybeCompact(
           context.messages,
           context.iteration,
           stepSummaryHint(context.progress),
@@ -147,11 +150,11 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
           consecutiveRetries: verdict?.kind === "calls" ? 0 : context.consecutiveRetries,
         };
       }),
-      nudgeRetry: assign(({ context }) => {
+      nudgeRetry: assign(({ context, self }) => {
         const raw = context.verdict?.kind === "text" ? context.verdict.raw : "";
         const added = build.retryMessages(
           raw,
-          buildRetryNudge(raw, deps.retryNudge, context.config.toolNames),
+          buildRetryNudge(raw, depsOf(self).retryNudge, context.config.toolNames),
           stepOf(context),
         );
         return {
@@ -220,8 +223,10 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
         return { messages: [...context.messages, ...added], appended: added.length };
       }),
       // Runs after each appending action: tells `onMessage` about what it appended, in order.
-      reportAppended: ({ context }) => {
-        if (deps.onMessage && context.appended > 0) emit(context.messages.slice(-context.appended));
+      reportAppended: ({ context, self }) => {
+        const { onMessage } = depsOf(self);
+        if (!onMessage || context.appended === 0) return;
+        for (const message of context.messages.slice(-context.appended)) onMessage(message);
       },
       // Append the batch's results and record its successful steps and counters.
       recordResults: assign(({ context, event }) => {
@@ -333,8 +338,8 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps) {
       failFromActor: assign((_, params: { source: "inference" | "tools"; error: unknown }) => ({
         failure: describeActorError(params.error, params.source),
       })),
-      reportActorError: ({ event }) => {
-        if ("error" in event) deps.onActorError?.(event.error);
+      reportActorError: ({ event, self }) => {
+        if ("error" in event) depsOf(self).onActorError?.(event.error);
       },
       markStatus: assign((_, params: { status: WorkflowStatus }) => ({ status: params.status })),
     },
