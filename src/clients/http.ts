@@ -43,13 +43,14 @@ export class IdleDeadline {
   readonly #controller = new AbortController();
   readonly #timeoutMs: number;
   readonly #url: string;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #timer: ReturnType<typeof setTimeout>;
   #error: BackendError | undefined;
+  #stopped = false;
 
   constructor(timeoutMs: number, url: string) {
     this.#timeoutMs = timeoutMs;
     this.#url = url;
-    this.touch();
+    this.#timer = setTimeout(() => this.#expire(), timeoutMs);
   }
 
   get signal(): AbortSignal {
@@ -61,34 +62,63 @@ export class IdleDeadline {
     return this.#error;
   }
 
+  /** Restart the wait (`refresh` reuses the timer: this runs for every chunk of a stream). */
   touch(): void {
-    if (this.#error) return;
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => {
-      const body = `No response from ${this.#url} for ${this.#timeoutMs} ms`;
-      this.#error = new BackendError(TIMEOUT_STATUS, body, `Request timed out: ${body}`);
-      this.#controller.abort(this.#error);
-    }, this.#timeoutMs);
+    if (!this.#error && !this.#stopped) this.#timer.refresh();
   }
 
   stop(): void {
+    this.#stopped = true;
     clearTimeout(this.#timer);
+  }
+
+  /**
+   * Abort with `signal` too, so one signal covers the caller's abort and the deadline (cheaper
+   * than `AbortSignal.any` on every request). Returns the function that stops following it.
+   */
+  follow(signal: AbortSignal): () => void {
+    if (signal.aborted) {
+      this.#controller.abort(signal.reason);
+      return () => {};
+    }
+    const abort = () => this.#controller.abort(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    return () => signal.removeEventListener("abort", abort);
+  }
+
+  #expire(): void {
+    const body = `No response from ${this.#url} for ${this.#timeoutMs} ms`;
+    this.#error = new BackendError(TIMEOUT_STATUS, body, `Request timed out: ${body}`);
+    this.#controller.abort(this.#error);
   }
 }
 
 /** Where a transport failure happened: it decides which error reports it. */
 type Phase = "request" | "body" | "stream";
 
+/**
+ * How long `Exchange.release` lets the rest of a body arrive before it gives up the connection.
+ * Servers end the response right after their last event, so this is only a bound for odd ones.
+ */
+const RELEASE_GRACE_MS = 1_000;
+
 /** An open HTTP exchange: the response, with its body read under the same deadline and signal. */
 export class Exchange {
   readonly response: Response;
   readonly #deadline: IdleDeadline;
   readonly #options: ExchangeOptions;
+  readonly #unfollow: () => void;
+  #reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  #decoder: TextDecoder | undefined;
+  /** Whether the body was read to its end (or there was none): the connection is free again. */
+  #ended = false;
+  #closed = false;
 
-  constructor(response: Response, deadline: IdleDeadline, options: ExchangeOptions) {
+  constructor(response: Response, deadline: IdleDeadline, options: ExchangeOptions, unfollow: () => void) {
     this.response = response;
     this.#deadline = deadline;
     this.#options = options;
+    this.#unfollow = unfollow;
   }
 
   get ok(): boolean {
@@ -102,44 +132,88 @@ export class Exchange {
   /** The whole body as text. */
   async text(): Promise<string> {
     let text = "";
-    for await (const chunk of this.chunks("body")) text += chunk;
+    for (let piece = await this.read("body"); piece !== null; piece = await this.read("body")) text += piece;
     return text;
   }
 
   /**
-   * The body as decoded text chunks, as they arrive. A connection that breaks mid-body is a
-   * `StreamError` for a stream (it was truncated) and a 503 `BackendError` otherwise.
+   * The next piece of the body as decoded text, as it arrives; `null` at its end. A connection
+   * that breaks mid-body is a `StreamError` for a stream (it was truncated) and a 503
+   * `BackendError` otherwise.
    */
-  async *chunks(phase: "body" | "stream" = "stream"): AsyncGenerator<string> {
-    const body = this.response.body;
-    if (!body) {
-      this.#deadline.stop();
-      return;
-    }
-    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-    try {
-      while (true) {
-        let result: ReadableStreamReadResult<string>;
-        try {
-          result = await reader.read();
-        } catch (error) {
-          throw transportError(error, phase, this.#deadline, this.#options);
-        }
-        if (result.done) return;
-        this.#deadline.touch();
-        yield result.value;
+  async read(phase: "body" | "stream" = "stream"): Promise<string | null> {
+    if (this.#ended || this.#closed) return null;
+    const reader = this.#openReader();
+    if (!reader) return this.#end();
+    while (true) {
+      let result: ReadableStreamReadResult<Uint8Array>;
+      try {
+        result = await reader.read();
+      } catch (error) {
+        this.close();
+        throw transportError(error, phase, this.#deadline, this.#options);
       }
-    } finally {
-      this.#deadline.stop();
-      // Releases the connection when the consumer stops early; a no-op on a finished body.
-      reader.cancel().catch(() => {});
+      if (result.done) {
+        const rest = this.#decoder?.decode() ?? "";
+        this.#end();
+        return rest.length > 0 ? rest : null;
+      }
+      this.#deadline.touch();
+      this.#decoder ??= new TextDecoder();
+      const text = this.#decoder.decode(result.value, { stream: true });
+      // An empty piece is half a multi-byte character: wait for the rest.
+      if (text.length > 0) return text;
     }
   }
 
   /** Drop the exchange without reading (or without finishing) its body. */
   close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#finish();
+    if (this.#ended) return;
+    // Cancelling an unfinished body closes the connection: it cannot carry another request.
+    const cancelled = this.#reader ? this.#reader.cancel() : this.response.body?.cancel();
+    cancelled?.catch(() => {});
+  }
+
+  /**
+   * Done with the answer (a stream's last event came), but the body may not have ended yet: read
+   * what is left in the background, so the connection goes back to the pool for the next request
+   * instead of being torn down. Gives up, closing it, after `RELEASE_GRACE_MS`.
+   */
+  release(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#finish();
+    const reader = this.#ended ? undefined : this.#openReader();
+    if (!reader) return;
+    const giveUp = setTimeout(() => reader.cancel().catch(() => {}), RELEASE_GRACE_MS);
+    giveUp.unref();
+    const drain = async () => {
+      while (!(await reader.read()).done) {
+        // The answer is complete: whatever follows is dropped.
+      }
+    };
+    drain()
+      .catch(() => {})
+      .finally(() => clearTimeout(giveUp));
+  }
+
+  #openReader(): ReadableStreamDefaultReader<Uint8Array> | undefined {
+    if (!this.#reader && this.response.body) this.#reader = this.response.body.getReader();
+    return this.#reader;
+  }
+
+  #end(): null {
+    this.#ended = true;
+    this.#finish();
+    return null;
+  }
+
+  #finish(): void {
     this.#deadline.stop();
-    this.response.body?.cancel().catch(() => {});
+    this.#unfollow();
   }
 }
 
@@ -150,18 +224,19 @@ export class Exchange {
  */
 export async function openExchange(options: ExchangeOptions): Promise<Exchange> {
   const deadline = new IdleDeadline(options.timeoutMs, options.url);
-  const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
+  const unfollow = options.signal ? deadline.follow(options.signal) : () => {};
   try {
     const response = await http(options.url, {
       method: options.method,
       ...(options.json !== undefined && { json: options.json }),
       ...(options.headers && { headers: options.headers }),
-      signal,
+      signal: deadline.signal,
     });
     deadline.touch();
-    return new Exchange(response, deadline, options);
+    return new Exchange(response, deadline, options, unfollow);
   } catch (error) {
     deadline.stop();
+    unfollow();
     throw transportError(error, "request", deadline, options);
   }
 }

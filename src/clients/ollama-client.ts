@@ -141,7 +141,9 @@ export class OllamaClient implements LLMClient {
         }
       }
     } finally {
-      exchange.close();
+      // After the done line the connection is handed back for reuse; an unfinished stream is cut.
+      if (done) exchange.release();
+      else exchange.close();
     }
     if (!done) {
       throw new StreamError(

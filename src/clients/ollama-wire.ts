@@ -34,18 +34,21 @@ export const ollamaErrorSchema = z.object({ error: z.string() });
 /** The answer to `/api/generate` with `keep_alive: 0` (unload). */
 export const ollamaGenerateSchema = z.object({ done: z.boolean(), done_reason: z.string().nullish() });
 
-/** The non-empty lines of an NDJSON body, as they arrive; a last line without newline counts too. */
+/**
+ * The non-empty lines of an NDJSON body, as they arrive; a last line without newline counts too.
+ * Stopping early leaves the exchange open: the caller closes or releases it.
+ */
 export async function* ndjsonLines(exchange: Exchange): AsyncGenerator<string> {
   let buffer = "";
-  for await (const text of exchange.chunks("stream")) {
+  for (let text = await exchange.read(); text !== null; text = await exchange.read()) {
     buffer += text;
-    let newline = buffer.indexOf("\n");
-    while (newline !== -1) {
-      const line = buffer.slice(0, newline).trim();
-      buffer = buffer.slice(newline + 1);
+    let start = 0;
+    for (let newline = buffer.indexOf("\n"); newline !== -1; newline = buffer.indexOf("\n", start)) {
+      const line = buffer.slice(start, newline).trim();
+      start = newline + 1;
       if (line.length > 0) yield line;
-      newline = buffer.indexOf("\n");
     }
+    buffer = buffer.slice(start);
   }
   if (buffer.trim().length > 0) yield buffer.trim();
 }

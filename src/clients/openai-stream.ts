@@ -40,7 +40,7 @@ export async function* streamChatCompletion(
   let done = false;
   let eventCount = 0;
   try {
-    reading: for await (const text of exchange.chunks("stream")) {
+    reading: for (let text = await exchange.read(); text !== null; text = await exchange.read()) {
       parser.feed(text);
       for (let event = events.shift(); event; event = events.shift()) {
         eventCount += 1;
@@ -57,7 +57,9 @@ export async function* streamChatCompletion(
       }
     }
   } finally {
-    exchange.close();
+    // After [DONE] the connection is handed back for reuse; an unfinished stream is cut.
+    if (done) exchange.release();
+    else exchange.close();
   }
   if (!done && !assembler.finished) {
     throw new StreamError(

@@ -306,6 +306,24 @@ describe("sendStream", () => {
       statusCode: 408,
     });
   });
+
+  it("hands the connection back after the done line, so the next request reuses it", async () => {
+    // The body ends a moment after the done line, in its own write.
+    const answer = () => ndjsonFixture("ollama/chat-stream-text.ndjson", { intervalMs: 20 });
+    server.reply(CHAT, answer(), answer());
+    const streaming = client();
+    await collect(streaming.sendStream(history, tools));
+    await server.requests[0]?.closed;
+    // Loopback: the end of the body reaches the client within a few event-loop turns.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const chunks = await collect(streaming.sendStream(history, tools));
+
+    expect(chunks.at(-1)).toEqual({
+      type: ChunkType.FINAL,
+      response: { content: "The sky is blue because of Rayleigh scattering." },
+    });
+    expect(server.connections).toBe(1);
+  });
 });
 
 describe("errors", () => {

@@ -292,3 +292,33 @@ describe("sendStream failures", () => {
     await server.requests[0]?.closed;
   });
 });
+
+describe("sendStream connections", () => {
+  const answer = () =>
+    sse([chunk({ content: "hi" }), chunk({}, "stop"), "[DONE]"], {
+      // The body ends a moment after [DONE], in its own write: the client has stopped reading by then.
+      intervalMs: 20,
+    });
+
+  it("hands the connection back after [DONE], so the next request reuses it", async () => {
+    server.reply(CHAT, answer(), answer());
+    const streaming = client({ mode: "native" });
+    await collect(streaming.sendStream(history, tools));
+    await server.requests[0]?.closed;
+    // Loopback: the end of the body reaches the client within a few event-loop turns.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const chunks = await collect(streaming.sendStream(history, tools));
+
+    expect(chunks.at(-1)).toEqual({ type: ChunkType.FINAL, response: { content: "hi" } });
+    expect(server.requests).toHaveLength(2);
+    expect(server.connections).toBe(1);
+  });
+
+  it("cuts a connection the server keeps open after [DONE]", async () => {
+    server.reply(CHAT, sse([chunk({ content: "hi" }), chunk({}, "stop"), "[DONE]"], { end: "hang" }));
+    const chunks = await collect(client({ mode: "native" }).sendStream(history, tools));
+    expect(chunks.at(-1)).toEqual({ type: ChunkType.FINAL, response: { content: "hi" } });
+    // Closed by the client within its grace period; a leaked connection would time the test out.
+    await server.requests[0]?.closed;
+  });
+});

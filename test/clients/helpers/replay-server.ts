@@ -127,6 +127,8 @@ export function fixture(path: string): string {
 /** The replay server. Routes are `"<METHOD> <path>"`, e.g. `"POST /v1/chat/completions"`. */
 export class ReplayServer {
   readonly requests: RecordedRequest[] = [];
+  /** TCP connections clients opened (a client that reuses its connection opens one). */
+  connections = 0;
   /** Requests that had no scripted reply. */
   readonly unexpected: string[] = [];
   readonly #server: Server;
@@ -140,6 +142,9 @@ export class ReplayServer {
   static async start(): Promise<ReplayServer> {
     const server = createServer();
     const replay = new ReplayServer(server);
+    server.on("connection", () => {
+      replay.connections += 1;
+    });
     server.on("request", (request, response) => {
       const chunks: Buffer[] = [];
       request.on("data", (chunk: Buffer) => chunks.push(chunk));
