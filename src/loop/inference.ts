@@ -1,15 +1,18 @@
 /**
  * The shared front half of the loop (compact, fold, send, validate, rescue, retry nudges) for
  * callers that execute tools themselves, such as the proxy. It runs the same workflow machine
- * in inference-only mode: one code path, not a copy.
+ * in inference-only mode: one code path, not a copy. The machine is built once; each call's
+ * client and callbacks are bound to its own actor.
  */
-import { createActor, toPromise } from "xstate";
+import { type AnyActorRef, createActor, toPromise } from "xstate";
 import {
   createWorkflowMachine,
   type HistoryCompactor,
+  type WorkflowMachine,
+  type WorkflowMachineDeps,
   type WorkflowOutput,
 } from "../../machines/workflow.machine.ts";
-import { createWorkflowConfig } from "../../machines/workflow-context.ts";
+import { createWorkflowConfig, type WorkflowInput } from "../../machines/workflow-context.ts";
 import type { Message } from "../core/messages.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, StreamChunk, ToolCall } from "../core/types.ts";
@@ -40,6 +43,37 @@ export interface InferenceResult {
   iterations: number;
 }
 
+// Each call's deps, keyed by its actor; an entry goes with its actor.
+const depsByActor = new WeakMap<AnyActorRef, WorkflowMachineDeps>();
+// XState resolves the initial state (compact → infer, which compacts) inside `createActor`, before
+// the actor can be bound: the actor under construction claims these deps on its first lookup.
+let constructing: WorkflowMachineDeps | undefined;
+let sharedMachine: WorkflowMachine | undefined;
+
+function depsOf(actor: AnyActorRef): WorkflowMachineDeps {
+  let deps = depsByActor.get(actor);
+  if (deps === undefined && constructing !== undefined) {
+    deps = constructing;
+    constructing = undefined;
+    depsByActor.set(actor, deps);
+  }
+  if (deps === undefined) throw new Error("runInference: a workflow actor ran without its deps");
+  return deps;
+}
+
+/** An actor of the machine built once, bound to one call's deps. */
+function createBoundActor(deps: WorkflowMachineDeps, input: WorkflowInput) {
+  sharedMachine ??= createWorkflowMachine(depsOf);
+  constructing = deps;
+  try {
+    const actor = createActor(sharedMachine, { input });
+    depsByActor.set(actor, deps);
+    return actor;
+  } finally {
+    constructing = undefined;
+  }
+}
+
 /**
  * Get one valid batch of tool calls from the model, nudging and retrying as the runner does.
  * Throws `ToolCallError` (with the last raw output) when retries run out.
@@ -47,16 +81,6 @@ export interface InferenceResult {
 export async function runInference(options: RunInferenceOptions): Promise<InferenceResult> {
   const maxRetries = options.maxRetries ?? 3;
   let actorError: unknown;
-  const machine = createWorkflowMachine({
-    client: options.client,
-    contextManager: options.contextManager,
-    toolSpecs: options.tools,
-    stream: options.stream ?? false,
-    ...(options.onChunk && { onChunk: options.onChunk }),
-    ...(options.onMessage && { onMessage: options.onMessage }),
-    ...(options.retryNudge !== undefined && { retryNudge: options.retryNudge }),
-    onActorError: (error) => (actorError = error),
-  });
   const config = createWorkflowConfig({
     toolNames: options.tools.map((tool) => tool.name),
     maxIterations: maxRetries + 1,
@@ -65,7 +89,17 @@ export async function runInference(options: RunInferenceOptions): Promise<Infere
     stepEnforcement: false,
     inferenceOnly: true,
   });
-  const actor = createActor(machine, { input: { config, messages: options.messages } });
+  const deps: WorkflowMachineDeps = {
+    client: options.client,
+    contextManager: options.contextManager,
+    toolSpecs: options.tools,
+    stream: options.stream ?? false,
+    ...(options.onChunk && { onChunk: options.onChunk }),
+    ...(options.onMessage && { onMessage: options.onMessage }),
+    ...(options.retryNudge !== undefined && { retryNudge: options.retryNudge }),
+    onActorError: (error) => (actorError = error),
+  };
+  const actor = createBoundActor(deps, { config, messages: options.messages });
   let cancelSent = false;
   const cancel = () => {
     if (cancelSent) return;
