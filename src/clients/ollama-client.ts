@@ -2,8 +2,6 @@
  * OllamaClient: native function calling through Ollama's `/api/chat`, with NDJSON streaming,
  * thinking control and a per-request context size.
  */
-
-import { z } from "zod";
 import { BackendError, StreamError, ThinkingNotSupportedError } from "../core/errors.ts";
 import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
 import {
@@ -16,6 +14,7 @@ import {
 import { type Exchange, joinUrl, openExchange } from "./http.ts";
 import {
   isKnownThinkingModel,
+  isOllamaChat,
   isThinkingUnsupported,
   ndjsonLines,
   type OllamaChat,
@@ -25,7 +24,7 @@ import {
 } from "./ollama-wire.ts";
 import { type AssembledMessage, readMessage } from "./openai-wire.ts";
 import { resolveSampling, type SamplingParams } from "./sampling.ts";
-import { checkStreamEvent, isPlainObject, parseStreamEvent, parseWireBody } from "./wire.ts";
+import { checkStreamEvent, isPlainObject, parseStreamJson, parseWireBody } from "./wire.ts";
 
 /** Options of `OllamaClient`. */
 export interface OllamaClientOptions {
@@ -79,6 +78,7 @@ export class OllamaClient implements LLMClient {
   readonly #options: OllamaClientOptions;
   readonly #timeoutMs: number;
   readonly #logger: (line: string) => void;
+  readonly #chatUrl: string;
   #numCtx: number | undefined;
   #autoThink: boolean;
 
@@ -88,6 +88,7 @@ export class OllamaClient implements LLMClient {
     this.model = options.model;
     this.#timeoutMs = options.timeoutMs ?? 300_000;
     this.#logger = options.logger ?? ((line) => console.info(line));
+    this.#chatUrl = joinUrl(this.baseUrl, "api/chat");
     this.#numCtx = options.numCtx;
     this.#autoThink = isKnownThinkingModel(options.model);
     this.sampling = resolveSampling({
@@ -114,7 +115,7 @@ export class OllamaClient implements LLMClient {
     options: SendOptions = {},
   ): Promise<LLMResponse> {
     const exchange = await this.#open(messages, tools, false, options.signal);
-    const chat = parseWireBody(ollamaChatSchema, await exchange.text(), this.#chatUrl);
+    const chat = parseWireBody(ollamaChatSchema, await exchange.text(), this.#chatUrl, isOllamaChat);
     return this.#read(messageOf([chat]), tools);
   }
 
@@ -133,7 +134,9 @@ export class OllamaClient implements LLMClient {
         const content = chat.message?.content;
         if (content) yield { type: ChunkType.TEXT_DELTA, content };
         for (const call of chat.message?.tool_calls ?? []) {
-          yield { type: ChunkType.TOOL_CALL_DELTA, content: JSON.stringify(call.function) };
+          // The fields the schema keeps, in its order, whatever else the line carried.
+          const { name, arguments: args } = call.function;
+          yield { type: ChunkType.TOOL_CALL_DELTA, content: JSON.stringify({ name, arguments: args }) };
         }
         if (chat.done) {
           done = true;
@@ -166,10 +169,6 @@ export class OllamaClient implements LLMClient {
     const body = await exchange.text();
     if (!exchange.ok) throw new BackendError(exchange.status, body);
     parseWireBody(ollamaGenerateSchema, body, url);
-  }
-
-  get #chatUrl(): string {
-    return joinUrl(this.baseUrl, "api/chat");
   }
 
   async #open(
@@ -227,12 +226,12 @@ export class OllamaClient implements LLMClient {
   }
 
   #parseLine(line: string): OllamaChat {
-    const value = parseStreamEvent(z.unknown(), line, this.#chatUrl);
+    const value = parseStreamJson(line, this.#chatUrl);
     if (isPlainObject(value) && "error" in value) {
       const { error } = checkStreamEvent(ollamaErrorSchema, value, this.#chatUrl);
       throw new BackendError(500, line, `Error in the stream from ${this.#chatUrl}: ${error}`);
     }
-    return checkStreamEvent(ollamaChatSchema, value, this.#chatUrl);
+    return isOllamaChat(value) ? value : checkStreamEvent(ollamaChatSchema, value, this.#chatUrl);
   }
 
   #read(message: AssembledMessage, tools: ToolSpec[]): LLMResponse {

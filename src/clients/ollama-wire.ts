@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import type { Exchange } from "./http.ts";
+import { isNullishString, isPlainObject } from "./wire.ts";
 
 const ollamaToolCallSchema = z.object({
   function: z.object({
@@ -27,6 +28,30 @@ export const ollamaChatSchema = z.object({
 });
 /** A parsed `/api/chat` answer or stream line. */
 export type OllamaChat = z.output<typeof ollamaChatSchema>;
+
+/**
+ * True when `value` passes `ollamaChatSchema` as it is: a hand-written check that lets the usual
+ * well-formed line skip zod (every stream line is checked). Anything it rejects goes to zod, which
+ * decides and names the bad field.
+ */
+export function isOllamaChat(value: unknown): value is OllamaChat {
+  if (!isPlainObject(value) || typeof value.done !== "boolean" || !isNullishString(value.done_reason)) {
+    return false;
+  }
+  const message = value.message;
+  if (message === undefined || message === null) return true;
+  if (!isPlainObject(message) || !isNullishString(message.content) || !isNullishString(message.thinking)) {
+    return false;
+  }
+  const calls = message.tool_calls;
+  return calls === undefined || calls === null || (Array.isArray(calls) && calls.every(isOllamaToolCall));
+}
+
+function isOllamaToolCall(value: unknown): boolean {
+  if (!isPlainObject(value) || !isPlainObject(value.function)) return false;
+  const { name, arguments: args } = value.function;
+  return typeof name === "string" && (isNullishString(args) || isPlainObject(args));
+}
 
 /** An error Ollama reports, as the body of an HTTP error or as a line of a stream. */
 export const ollamaErrorSchema = z.object({ error: z.string() });

@@ -22,6 +22,7 @@ import {
 import { streamChatCompletion } from "./openai-stream.ts";
 import {
   chatCompletionSchema,
+  isChatCompletion,
   messageOfCompletion,
   propsSchema,
   type ReadContext,
@@ -95,6 +96,8 @@ export class OpenAICompatibleClient implements LLMClient {
   readonly #options: OpenAICompatibleClientOptions;
   readonly #timeoutMs: number;
   readonly #logger: (line: string) => void;
+  readonly #chatUrl: string;
+  readonly #headers: Record<string, string> | undefined;
   #resolvedMode: "native" | "prompt" | undefined;
 
   constructor(options: OpenAICompatibleClientOptions = {}) {
@@ -105,6 +108,8 @@ export class OpenAICompatibleClient implements LLMClient {
     this.mode = options.mode ?? "auto";
     this.#timeoutMs = options.timeoutMs ?? 300_000;
     this.#logger = options.logger ?? ((line) => console.info(line));
+    this.#chatUrl = joinUrl(this.baseUrl, "chat/completions");
+    this.#headers = authHeaders(options.apiKey);
     this.#resolvedMode = this.mode === "auto" ? undefined : this.mode;
     this.sampling = resolveSampling({
       model: this.model,
@@ -130,7 +135,7 @@ export class OpenAICompatibleClient implements LLMClient {
     const opened = await this.#open(messages, tools, false, options.signal);
     if (opened.kind === "failed") return this.#responseToFailure(opened, tools);
     const body = await opened.exchange.text();
-    const completion = parseWireBody(chatCompletionSchema, body, this.#chatUrl);
+    const completion = parseWireBody(chatCompletionSchema, body, this.#chatUrl, isChatCompletion);
     return readMessage(messageOfCompletion(completion), this.#readContext(opened.mode, tools));
   }
 
@@ -157,7 +162,7 @@ export class OpenAICompatibleClient implements LLMClient {
     const exchange = await openExchange({
       method: "GET",
       url,
-      headers: authHeaders(this.#options.apiKey),
+      headers: this.#headers,
       timeoutMs: this.#timeoutMs,
     });
     const body = await exchange.text();
@@ -178,10 +183,6 @@ export class OpenAICompatibleClient implements LLMClient {
     return parsed.data;
   }
 
-  get #chatUrl(): string {
-    return joinUrl(this.baseUrl, "chat/completions");
-  }
-
   async #open(
     messages: Record<string, unknown>[],
     tools: ToolSpec[],
@@ -193,7 +194,7 @@ export class OpenAICompatibleClient implements LLMClient {
       method: "POST",
       url: this.#chatUrl,
       json: this.#requestBody(messages, tools, mode, stream),
-      headers: authHeaders(this.#options.apiKey),
+      headers: this.#headers,
       timeoutMs: this.#timeoutMs,
       signal,
     });

@@ -3,7 +3,6 @@
  * come, and the assembled answer sent as the FINAL chunk.
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { z } from "zod";
 import { BackendError, StreamError } from "../core/errors.ts";
 import { ChunkType, type StreamChunk } from "../core/types.ts";
 import type { Exchange } from "./http.ts";
@@ -11,17 +10,15 @@ import { responseFromParseFailure, toolParseFailureOutput } from "./llama-server
 import {
   ChatStreamAssembler,
   chatChunkSchema,
+  isChatChunk,
   type ReadContext,
   readMessage,
   streamErrorSchema,
 } from "./openai-wire.ts";
-import { checkStreamEvent, isPlainObject, parseStreamEvent } from "./wire.ts";
+import { checkStreamEvent, isPlainObject, parseStreamJson } from "./wire.ts";
 
-/** What one event means: chunks to pass on, the end of the stream, or the final answer already. */
-type EventOutcome =
-  | { kind: "chunks"; chunks: StreamChunk[] }
-  | { kind: "done" }
-  | { kind: "final"; chunk: StreamChunk };
+/** What one event meant, besides the deltas it passed on: go on, the end of the stream, or the answer. */
+type EventOutcome = "more" | "done" | StreamChunk;
 
 /**
  * Read a `text/event-stream` chat completion: TEXT_DELTA per content delta, TOOL_CALL_DELTA per
@@ -37,27 +34,32 @@ export async function* streamChatCompletion(
   const assembler = new ChatStreamAssembler();
   const events: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (event) => events.push(event) });
+  const deltas: StreamChunk[] = [];
   let done = false;
   let eventCount = 0;
   try {
     reading: for (let text = await exchange.read(); text !== null; text = await exchange.read()) {
       parser.feed(text);
-      for (let event = events.shift(); event; event = events.shift()) {
+      // Indexed, not shifted: a feed usually brings one event, and the list is emptied after it.
+      for (let index = 0; index < events.length; index += 1) {
         eventCount += 1;
-        const outcome = readEvent(event, assembler, context, source);
-        if (outcome.kind === "final") {
-          yield outcome.chunk;
-          return;
-        }
-        if (outcome.kind === "done") {
+        const outcome = readEvent(events[index] as EventSourceMessage, assembler, deltas, context, source);
+        for (const delta of deltas) yield delta;
+        deltas.length = 0;
+        if (outcome === "done") {
           done = true;
           break reading;
         }
-        yield* outcome.chunks;
+        if (outcome !== "more") {
+          done = true;
+          yield outcome;
+          return;
+        }
       }
+      events.length = 0;
     }
   } finally {
-    // After [DONE] the connection is handed back for reuse; an unfinished stream is cut.
+    // After the last event the connection is handed back for reuse; an unfinished stream is cut.
     if (done) exchange.release();
     else exchange.close();
   }
@@ -72,14 +74,15 @@ export async function* streamChatCompletion(
 function readEvent(
   event: EventSourceMessage,
   assembler: ChatStreamAssembler,
+  deltas: StreamChunk[],
   context: ReadContext,
   source: string,
 ): EventOutcome {
   const data = event.data.trim();
-  if (data === "[DONE]") return { kind: "done" };
-  if (data.length === 0) return { kind: "chunks", chunks: [] };
+  if (data === "[DONE]") return "done";
+  if (data.length === 0) return "more";
   // Parsed first, checked once it is known to be an error event or a chunk.
-  const value = parseStreamEvent(z.unknown(), data, source);
+  const value = parseStreamJson(data, source);
   if (isPlainObject(value) && "error" in value) {
     const { error } = checkStreamEvent(streamErrorSchema, value, source);
     const status = error.code ?? 500;
@@ -87,7 +90,10 @@ function readEvent(
     if (output === null)
       throw new BackendError(status, data, `Error in the stream from ${source}: ${error.message}`);
     const response = responseFromParseFailure(output, context.toolNames, context.think);
-    return { kind: "final", chunk: { type: ChunkType.FINAL, response } };
+    return { type: ChunkType.FINAL, response };
   }
-  return { kind: "chunks", chunks: assembler.push(checkStreamEvent(chatChunkSchema, value, source)) };
+  // The hand-written check passes every well-formed chunk; zod reports what is wrong with the rest.
+  const chunk = isChatChunk(value) ? value : checkStreamEvent(chatChunkSchema, value, source);
+  assembler.push(chunk, deltas);
+  return "more";
 }

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { ChunkType, type LLMResponse, type StreamChunk, type ToolCall } from "../core/types.ts";
 import { extractToolCall } from "../prompts/tool-prompt.ts";
 import { resolveReasoning } from "./reasoning.ts";
-import { decodeArguments, renderRawCalls } from "./wire.ts";
+import { decodeArguments, isNullishInteger, isNullishString, isPlainObject, renderRawCalls } from "./wire.ts";
 
 const toolCallSchema = z.object({
   id: z.string().nullish(),
@@ -57,6 +57,72 @@ export const chatChunkSchema = z.object({
 });
 /** A parsed stream chunk. */
 export type ChatChunk = z.output<typeof chatChunkSchema>;
+type ToolCallDelta = z.output<typeof toolCallDeltaSchema>;
+
+/** A parsed non-streamed answer. */
+export type ChatCompletion = z.output<typeof chatCompletionSchema>;
+
+/*
+ * Hand-written checks that accept exactly what the schemas above accept (or less), so the usual
+ * well-formed answer skips zod: each SSE event is checked as it comes, and zod's cost per event
+ * would be most of the client's own. Anything they reject goes to zod, which decides and names
+ * the bad field. test/clients/wire-checks.test.ts holds them to the schemas.
+ */
+
+/** True when `value` passes `chatChunkSchema` as it is. */
+export function isChatChunk(value: unknown): value is ChatChunk {
+  if (!isPlainObject(value) || !Array.isArray(value.choices)) return false;
+  for (const choice of value.choices) {
+    if (!isPlainObject(choice) || !isNullishInteger(choice.index) || !isNullishString(choice.finish_reason)) {
+      return false;
+    }
+    const delta = choice.delta;
+    if (delta === undefined || delta === null) continue;
+    if (
+      !isPlainObject(delta) ||
+      !isNullishString(delta.content) ||
+      !isNullishString(delta.reasoning_content)
+    ) {
+      return false;
+    }
+    if (!isNullishArrayOf(delta.tool_calls, isToolCallDelta)) return false;
+  }
+  return true;
+}
+
+function isToolCallDelta(value: unknown): boolean {
+  if (!isPlainObject(value) || !isNullishString(value.id)) return false;
+  const index = value.index;
+  if (!isNullishInteger(index) || (typeof index === "number" && index < 0)) return false;
+  const fn = value.function;
+  if (fn === undefined || fn === null) return true;
+  return isPlainObject(fn) && isNullishString(fn.name) && isNullishString(fn.arguments);
+}
+
+/** True when `value` passes `chatCompletionSchema` as it is. */
+export function isChatCompletion(value: unknown): value is ChatCompletion {
+  if (!isPlainObject(value) || !Array.isArray(value.choices) || value.choices.length === 0) return false;
+  for (const choice of value.choices) {
+    if (!isPlainObject(choice) || !isNullishString(choice.finish_reason)) return false;
+    const message = choice.message;
+    if (!isPlainObject(message) || !isNullishString(message.content)) return false;
+    if (!isNullishString(message.reasoning_content)) return false;
+    if (!isNullishArrayOf(message.tool_calls, isToolCall)) return false;
+  }
+  return true;
+}
+
+function isToolCall(value: unknown): boolean {
+  if (!isPlainObject(value) || !isNullishString(value.id) || !isNullishString(value.type)) return false;
+  const fn = value.function;
+  if (!isPlainObject(fn) || typeof fn.name !== "string") return false;
+  const args = fn.arguments;
+  return isNullishString(args) || isPlainObject(args);
+}
+
+function isNullishArrayOf(value: unknown, isItem: (item: unknown) => boolean): boolean {
+  return value === undefined || value === null || (Array.isArray(value) && value.every(isItem));
+}
 
 /** An error reported inside a stream: `data: {"error": {"code": 500, "message": "…"}}`. */
 export const streamErrorSchema = z.object({
@@ -82,7 +148,7 @@ export interface AssembledMessage {
 }
 
 /** The message of a non-streamed answer. */
-export function messageOfCompletion(completion: z.output<typeof chatCompletionSchema>): AssembledMessage {
+export function messageOfCompletion(completion: ChatCompletion): AssembledMessage {
   const message = completion.choices[0]?.message;
   return {
     content: message?.content ?? "",
@@ -155,25 +221,18 @@ export class ChatStreamAssembler {
     return this.#finished;
   }
 
-  /** Take one chunk; returns the chunks to pass on (TEXT_DELTA, TOOL_CALL_DELTA). */
-  push(chunk: ChatChunk): StreamChunk[] {
-    const out: StreamChunk[] = [];
+  /** Take one chunk; the chunks to pass on (TEXT_DELTA, TOOL_CALL_DELTA) are appended to `out`. */
+  push(chunk: ChatChunk, out: StreamChunk[] = []): StreamChunk[] {
     for (const choice of chunk.choices) {
       if ((choice.index ?? 0) !== 0) continue;
       const delta = choice.delta;
-      if (delta?.reasoning_content) this.#reasoning += delta.reasoning_content;
-      if (delta?.content) {
-        this.#content += delta.content;
-        out.push({ type: ChunkType.TEXT_DELTA, content: delta.content });
-      }
-      for (const call of delta?.tool_calls ?? []) {
-        const partial = this.#callFor(call.index ?? undefined, call.id ?? undefined);
-        if (call.function?.name && partial.name.length === 0) partial.name = call.function.name;
-        const argumentsDelta = call.function?.arguments;
-        if (argumentsDelta) {
-          partial.arguments += argumentsDelta;
-          out.push({ type: ChunkType.TOOL_CALL_DELTA, content: argumentsDelta });
+      if (delta) {
+        if (delta.reasoning_content) this.#reasoning += delta.reasoning_content;
+        if (delta.content) {
+          this.#content += delta.content;
+          out.push({ type: ChunkType.TEXT_DELTA, content: delta.content });
         }
+        if (delta.tool_calls) this.#pushCalls(delta.tool_calls, out);
       }
       if (choice.finish_reason) this.#finished = true;
     }
@@ -188,6 +247,18 @@ export class ChatStreamAssembler {
       reasoningContent: this.#reasoning.length > 0 ? this.#reasoning : null,
       toolCalls: calls.map((call) => ({ name: call.name, arguments: call.arguments })),
     };
+  }
+
+  #pushCalls(calls: ToolCallDelta[], out: StreamChunk[]): void {
+    for (const call of calls) {
+      const partial = this.#callFor(call.index ?? undefined, call.id ?? undefined);
+      if (call.function?.name && partial.name.length === 0) partial.name = call.function.name;
+      const argumentsDelta = call.function?.arguments;
+      if (argumentsDelta) {
+        partial.arguments += argumentsDelta;
+        out.push({ type: ChunkType.TOOL_CALL_DELTA, content: argumentsDelta });
+      }
+    }
   }
 
   #callFor(index: number | undefined, id: string | undefined): PartialCall {

@@ -6,11 +6,16 @@ import { prettifyError, type z } from "zod";
 import { BackendError, StreamError } from "../core/errors.ts";
 import { BAD_RESPONSE_STATUS } from "./http.ts";
 
-/** Parse a JSON body and check its shape; a bad body is `BackendError(502)` that keeps the body. */
+/**
+ * Parse a JSON body and check its shape; a bad body is `BackendError(502)` that keeps the body.
+ * `isShape`, a hand-written check that accepts only values the schema accepts, skips zod for the
+ * usual well-formed body; zod still checks (and names what is wrong with) everything else.
+ */
 export function parseWireBody<Schema extends z.ZodType>(
   schema: Schema,
   body: string,
   source: string,
+  isShape?: (value: unknown) => value is z.output<Schema>,
 ): z.output<Schema> {
   let value: unknown;
   try {
@@ -22,6 +27,7 @@ export function parseWireBody<Schema extends z.ZodType>(
       `Malformed JSON from ${source}: ${(error as Error).message}; body: ${body.slice(0, 200)}`,
     );
   }
+  if (isShape?.(value)) return value;
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     throw new BackendError(
@@ -39,15 +45,18 @@ export function parseStreamEvent<Schema extends z.ZodType>(
   data: string,
   source: string,
 ): z.output<Schema> {
-  let value: unknown;
+  return checkStreamEvent(schema, parseStreamJson(data, source), source);
+}
+
+/** The JSON of one streamed event, not yet checked; malformed JSON is a `StreamError`. */
+export function parseStreamJson(data: string, source: string): unknown {
   try {
-    value = JSON.parse(data);
+    return JSON.parse(data);
   } catch (error) {
     throw new StreamError(
       `Malformed JSON in the stream from ${source} (${(error as Error).message}): ${data.slice(0, 200)}`,
     );
   }
-  return checkStreamEvent(schema, value, source);
 }
 
 /** Check the shape of an already-parsed streamed event; a bad one is a `StreamError`. */
@@ -87,6 +96,16 @@ export function decodeArguments(raw: unknown): Record<string, unknown> | null {
 /** True for a JSON object (not an array, not null). */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** `z.string().nullish()` as a plain check, for the hand-written fast paths of the wire schemas. */
+export function isNullishString(value: unknown): value is string | null | undefined {
+  return value === undefined || value === null || typeof value === "string";
+}
+
+/** `z.number().int().nullish()` as a plain check (safe integers only, which zod accepts too). */
+export function isNullishInteger(value: unknown): value is number | null | undefined {
+  return value === undefined || value === null || Number.isSafeInteger(value);
 }
 
 /**
