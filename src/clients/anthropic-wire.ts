@@ -60,6 +60,9 @@ const EVENT_SCHEMAS = {
   message_delta: z.object({ usage: z.object({ output_tokens: z.number() }).partial().nullish() }),
 } as const;
 
+/** Every event's `type`, read first to pick the event's schema. */
+const EVENT_TYPE_SCHEMA = z.object({ type: z.string() });
+
 interface PartialBlock {
   type: string;
   text: string;
@@ -90,7 +93,7 @@ export class AnthropicStreamAssembler {
   }
 
   push(event: unknown, source: string): StreamChunk[] {
-    const { type } = checkStreamEvent(z.object({ type: z.string() }), event, source);
+    const { type } = checkStreamEvent(EVENT_TYPE_SCHEMA, event, source);
     switch (type) {
       case "message_start": {
         const { message } = checkStreamEvent(EVENT_SCHEMAS.message_start, event, source);
