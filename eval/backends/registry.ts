@@ -3,14 +3,20 @@
  * (and, when it speaks OpenAI's chat-completions API, an endpoint for the AI SDK peer loop).
  * Add a backend by adding an entry to `BACKENDS`.
  */
+import type { LlamaCppClient, LlamaCppClientOptions, LlamaCppMode } from "../../src/clients/llama-cpp.ts";
 import { OllamaClient } from "../../src/clients/ollama-client.ts";
 import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import type { SamplingParams } from "../../src/clients/sampling.ts";
 import type { LLMClient } from "../../src/core/types.ts";
+import type { BackendSettings } from "../batch/backend-settings.ts";
 import type { PeerEndpoint } from "../run/peer-run.ts";
 import type { EvalScenario } from "../scenarios/scenario.ts";
 import { DEFAULT_PROFILE, profileByName } from "../sim-model/profiles.ts";
 import { startSimModel } from "../sim-model/server.ts";
 import { simModelName } from "../sim-model/wire.ts";
+
+/** The sampling the eval sets (`--temperature`, `--top-p`, `--top-k`); an absent field is the backend's default. */
+export type EvalSampling = Pick<SamplingParams, "temperature" | "topP" | "topK">;
 
 /** What the CLI passes to a backend. */
 export interface BackendOptions {
@@ -23,6 +29,12 @@ export interface BackendOptions {
   delayMs?: number;
   /** Scenarios the batch will run (a sim-model serves only these). */
   scenarios?: readonly EvalScenario[];
+  /** Sent with every request, by both loops; only backends that take sampling accept it. */
+  sampling?: EvalSampling;
+  /** llama-cpp: LlamaCppClient's `mode`. */
+  llamaCppMode?: LlamaCppMode;
+  /** llama-cpp: LlamaCppClient's `threads`. */
+  threads?: number;
 }
 
 /** One run's identity, for backends that route per run (the sim-model). */
@@ -38,7 +50,11 @@ export interface BackendSession {
   model: string;
   simulated: boolean;
   profile: string | null;
+  /** The settings every row of the batch records. */
+  settings: BackendSettings;
   createClient(target: RunTarget): LLMClient;
+  /** Called when the run that `createClient` served is over (llama-cpp frees the run's context). */
+  releaseClient?(client: LLMClient): Promise<void>;
   /** The OpenAI-compatible endpoint the AI SDK peer uses; absent when the backend has none. */
   peerEndpoint?(target: RunTarget): PeerEndpoint;
   /** Options a worker thread starts the same backend with (the sim-model: its URL). */
@@ -46,10 +62,21 @@ export interface BackendSession {
   close(): Promise<void>;
 }
 
+/** Which run options a backend uses; the others are refused rather than silently ignored. */
+export interface BackendCapabilities {
+  /** `--temperature`, `--top-p`, `--top-k` reach its client (and the AI SDK peer). */
+  sampling: boolean;
+  /** The run's seed goes with every request as the request seed (its client has a `seed` option). */
+  requestSeed: boolean;
+  /** `--llama-cpp-mode` and `--threads`. */
+  llamaCpp: boolean;
+}
+
 /** A backend kind. */
 export interface BackendDefinition {
   name: string;
   description: string;
+  capabilities: BackendCapabilities;
   start(options: BackendOptions): Promise<BackendSession>;
 }
 
@@ -73,12 +100,79 @@ function requireModel(backend: string, options: BackendOptions): string {
   return options.model;
 }
 
+const SIMULATED: BackendCapabilities = { sampling: false, requestSeed: false, llamaCpp: false };
+const SEEDED_HTTP: BackendCapabilities = { sampling: true, requestSeed: true, llamaCpp: false };
+const LLAMA_CPP: BackendCapabilities = { sampling: true, requestSeed: true, llamaCpp: true };
+/** AnthropicClient has no seed option (the Messages API takes none). */
+const ANTHROPIC: BackendCapabilities = { sampling: true, requestSeed: false, llamaCpp: false };
+
+/** The settings a backend with `capabilities` runs `options` with, as rows record them. */
+export function settingsOf(capabilities: BackendCapabilities, options: BackendOptions): BackendSettings {
+  return {
+    temperature: options.sampling?.temperature ?? null,
+    topP: options.sampling?.topP ?? null,
+    topK: options.sampling?.topK ?? null,
+    requestSeed: capabilities.requestSeed,
+    llamaCppMode: capabilities.llamaCpp ? (options.llamaCppMode ?? "functions") : null,
+    threads: capabilities.llamaCpp ? (options.threads ?? null) : null,
+  };
+}
+
+/** Refuse options `capabilities` has no use for, naming them. */
+export function checkCapabilities(
+  name: string,
+  capabilities: BackendCapabilities,
+  options: BackendOptions,
+): void {
+  const given = (flags: [string, unknown][]) =>
+    flags.filter(([, value]) => value !== undefined).map(([flag]) => flag);
+  const sampling = given([
+    ["--temperature", options.sampling?.temperature],
+    ["--top-p", options.sampling?.topP],
+    ["--top-k", options.sampling?.topK],
+  ]);
+  const llamaCpp = given([
+    ["--llama-cpp-mode", options.llamaCppMode],
+    ["--threads", options.threads],
+  ]);
+  const unused = [
+    ...(!capabilities.sampling && sampling.length > 0
+      ? [`${sampling.join(", ")} (its replies are scripted, not sampled)`]
+      : []),
+    ...(!capabilities.llamaCpp && llamaCpp.length > 0
+      ? [`${llamaCpp.join(", ")} (only --backend llama-cpp does)`]
+      : []),
+  ];
+  if (unused.length > 0)
+    throw new BackendConfigError(`--backend ${name} does not use ${unused.join(", nor ")}`);
+}
+
+/**
+ * The LlamaCppClient options of one run: the eval's sampling, mode and threads, and the run's
+ * seed (each run gets its own client, so runs differ by run index and repeat with the same seed).
+ */
+export function llamaCppClientOptions(
+  modelPath: string,
+  options: BackendOptions,
+  seed: number,
+): LlamaCppClientOptions {
+  return {
+    modelPath,
+    logger: quiet,
+    ...options.sampling,
+    seed,
+    ...(options.llamaCppMode && { mode: options.llamaCppMode }),
+    ...(options.threads !== undefined && { threads: options.threads }),
+  };
+}
+
 /** Every backend by name. */
 export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
   "sim-model": {
     name: "sim-model",
     description:
       "The fault-injecting OpenAI-compatible sim-model (in-process unless --base-url points at a running `forge sim-model`); --profile picks the faults.",
+    capabilities: SIMULATED,
     async start(options) {
       // `--model sim/<profile>` names the profile too.
       const fromModel = options.model?.startsWith("sim/") ? options.model.split("/")[1] : undefined;
@@ -98,6 +192,7 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
         model: `sim/${profile}`,
         simulated: true,
         profile,
+        settings: settingsOf(SIMULATED, options),
         createClient: (target) =>
           new OpenAICompatibleClient({
             baseUrl: baseURL,
@@ -116,6 +211,7 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
     name: "openai-compatible",
     description:
       "Any OpenAI-compatible server (llama-server, llamafile, vLLM, LM Studio): --base-url (default http://127.0.0.1:8080/v1) and --model.",
+    capabilities: SEEDED_HTTP,
     async start(options) {
       const model = requireModel("openai-compatible", options);
       const baseURL = options.baseUrl ?? "http://127.0.0.1:8080/v1";
@@ -124,14 +220,23 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
         model,
         simulated: false,
         profile: null,
-        createClient: () =>
+        settings: settingsOf(SEEDED_HTTP, options),
+        createClient: (target) =>
           new OpenAICompatibleClient({
             baseUrl: baseURL,
             model,
             logger: quiet,
+            ...options.sampling,
+            seed: target.seed,
             ...(options.apiKey && { apiKey: options.apiKey }),
           }),
-        peerEndpoint: () => ({ baseURL, modelId: model, ...(options.apiKey && { apiKey: options.apiKey }) }),
+        peerEndpoint: (target) => ({
+          baseURL,
+          modelId: model,
+          ...(options.apiKey && { apiKey: options.apiKey }),
+          ...(options.sampling && { sampling: options.sampling }),
+          seed: target.seed,
+        }),
         workerOptions: withoutScenarios(options),
         close: async () => {},
       };
@@ -141,6 +246,7 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
     name: "ollama",
     description:
       "Ollama's native API: --model (e.g. qwen3:8b), --base-url (default http://127.0.0.1:11434). The peer uses its /v1 API.",
+    capabilities: SEEDED_HTTP,
     async start(options) {
       const model = requireModel("ollama", options);
       const baseUrl = (options.baseUrl ?? "http://127.0.0.1:11434").replace(/\/+$/, "");
@@ -149,8 +255,15 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
         model,
         simulated: false,
         profile: null,
-        createClient: () => new OllamaClient({ model, baseUrl, logger: quiet }),
-        peerEndpoint: () => ({ baseURL: `${baseUrl}/v1`, modelId: model }),
+        settings: settingsOf(SEEDED_HTTP, options),
+        createClient: (target) =>
+          new OllamaClient({ model, baseUrl, logger: quiet, ...options.sampling, seed: target.seed }),
+        peerEndpoint: (target) => ({
+          baseURL: `${baseUrl}/v1`,
+          modelId: model,
+          ...(options.sampling && { sampling: options.sampling }),
+          seed: target.seed,
+        }),
         workerOptions: withoutScenarios(options),
         close: async () => {},
       };
@@ -159,27 +272,51 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
   "llama-cpp": {
     name: "llama-cpp",
     description:
-      "A GGUF run in-process by node-llama-cpp (LlamaCppClient): --model <path.gguf>. One model for the whole batch; no AI SDK peer.",
+      "A GGUF run in-process by node-llama-cpp (LlamaCppClient): --model <path.gguf>, --llama-cpp-mode, --threads. One model for the whole batch; no AI SDK peer.",
+    capabilities: LLAMA_CPP,
     async start(options) {
-      const modelPath = requireModel("llama-cpp", options);
-      // Loaded on demand: node-llama-cpp is large, and the model loads once for every run.
+      const model = requireModel("llama-cpp", options);
+      // Loaded on demand: node-llama-cpp is large.
       const { LlamaCppClient } = await import("../../src/clients/llama-cpp.ts");
-      const client = new LlamaCppClient({ modelPath, logger: quiet });
+      const { acquireModel, assertModelFile, releaseModel } = await import(
+        "../../src/clients/llama-cpp-engine.ts"
+      );
+      const modelPath = assertModelFile(model);
+      // Each run gets its own client (its seed, a fresh context); holding the model here loads it once.
+      await acquireModel(modelPath);
+      const open = new Set<LlamaCppClient>();
+      const release = async (client: LLMClient) => {
+        for (const candidate of open) {
+          if (candidate !== client) continue;
+          open.delete(candidate);
+          await candidate.dispose();
+        }
+      };
       return {
         backend: "llama-cpp",
-        model: modelPath.split("/").pop() ?? modelPath,
+        model: model.split("/").pop() ?? model,
         simulated: false,
         profile: null,
-        createClient: () => client,
+        settings: settingsOf(LLAMA_CPP, options),
+        createClient: (target) => {
+          const client = new LlamaCppClient(llamaCppClientOptions(modelPath, options, target.seed));
+          open.add(client);
+          return client;
+        },
+        releaseClient: release,
         workerOptions: withoutScenarios(options),
-        close: () => client.dispose(),
+        close: async () => {
+          for (const client of [...open]) await release(client);
+          await releaseModel(modelPath);
+        },
       };
     },
   },
   anthropic: {
     name: "anthropic",
     description:
-      "Anthropic's Messages API: --model (e.g. claude-haiku-4-5), key from --api-key or ANTHROPIC_API_KEY. No AI SDK peer.",
+      "Anthropic's Messages API: --model (e.g. claude-haiku-4-5), key from --api-key or ANTHROPIC_API_KEY. No request seed; no AI SDK peer.",
+    capabilities: ANTHROPIC,
     async start(options) {
       const model = requireModel("anthropic", options);
       // Loaded on demand: the Anthropic SDK is large and most evals never use it.
@@ -189,10 +326,12 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
         model,
         simulated: false,
         profile: null,
+        settings: settingsOf(ANTHROPIC, options),
         createClient: () =>
           new AnthropicClient({
             model,
             logger: quiet,
+            ...options.sampling,
             ...(options.apiKey && { apiKey: options.apiKey }),
             ...(options.baseUrl && { baseURL: options.baseUrl }),
           }),
@@ -211,5 +350,6 @@ export async function startBackend(name: string, options: BackendOptions): Promi
       `Unknown backend '${name}'. Valid backends: ${Object.keys(BACKENDS).join(", ")}`,
     );
   }
+  checkCapabilities(name, definition.capabilities, options);
   return definition.start(options);
 }

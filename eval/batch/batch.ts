@@ -10,6 +10,7 @@ import { runForge } from "../run/forge-run.ts";
 import { describeError } from "../run/recording-client.ts";
 import { type RunOutcome, RunStatus } from "../run/types.ts";
 import type { EvalScenario } from "../scenarios/scenario.ts";
+import type { BackendSettings } from "./backend-settings.ts";
 import { type LineProblem, openJsonlAppender, readJsonl, repairTail } from "./jsonl.ts";
 import { ROW_SCHEMA_VERSION, type RunRow, runRowSchema, type Versions } from "./row.ts";
 
@@ -81,13 +82,17 @@ export interface ResumeState {
   problems: LineProblem[];
   /** Bytes of an interrupted last line that were cut off. */
   repairedBytes: number;
+  /** The settings each row that records them ran with, by key. */
+  settings: Map<string, BackendSettings>;
 }
 
 /** Read what an existing JSONL already holds, repairing an interrupted last line first. */
 export function loadResumeState(out: string): ResumeState {
   const repairedBytes = repairTail(out);
   const { rows, problems } = readJsonl(out, runRowSchema);
-  return { doneKeys: new Set(rows.map((row) => row.key)), problems, repairedBytes };
+  const settings = new Map<string, BackendSettings>();
+  for (const row of rows) if (row.settings) settings.set(row.key, row.settings);
+  return { doneKeys: new Set(rows.map((row) => row.key)), problems, repairedBytes, settings };
 }
 
 /** Options of `runBatch`. */
@@ -180,14 +185,19 @@ export async function executeTask(
         runId,
       });
     }
-    return await runForge({
-      key: task.key,
-      scenario: task.scenario,
-      config: task.config,
-      client: session.createClient(target),
-      runId,
-      stream,
-    });
+    const client = session.createClient(target);
+    try {
+      return await runForge({
+        key: task.key,
+        scenario: task.scenario,
+        config: task.config,
+        client,
+        runId,
+        stream,
+      });
+    } finally {
+      await session.releaseClient?.(client);
+    }
   } catch (error) {
     return harnessFailure(task, runId, error);
   }
@@ -251,6 +261,7 @@ function toRow(task: RunTask, outcome: RunOutcome, options: BatchOptions): RunRo
     model: session.model,
     simulated: session.simulated,
     profile: session.profile,
+    settings: session.settings,
     baseSeed: identity.baseSeed,
     seed: task.seed,
     runIndex: task.runIndex,

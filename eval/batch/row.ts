@@ -5,6 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { backendSettingsSchema } from "./backend-settings.ts";
 
 /** Bumped when a row's shape changes incompatibly. */
 export const ROW_SCHEMA_VERSION = 1;
@@ -46,6 +47,8 @@ export const runRowSchema = z.object({
   model: z.string(),
   simulated: z.boolean(),
   profile: z.string().nullable(),
+  /** Sampling, request seed and llama-cpp settings; absent in rows written before they were recorded. */
+  settings: backendSettingsSchema.optional(),
   baseSeed: z.number(),
   seed: z.number(),
   runIndex: z.number(),

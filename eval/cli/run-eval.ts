@@ -7,7 +7,8 @@ import { availableParallelism } from "node:os";
 import { dirname } from "node:path";
 import { z } from "zod";
 import { CompactStrategyName, resolveConfigs } from "../ablation.ts";
-import { BACKENDS, startBackend } from "../backends/registry.ts";
+import { BACKENDS, type EvalSampling, startBackend } from "../backends/registry.ts";
+import { describeSettings, settingsConflict } from "../batch/backend-settings.ts";
 import { type BatchIdentity, loadResumeState, planTasks, runBatch } from "../batch/batch.ts";
 import { currentVersions } from "../batch/row.ts";
 import { startWorkerPool, type WorkerPool } from "../batch/worker-pool.ts";
@@ -18,6 +19,11 @@ import { selectScenarios } from "../scenarios/index.ts";
 import { createProgress, type ProgressReporter, silentProgress } from "./progress.ts";
 
 const positiveInteger = z.coerce.number().int().positive();
+
+/** A number option that passes `check`; every failure, a non-number included, reads `message`. */
+function numberOption(message: string, check: (value: number) => boolean) {
+  return z.coerce.number({ error: message }).refine(check, { error: message });
+}
 
 /** The options of `forge eval`, as commander hands them over. */
 export const evalOptionsSchema = z.object({
@@ -31,7 +37,18 @@ export const evalOptionsSchema = z.object({
   baseUrl: z.string().optional(),
   apiKey: z.string().optional(),
   profile: z.string().optional(),
-  seed: z.coerce.number().int().default(0),
+  seed: numberOption("must be a whole number", Number.isInteger).default(0),
+  temperature: numberOption("must be a number from 0 to 2", (value) => value >= 0 && value <= 2).optional(),
+  topP: numberOption("must be a number above 0 and at most 1", (value) => value > 0 && value <= 1).optional(),
+  topK: numberOption(
+    "must be a whole number ≥ 0 (0: no top-k limit on llama.cpp)",
+    (value) => Number.isInteger(value) && value >= 0,
+  ).optional(),
+  llamaCppMode: z.enum(["functions", "free"], { error: "must be functions or free" }).optional(),
+  threads: numberOption(
+    "must be a whole number ≥ 1",
+    (value) => Number.isInteger(value) && value >= 1,
+  ).optional(),
   stream: z.boolean().default(false),
   compactStrategy: z.enum(Object.values(CompactStrategyName) as [string, ...string[]]).optional(),
   out: z.string().optional(),
@@ -76,7 +93,7 @@ export async function runEval(
   const parsed = evalOptionsSchema.safeParse(rawOptions);
   if (!parsed.success) {
     throw new EvalUsageError(
-      parsed.error.issues.map((issue) => `--${issue.path.join(".")}: ${issue.message}`).join("; "),
+      parsed.error.issues.map((issue) => `--${optionName(issue.path)}: ${issue.message}`).join("; "),
     );
   }
   const options = parsed.data;
@@ -101,14 +118,22 @@ export async function runEval(
   mkdirSync(dirname(out), { recursive: true });
   const resumeState = options.resume
     ? loadResumeState(out)
-    : { doneKeys: new Set<string>(), problems: [], repairedBytes: 0 };
+    : { doneKeys: new Set<string>(), problems: [], repairedBytes: 0, settings: new Map() };
   if (resumeState.repairedBytes > 0) {
     io.stderr(`resume: cut an interrupted last line (${resumeState.repairedBytes} bytes) off ${out}\n`);
   }
   for (const problem of resumeState.problems)
     io.stderr(`resume: ${out}:${problem.line}: ${problem.message}\n`);
 
+  const sampling: EvalSampling = {
+    ...(options.temperature !== undefined && { temperature: options.temperature }),
+    ...(options.topP !== undefined && { topP: options.topP }),
+    ...(options.topK !== undefined && { topK: options.topK }),
+  };
   const session = await startBackend(options.backend, {
+    ...(Object.keys(sampling).length > 0 && { sampling }),
+    ...(options.llamaCppMode && { llamaCppMode: options.llamaCppMode }),
+    ...(options.threads !== undefined && { threads: options.threads }),
     ...(options.model && { model: options.model }),
     ...(options.baseUrl && { baseUrl: options.baseUrl }),
     ...(options.apiKey && { apiKey: options.apiKey }),
@@ -130,11 +155,21 @@ export async function runEval(
       stream: options.stream,
     };
     const tasks = planTasks(identity, scenarios, configs, options.runs);
+    const conflict = settingsConflict(
+      resumeState.settings,
+      tasks.map((task) => task.key),
+      session.settings,
+    );
+    if (conflict) {
+      throw new EvalUsageError(
+        `--resume: ${out} holds runs made with other settings (${conflict}): pass the same options, or choose another --out`,
+      );
+    }
     const pending = tasks.filter((task) => !resumeState.doneKeys.has(task.key)).length;
     io.stderr(
       `eval: ${scenarios.length} scenarios × ${configs.length} configs × ${options.runs} runs = ${tasks.length} runs on ${session.backend} (${session.model})${
-        options.resume ? `, ${tasks.length - pending} already in ${out}` : ""
-      }\n`,
+        session.simulated ? "" : `, ${describeSettings(session.settings)}`
+      }${options.resume ? `, ${tasks.length - pending} already in ${out}` : ""}\n`,
     );
     // sim-model batches are CPU-bound in the agent loop: spread them over the cores.
     const workers = options.workers ?? (session.simulated ? Math.min(2, availableParallelism()) : 1);
@@ -194,6 +229,11 @@ export async function runEval(
     io.stderr(`eval: dashboard → ${written.dashboard} (${written.timelines} timelines)\n`);
   }
   return out;
+}
+
+/** The option a zod issue path names, as typed: `["topP"]` → `top-p`. */
+function optionName(path: readonly PropertyKey[]): string {
+  return path.map((part) => String(part).replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)).join(".");
 }
 
 /** The command line as typed (for reports). */

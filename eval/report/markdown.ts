@@ -2,6 +2,7 @@
  * The Markdown report: the summary, the ablation deltas, failure kinds and the per-scenario
  * matrix, as GitHub-flavoured tables.
  */
+import { describeSettings } from "../batch/backend-settings.ts";
 import type { RunRow } from "../batch/row.ts";
 import type { ReportData } from "../metrics/aggregate.ts";
 import { delta, percent, pValue } from "./format.ts";
@@ -50,6 +51,15 @@ export function failureKindOf(row: RunRow): string | null {
   return row.answerProblem ? "wrong_answer" : "wrong_state";
 }
 
+/** The backend settings of the real (not simulated) rows that record them, one line; none when no row does. */
+export function settingsLines(rows: readonly RunRow[]): string[] {
+  const described = new Set(
+    rows.flatMap((row) => (row.settings && !row.simulated ? [describeSettings(row.settings)] : [])),
+  );
+  if (described.size === 0) return [];
+  return ["", `Backend settings: ${[...described].join(" | ")}.`];
+}
+
 /** Render the report as Markdown. */
 export function renderMarkdown(report: ReportData, options: MarkdownOptions = {}): string {
   const hashes = "#".repeat(options.level ?? 2);
@@ -66,6 +76,7 @@ export function renderMarkdown(report: ReportData, options: MarkdownOptions = {}
     first
       ? `Backend \`${first.backend}\`, model \`${first.model}\`${first.profile ? `, profile \`${first.profile}\`` : ""}${simulated ? " — **simulated** (sim-model rows)" : ""}; ${rows.length} runs over ${report.scenarios.length} scenarios; forge-guardrails ${first.versions.forgeGuardrails}${first.versions.commit ? ` (${first.versions.commit})` : ""}, ai ${first.versions.ai ?? "–"}, node ${first.versions.node}.`
       : "",
+    ...settingsLines(rows),
     "",
     markdownTable(summary.header, summary.rows),
     "",

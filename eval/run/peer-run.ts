@@ -18,17 +18,24 @@ import { renderSystemPrompt } from "../../src/core/workflow.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
 import { ScriptedClient } from "../../src/testing/index.ts";
 import { AI_SDK_CONFIG } from "../ablation.ts";
+import type { EvalSampling } from "../backends/registry.ts";
 import { efficiencyOf, emptyNudges } from "../metrics/run-metrics.ts";
 import type { EvalScenario, TerminalCall } from "../scenarios/scenario.ts";
 import { describeError, type RecordedExchange } from "./recording-client.ts";
 import { createStartSnapshot } from "./start-snapshot.ts";
 import { type RunOutcome, RunStatus, type RunTrace } from "./types.ts";
 
-/** Where the peer loop sends its requests: an OpenAI-compatible base URL and model id. */
+/**
+ * Where the peer loop sends its requests (an OpenAI-compatible base URL and model id) and how it
+ * samples: the same sampling and request seed the forge loop's client sends.
+ */
 export interface PeerEndpoint {
   baseURL: string;
   modelId: string;
   apiKey?: string;
+  sampling?: EvalSampling;
+  /** Sent as the request's `seed`. */
+  seed?: number;
 }
 
 /** Inputs of one peer run. */
@@ -41,6 +48,15 @@ export interface PeerRunInput {
 
 type AnyStep = StepResult<ToolSet>;
 
+/** The `generateText` settings `peerSampling` fills. */
+export type PeerSamplingSettings = Pick<
+  Parameters<typeof generateText>[0],
+  "temperature" | "topP" | "seed" | "providerOptions"
+>;
+
+/** The provider's name, which is also its key in `providerOptions`. */
+const PROVIDER_NAME = "eval";
+
 /** Run a scenario once through `generateText` and measure it. */
 export async function runPeer(input: PeerRunInput): Promise<RunOutcome> {
   const { scenario, endpoint } = input;
@@ -49,7 +65,7 @@ export async function runPeer(input: PeerRunInput): Promise<RunOutcome> {
   const instance = scenario.build();
   const { workflow } = instance;
   const provider = createOpenAICompatible({
-    name: "eval",
+    name: PROVIDER_NAME,
     baseURL: endpoint.baseURL,
     ...(endpoint.apiKey && { apiKey: endpoint.apiKey }),
     includeUsage: true,
@@ -93,6 +109,7 @@ export async function runPeer(input: PeerRunInput): Promise<RunOutcome> {
         ...workflow.terminalTools.map((name) => hasToolCall(name)),
       ],
       maxRetries: 0,
+      ...peerSampling(endpoint),
       onStepFinish: (step) => {
         steps.push(step as AnyStep);
         stepTimes.push(since());
@@ -188,6 +205,18 @@ export async function runPeer(input: PeerRunInput): Promise<RunOutcome> {
       transitions: [],
       finalSnapshot: null,
     } satisfies RunTrace,
+  };
+}
+
+/** The endpoint's sampling and seed as `generateText` settings. */
+export function peerSampling(endpoint: PeerEndpoint): PeerSamplingSettings {
+  const { sampling = {}, seed } = endpoint;
+  return {
+    ...(sampling.temperature !== undefined && { temperature: sampling.temperature }),
+    ...(sampling.topP !== undefined && { topP: sampling.topP }),
+    ...(seed !== undefined && { seed }),
+    // The OpenAI-compatible provider drops `topK` (with a warning): send it as llama-server's body field.
+    ...(sampling.topK !== undefined && { providerOptions: { [PROVIDER_NAME]: { top_k: sampling.topK } } }),
   };
 }
 

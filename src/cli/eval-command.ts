@@ -46,7 +46,27 @@ export function registerEvalCommand(program: Command): Command {
     .option("--base-url <url>", "backend URL (sim-model: use a running `forge sim-model`)")
     .addOption(new Option("--api-key <key>", "backend credential").env("FORGE_EVAL_API_KEY"))
     .option("--profile <name>", `sim-model fault profile: ${Object.keys(FAULT_PROFILES).join(", ")}`)
-    .option("--seed <n>", "base seed (run i uses seed + i)", "0")
+    .option(
+      "--seed <n>",
+      "base seed: run i uses seed + i (sim-model faults; the request seed of openai-compatible, ollama, llama-cpp and the AI SDK peer; anthropic has no seed)",
+      "0",
+    )
+    .option(
+      "--temperature <t>",
+      "sampling temperature, 0-2, for real backends and the AI SDK peer (default: the backend's own, llama-server 0.8)",
+    )
+    .option("--top-p <p>", "nucleus sampling, above 0 and at most 1 (real backends and the peer)")
+    .option(
+      "--top-k <k>",
+      "top-k sampling, 0 or more; 0 = no limit on llama.cpp (real backends and the peer)",
+    )
+    .addOption(
+      new Option(
+        "--llama-cpp-mode <mode>",
+        "llama-cpp: native function calling (grammar) or free text the loop rescues (default functions)",
+      ).choices(["functions", "free"]),
+    )
+    .option("--threads <n>", "llama-cpp: evaluation threads (default: one per core)")
     .option("--stream", "stream responses (this library's loop)")
     .addOption(
       new Option("--compact-strategy <name>", "compaction of presets that compact").choices([
