@@ -3,6 +3,7 @@
  * the runner's front half (`runInference`: compaction, folding, send, validate, rescue, retry
  * nudges), and shape the validated batch into an answer.
  */
+import type { HistoryCompactor } from "../../machines/workflow.machine.ts";
 import { ContextManager, TieredCompact } from "../context/index.ts";
 import type { Message } from "../core/messages.ts";
 import { serializeHistory } from "../core/messages.ts";
@@ -39,6 +40,7 @@ const BUDGET_RETRY_MS = 60_000;
 export function createChatService(options: ChatServiceOptions): ChatService {
   const { backend, queue } = options;
   const budget = createBudgetSource(options);
+  const compactorFor = createCompactorCache();
 
   async function answerWithTools(request: ProxyRequest, signal: AbortSignal): Promise<ProxyAnswer> {
     const respondInjected = !request.tools.some((tool) => tool.name === RESPOND_TOOL_NAME);
@@ -46,9 +48,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const budgetTokens = await budget();
     const result = await runInference({
       client: backend.client({ model: request.model, extraBody: request.extraBody }),
-      contextManager: budgetTokens
-        ? new ContextManager({ strategy: new TieredCompact(), budgetTokens })
-        : NO_COMPACTION,
+      contextManager: compactorFor(budgetTokens),
       messages: request.messages,
       tools,
       maxRetries: options.maxRetries,
@@ -66,9 +66,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   async function answerWithoutTools(request: ProxyRequest, signal: AbortSignal): Promise<ProxyAnswer> {
     const client = backend.client({ model: request.model, extraBody: request.extraBody });
     const budgetTokens = await budget();
-    const messages = budgetTokens
-      ? new ContextManager({ strategy: new TieredCompact(), budgetTokens }).maybeCompact(request.messages, 0)
-      : request.messages;
+    const messages = compactorFor(budgetTokens).maybeCompact(request.messages, 0);
     const response = await client.send(serializeHistory(messages, client.apiFormat), undefined, { signal });
     return answerFromResponse(response, {
       model: modelName(request),
@@ -79,15 +77,32 @@ export function createChatService(options: ChatServiceOptions): ChatService {
 
   return {
     answer(request, signal) {
-      const job = () =>
-        request.tools.length > 0 ? answerWithTools(request, signal) : answerWithoutTools(request, signal);
-      return queue ? queue.run(job, signal) : job();
+      const answer = request.tools.length > 0 ? answerWithTools : answerWithoutTools;
+      return queue ? queue.run(() => answer(request, signal), signal) : answer(request, signal);
     },
   };
 }
 
 function modelName(request: ProxyRequest): string {
   return request.model ?? "default";
+}
+
+/**
+ * One context manager per budget, shared by all requests: `TieredCompact` keeps no state, and the
+ * manager's token cache is per message object, so requests cannot see each other's histories.
+ */
+function createCompactorCache(): (budgetTokens: number | null) => HistoryCompactor {
+  let current: { budgetTokens: number; manager: ContextManager } | undefined;
+  return (budgetTokens) => {
+    if (!budgetTokens) return NO_COMPACTION;
+    if (current?.budgetTokens !== budgetTokens) {
+      current = {
+        budgetTokens,
+        manager: new ContextManager({ strategy: new TieredCompact(), budgetTokens }),
+      };
+    }
+    return current.manager;
+  };
 }
 
 /** The compaction budget: explicit, or discovered from the backend once (retried while unknown). */

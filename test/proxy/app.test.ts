@@ -159,6 +159,37 @@ describe("POST /v1/chat/completions in-process", () => {
     expect(sent[1]).toMatchObject({ role: "user", content: "go" });
   });
 
+  it("compacts every request on its own, however many one proxy serves", async () => {
+    const backend = createFakeBackend([
+      toolCall("respond", { message: "one" }),
+      toolCall("respond", { message: "two" }),
+      toolCall("respond", { message: "three" }),
+    ]);
+    const result = "result ".repeat(400);
+    const long: Record<string, unknown>[] = [{ role: "user", content: "go" }];
+    for (let index = 0; index < 6; index++) {
+      long.push(
+        {
+          role: "assistant",
+          content: "",
+          tool_calls: [{ id: `c${index}`, type: "function", function: { name: "search", arguments: "{}" } }],
+        },
+        { role: "tool", tool_call_id: `c${index}`, content: result },
+      );
+    }
+    const proxy = createProxy({ backend, budgetTokens: 1000 });
+    for (const messages of [long, [{ role: "user", content: "hello" }], long]) {
+      const response = await proxy.request("/v1/chat/completions", json({ messages, tools }));
+      expect(response.status).toBe(200);
+    }
+    const [first, second, third] = backend.scripted.calls.map((call) => call.messages);
+    const chars = (sent: Record<string, unknown>[] = []) =>
+      sent.reduce((sum, message) => sum + String(message.content).length, 0);
+    expect(chars(first)).toBeLessThan(6 * result.length);
+    expect(second).toEqual([{ role: "user", content: "hello" }]);
+    expect(third).toEqual(first);
+  });
+
   it("uses the backend's context length as the budget when none is given", async () => {
     const backend = createFakeBackend([toolCall("respond", { message: "done" })], { contextLength: 300 });
     const messages = [
