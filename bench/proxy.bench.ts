@@ -361,7 +361,7 @@ async function measureParts(): Promise<string[]> {
   );
   return [
     `parse + zod-validate + convert one guarded request: ${parse} ms CPU`,
-    `runInference with an instant in-memory client (statechart build + run, no I/O): ${inference} ms CPU, of which createWorkflowMachine alone: ${machine} ms`,
+    `runInference with an instant in-memory client (one actor of the machine built once per process, run to its answer, no I/O): ${inference} ms CPU; building the machine (createWorkflowMachine, once per process): ${machine} ms`,
   ];
 }
 
