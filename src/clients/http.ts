@@ -38,19 +38,24 @@ export interface ExchangeOptions {
   signal?: AbortSignal | undefined;
 }
 
-/** Aborts an exchange when the server stays silent for `timeoutMs`; every received chunk restarts it. */
+/**
+ * Aborts an exchange when the server stays silent for `timeoutMs`; every received chunk restarts
+ * the wait. A chunk only notes the time: the one timer, when it fires, sleeps again for what is
+ * left of the wait, so a fast stream costs no timer work per chunk.
+ */
 export class IdleDeadline {
   readonly #controller = new AbortController();
   readonly #timeoutMs: number;
   readonly #url: string;
-  readonly #timer: ReturnType<typeof setTimeout>;
+  #timer: ReturnType<typeof setTimeout>;
+  #lastActivity = performance.now();
   #error: BackendError | undefined;
   #stopped = false;
 
   constructor(timeoutMs: number, url: string) {
     this.#timeoutMs = timeoutMs;
     this.#url = url;
-    this.#timer = setTimeout(() => this.#expire(), timeoutMs);
+    this.#timer = setTimeout(() => this.#check(), timeoutMs);
   }
 
   get signal(): AbortSignal {
@@ -62,9 +67,9 @@ export class IdleDeadline {
     return this.#error;
   }
 
-  /** Restart the wait (`refresh` reuses the timer: this runs for every chunk of a stream). */
+  /** Restart the wait. */
   touch(): void {
-    if (!this.#error && !this.#stopped) this.#timer.refresh();
+    this.#lastActivity = performance.now();
   }
 
   stop(): void {
@@ -86,7 +91,13 @@ export class IdleDeadline {
     return () => signal.removeEventListener("abort", abort);
   }
 
-  #expire(): void {
+  #check(): void {
+    if (this.#stopped) return;
+    const idle = performance.now() - this.#lastActivity;
+    if (idle < this.#timeoutMs) {
+      this.#timer = setTimeout(() => this.#check(), this.#timeoutMs - idle);
+      return;
+    }
     const body = `No response from ${this.#url} for ${this.#timeoutMs} ms`;
     this.#error = new BackendError(TIMEOUT_STATUS, body, `Request timed out: ${body}`);
     this.#controller.abort(this.#error);
