@@ -407,10 +407,16 @@ def command_train(arguments: argparse.Namespace) -> None:
         width = max(lengths[i] for i in chosen)
         ids = torch.zeros((len(chosen), width), dtype=torch.long)
         mask = torch.zeros((len(chosen), width), dtype=torch.float32)
+        assistant = torch.zeros((len(chosen), width), dtype=torch.float32)
         for row, index in enumerate(chosen):
             tokens, weights = examples[index]
             ids[row, : len(tokens)] = torch.tensor(tokens)
-            mask[row, : len(weights)] = torch.tensor(weights, dtype=torch.float32)
+            # Assistant tokens weigh 1; the rest of the conversation (prompts, tool results, which
+            # repeat ids and names from earlier turns) weighs --context-weight, so the model also
+            # learns to copy from context where the assistant turns alone give too little signal.
+            flags = torch.tensor(weights, dtype=torch.float32)
+            mask[row, : len(weights)] = flags + (1.0 - flags) * arguments.context_weight
+            assistant[row, : len(weights)] = flags
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step)
         logits = model(ids[:, :-1])
@@ -419,6 +425,8 @@ def command_train(arguments: argparse.Namespace) -> None:
         ).view(len(chosen), -1)
         target_mask = mask[:, 1:]
         loss = (losses * target_mask).sum() / target_mask.sum().clamp(min=1)
+        assistant_mask = assistant[:, 1:]
+        assistant_loss = (losses.detach() * assistant_mask).sum() / assistant_mask.sum().clamp(min=1)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -426,7 +434,7 @@ def command_train(arguments: argparse.Namespace) -> None:
         state["step"] += 1
         state["tokens"] += int(ids.numel())
         state["seconds"] += time.time() - started
-        window_loss += loss.item()
+        window_loss += assistant_loss.item()
         window_tokens += int(ids.numel())
         window_steps += 1
         if state["step"] % arguments.log_every == 0:
@@ -566,6 +574,8 @@ def main() -> None:
     p.add_argument("--batch-tokens", type=int, default=1024)
     p.add_argument("--max-len", type=int, default=1024)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--context-weight", type=float, default=0.3,
+                   help="loss weight of non-assistant tokens (assistant tokens weigh 1)")
     p.add_argument("--log-every", type=int, default=10)
     p.add_argument("--save-every", type=float, default=120.0, help="seconds between checkpoints")
     p = sub.add_parser("export")
