@@ -4,7 +4,12 @@
  * and 504 (timeout). Lighter than `fetch` on the hot path: no web streams unless a response
  * really streams.
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import {
+  type ClientRequest,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingMessage,
+} from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { Readable } from "node:stream";
 import type { ForwardRequest } from "./backend.ts";
@@ -20,6 +25,7 @@ export interface BufferedAnswer {
 /** Sends requests to one backend origin. */
 export class BackendTransport {
   readonly #origin: URL;
+  readonly #basePath: string;
   readonly #headers: Record<string, string>;
   readonly #timeoutMs: number;
   readonly #agent: HttpAgent;
@@ -27,6 +33,7 @@ export class BackendTransport {
 
   constructor(options: { baseUrl: string; headers: Record<string, string>; timeoutMs: number }) {
     this.#origin = new URL(options.baseUrl);
+    this.#basePath = this.#origin.pathname.replace(/\/+$/, "");
     this.#headers = options.headers;
     this.#timeoutMs = options.timeoutMs;
     const https = this.#origin.protocol === "https:";
@@ -40,19 +47,9 @@ export class BackendTransport {
   open(request: ForwardRequest, timeoutMs = this.#timeoutMs): Promise<IncomingMessage> {
     const { signal } = request;
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const body = request.body === undefined ? undefined : Buffer.from(request.body);
-    const basePath = this.#origin.pathname.replace(/\/+$/, "");
     return new Promise<IncomingMessage>((resolve, reject) => {
       let settled = false;
-      const outgoing = this.#request({
-        protocol: this.#origin.protocol,
-        hostname: this.#origin.hostname,
-        port: this.#origin.port,
-        path: `${basePath}${request.path}`,
-        method: request.method,
-        agent: this.#agent,
-        headers: body ? { ...this.#headers, "content-length": body.length } : this.#headers,
-      });
+      const outgoing = this.#send(request);
       const fail = (error: unknown) => {
         if (settled) return;
         settled = true;
@@ -60,13 +57,7 @@ export class BackendTransport {
         reject(error);
       };
       const timer = setTimeout(() => {
-        fail(
-          new ProxyHttpError(
-            504,
-            ProxyErrorKind.BACKEND_TIMEOUT,
-            `Backend did not answer within ${timeoutMs} ms`,
-          ),
-        );
+        fail(headersTimeout(timeoutMs));
         outgoing.destroy();
       }, timeoutMs);
       const onAbort = () => {
@@ -92,18 +83,71 @@ export class BackendTransport {
         resolve(incoming);
       });
       outgoing.once("error", (error) => fail(transportError(error)));
-      outgoing.end(body);
     });
   }
 
-  /** Send and read the whole answer. */
-  async exchange(request: ForwardRequest, timeoutMs?: number): Promise<BufferedAnswer> {
-    const incoming = await this.open(request, timeoutMs);
-    return {
-      status: incoming.statusCode ?? 502,
-      contentType: incoming.headers["content-type"],
-      body: await readAll(incoming, request.signal),
-    };
+  /**
+   * Send and read the whole answer: `open` and `readAll` in one step, with one abort listener
+   * and one promise for the whole exchange (the guarded path's hot loop).
+   */
+  exchange(request: ForwardRequest, timeoutMs = this.#timeoutMs): Promise<BufferedAnswer> {
+    const { signal } = request;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<BufferedAnswer>((resolve, reject) => {
+      let incoming: IncomingMessage | undefined;
+      let settled = false;
+      const outgoing = this.#send(request);
+      const settle = (error: unknown, answer?: BufferedAnswer) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", abort);
+        if (answer) resolve(answer);
+        else reject(error);
+      };
+      const timer = setTimeout(() => {
+        settle(headersTimeout(timeoutMs));
+        outgoing.destroy();
+      }, timeoutMs);
+      // A client that leaves stops the backend, before and while the answer is read.
+      const abort = () => {
+        settle(signal?.reason);
+        if (incoming) incoming.destroy(signal?.reason instanceof Error ? signal.reason : undefined);
+        else outgoing.destroy();
+      };
+      signal?.addEventListener("abort", abort, { once: true });
+      outgoing.once("response", (response) => {
+        if (settled) return response.destroy();
+        clearTimeout(timer);
+        incoming = response;
+        collectBody(response, (error, body) => {
+          if (body === undefined) settle(lostMidResponse(error));
+          else
+            settle(undefined, {
+              status: response.statusCode ?? 502,
+              contentType: response.headers["content-type"],
+              body,
+            });
+        });
+      });
+      outgoing.once("error", (error) => settle(transportError(error)));
+    });
+  }
+
+  /** Start a request on the pool; its body, if any, is sent at once. */
+  #send(request: ForwardRequest): ClientRequest {
+    const body = request.body === undefined ? undefined : Buffer.from(request.body);
+    const outgoing = this.#request({
+      protocol: this.#origin.protocol,
+      hostname: this.#origin.hostname,
+      port: this.#origin.port,
+      path: `${this.#basePath}${request.path}`,
+      method: request.method,
+      agent: this.#agent,
+      headers: body ? { ...this.#headers, "content-length": body.length } : this.#headers,
+    });
+    outgoing.end(body);
+    return outgoing;
   }
 
   /**
@@ -138,26 +182,48 @@ export class BackendTransport {
   }
 }
 
-async function readAll(incoming: IncomingMessage, signal: AbortSignal | undefined): Promise<Buffer> {
+function readAll(incoming: IncomingMessage, signal: AbortSignal | undefined): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    collectBody(incoming, (error, body) => {
+      if (body !== undefined) resolve(body);
+      else reject(signal?.aborted ? (signal.reason ?? error) : lostMidResponse(error));
+    });
+  });
+}
+
+/**
+ * Read a body to its end with plain stream events (cheaper than an async iterator). `done` gets
+ * the body, or the error (possibly none) of a connection that closed first; it may be called
+ * more than once, and callers keep the first call.
+ */
+function collectBody(incoming: IncomingMessage, done: (error: unknown, body?: Buffer) => void): void {
   const chunks: Buffer[] = [];
   let size = 0;
-  try {
-    for await (const chunk of incoming) {
-      chunks.push(chunk as Buffer);
-      size += (chunk as Buffer).length;
-    }
-  } catch (error) {
-    if (signal?.aborted) throw signal.reason ?? error;
-    throw new ProxyHttpError(
-      502,
-      ProxyErrorKind.BACKEND_UNREACHABLE,
-      "Backend connection lost mid-response",
-      {
-        cause: error,
-      },
-    );
-  }
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+  incoming.on("data", (chunk: Buffer) => {
+    chunks.push(chunk);
+    size += chunk.length;
+  });
+  incoming.on("error", (error) => done(error));
+  incoming.once("end", () =>
+    done(undefined, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)),
+  );
+  incoming.once("close", () => {
+    if (!incoming.readableEnded) done(undefined);
+  });
+}
+
+function headersTimeout(timeoutMs: number): ProxyHttpError {
+  return new ProxyHttpError(
+    504,
+    ProxyErrorKind.BACKEND_TIMEOUT,
+    `Backend did not answer within ${timeoutMs} ms`,
+  );
+}
+
+function lostMidResponse(error: unknown): ProxyHttpError {
+  return new ProxyHttpError(502, ProxyErrorKind.BACKEND_UNREACHABLE, "Backend connection lost mid-response", {
+    cause: error,
+  });
 }
 
 function transportError(error: unknown): ProxyHttpError {

@@ -2,6 +2,8 @@
  * Every fault the proxy answers, checked through the official SDKs (their typed errors, status
  * and parsed body) and raw fetch (the body shape), against real servers on 127.0.0.1.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -300,6 +302,41 @@ describe("backend faults (502, 504) and exhausted retries", () => {
     } finally {
       await proxy.close();
       await backend.close();
+    }
+  });
+
+  it("answers 502 when the backend drops the connection mid-answer", async () => {
+    // Headers and half a body, then the connection is cut.
+    const backend = createServer((request, response) => {
+      request.resume();
+      request.on("end", () => {
+        response.writeHead(200, { "content-type": "application/json", "content-length": 1000 });
+        response.write('{"id":"chatcmpl-1","choices":[');
+        setTimeout(() => response.socket?.destroy(), 20);
+      });
+    });
+    await new Promise<void>((resolve) => backend.listen(0, "127.0.0.1", resolve));
+    const { port } = backend.address() as AddressInfo;
+    const proxy = await startTestProxy({ backendUrl: `http://127.0.0.1:${port}` });
+    try {
+      const guarded = await rejection(
+        openAIClientFor(proxy).chat.completions.create({
+          model: "m",
+          messages: ask,
+          tools: [weatherToolOpenAI],
+        }),
+      );
+      expect((guarded as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+      expect((guarded as InstanceType<typeof OpenAI.APIError>).code).toBe("backend_unreachable");
+      expect((guarded as Error).message).toContain("lost mid-response");
+      const forwarded = await rejection(
+        openAIClientFor(proxy).chat.completions.create({ model: "m", messages: ask }),
+      );
+      expect((forwarded as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+      expect((forwarded as InstanceType<typeof OpenAI.APIError>).code).toBe("backend_unreachable");
+    } finally {
+      await proxy.close();
+      await new Promise((resolve) => backend.close(resolve));
     }
   });
 
