@@ -344,6 +344,24 @@ function stringParam(description: string) {
   return z.string().describe(description);
 }
 
+/** A terminal tool taking a record's id and one of its fields. */
+function fieldTerminal(
+  name: string,
+  description: string,
+  subject: string,
+  idKey: string,
+  field: Field,
+): ToolDef {
+  return tool(
+    name,
+    description,
+    z.object({
+      [idKey]: stringParam(`The ${subject} id`),
+      [field.key]: field.kind === "number" ? z.number() : z.string(),
+    }),
+  );
+}
+
 /** Names a conversation's tools: sometimes the domain's nouns, sometimes invented ones. */
 function nouns(rng: Rng, domain: Domain): { subject: string; outcome: string; person: string } {
   const invented = rng() < 0.3;
@@ -457,13 +475,12 @@ function planRetry(
 ): Plan {
   const { lookup, lookupName, terminalName, idKey, id, record, field } = parts;
   const value = record[field.key];
-  const terminal = tool(
+  const terminal = fieldTerminal(
     terminalName,
     `File the ${names.outcome.replace(/_/g, " ")} for a ${names.subject}.`,
-    z.object({
-      [idKey]: stringParam(`The ${names.subject} id`),
-      [field.key]: field.kind === "number" ? z.number() : z.string(),
-    }),
+    names.subject,
+    idKey,
+    field,
   );
   const error = pick(rng, [
     `[ToolError] ServiceBusy: the ${domain.name} registry is busy, try again`,
@@ -514,13 +531,12 @@ function planConversation(rng: Rng): Plan {
     plan = planRetry(rng, domain, names, { lookup, lookupName, terminalName, idKey, id, record, field });
   } else if (shapeRoll < 0.45) {
     // Lookup, then report one field.
-    const terminal = tool(
+    const terminal = fieldTerminal(
       terminalName,
       `File the ${names.outcome.replace(/_/g, " ")} for a ${names.subject}.`,
-      z.object({
-        [idKey]: stringParam(`The ${names.subject} id`),
-        [field.key]: field.kind === "number" ? z.number() : z.string(),
-      }),
+      names.subject,
+      idKey,
+      field,
     );
     const ask = pick(rng, [
       `What is the ${field.key.replace(/_/g, " ")} of ${names.subject} ${id}? Record it.`,
@@ -583,13 +599,12 @@ function planConversation(rng: Rng): Plan {
       "Must be called first.",
       z.object({ operator: stringParam("Who is working") }),
     );
-    const terminal = tool(
+    const terminal = fieldTerminal(
       terminalName,
       `Record the ${names.outcome.replace(/_/g, " ")}.`,
-      z.object({
-        [idKey]: stringParam(`The ${names.subject} id`),
-        [field.key]: field.kind === "number" ? z.number() : z.string(),
-      }),
+      names.subject,
+      idKey,
+      field,
     );
     const session = `S${int(rng, 1000, 9999)}`;
     plan = {
