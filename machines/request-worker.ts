@@ -25,11 +25,8 @@ export type RequestWorkerSnapshot<TRequest> = Snapshot<undefined> & {
   pending: PendingRequest<TRequest> | null;
 };
 
-/** Events a worker accepts: a request from its parent, and its own settle notice. */
-export type RequestWorkerEvent<TRequest> =
-  | { type: "request"; request: TRequest }
-  | { type: "worker.settled"; seq: number }
-  | { type: "xstate.stop" };
+/** Events a worker accepts: a request from its parent. */
+export type RequestWorkerEvent<TRequest> = { type: "request"; request: TRequest } | { type: "xstate.stop" };
 
 /** What a worker sends its parent. */
 export type RequestWorkerAnswer<TName extends string, TOutput> =
@@ -55,7 +52,28 @@ export type RequestWorkerLogic<TRequest> = ActorLogic<
 
 type WorkerRef<TRequest> = ActorRef<RequestWorkerSnapshot<TRequest>, RequestWorkerEvent<TRequest>>;
 
+/**
+ * Per worker actor: the abort controller its requests share (replaced only once it has aborted),
+ * and the pending request objects that have settled. A settled request stays in the in-memory
+ * snapshot until the next request replaces it, which saves an event per request; only the persisted
+ * snapshot needs to know, and `getPersistedSnapshot` leaves settled requests out of it.
+ */
 const controllers = new WeakMap<AnyActorRef, AbortController>();
+const settled = new WeakSet<object>();
+
+function controllerFor(self: AnyActorRef): AbortController {
+  let controller = controllers.get(self);
+  if (controller === undefined || controller.signal.aborted) {
+    controller = new AbortController();
+    controllers.set(self, controller);
+  }
+  return controller;
+}
+
+function abortWorker(self: AnyActorRef): void {
+  controllers.get(self)?.abort();
+  controllers.delete(self);
+}
 
 /**
  * Actor logic that runs `handler` for each request its parent sends and answers with
@@ -68,27 +86,33 @@ export function fromRequests<TName extends string, TRequest, TOutput>(
   name: TName,
   handler: RequestHandler<TRequest, TOutput>,
 ): RequestWorkerLogic<TRequest> {
+  const doneType = `${name}.done` as const;
+  const errorType = `${name}.error` as const;
+  // Answers only if this request is still the worker's current one and the worker still runs.
+  const settle = (
+    self: WorkerRef<TRequest>,
+    pending: PendingRequest<TRequest>,
+    signal: AbortSignal,
+    answer: RequestWorkerAnswer<TName, TOutput>,
+  ) => {
+    const snapshot = self.getSnapshot();
+    if (signal.aborted || snapshot.status !== "active" || snapshot.pending !== pending) return;
+    settled.add(pending);
+    self._parent?.send(answer);
+  };
   const launch = (self: WorkerRef<TRequest>, pending: PendingRequest<TRequest>) => {
-    controllers.get(self)?.abort();
-    const controller = new AbortController();
-    controllers.set(self, controller);
-    const settle = (answer: RequestWorkerAnswer<TName, TOutput>) => {
-      const snapshot = self.getSnapshot();
-      if (controller.signal.aborted || snapshot.status !== "active" || snapshot.pending?.seq !== pending.seq)
-        return;
-      controllers.delete(self);
-      self.send({ type: "worker.settled", seq: pending.seq });
-      self._parent?.send(answer);
-    };
+    const { signal } = controllerFor(self);
     let started: Promise<TOutput>;
     try {
-      started = handler(pending.request, controller.signal, self._parent);
+      started = handler(pending.request, signal, self._parent);
     } catch (error) {
       started = Promise.reject(error);
     }
     started.then(
-      (output) => settle({ type: `${name}.done`, output } as RequestWorkerAnswer<TName, TOutput>),
-      (error: unknown) => settle({ type: `${name}.error`, error } as RequestWorkerAnswer<TName, TOutput>),
+      (output) =>
+        settle(self, pending, signal, { type: doneType, output } as RequestWorkerAnswer<TName, TOutput>),
+      (error: unknown) =>
+        settle(self, pending, signal, { type: errorType, error } as RequestWorkerAnswer<TName, TOutput>),
     );
   };
   return {
@@ -108,21 +132,21 @@ export function fromRequests<TName extends string, TRequest, TOutput>(
       if (snapshot.status !== "active") return snapshot;
       switch (event.type) {
         case "request": {
+          // A request that replaces one still in flight aborts it; its answer would be dropped anyway.
+          if (snapshot.pending !== null && !settled.has(snapshot.pending)) abortWorker(self);
           const pending = { seq: snapshot.seq + 1, request: event.request };
           defer(() => launch(self, pending));
           return { ...snapshot, seq: pending.seq, pending };
         }
-        case "worker.settled":
-          return snapshot.pending?.seq === event.seq ? { ...snapshot, pending: null } : snapshot;
         case "xstate.stop":
-          controllers.get(self)?.abort();
-          controllers.delete(self);
+          abortWorker(self);
           return { ...snapshot, status: "stopped", pending: null };
         default:
           return snapshot;
       }
     },
-    getPersistedSnapshot: (snapshot) => snapshot,
+    getPersistedSnapshot: (snapshot) =>
+      snapshot.pending !== null && settled.has(snapshot.pending) ? { ...snapshot, pending: null } : snapshot,
     restoreSnapshot: (snapshot) => snapshot as RequestWorkerSnapshot<TRequest>,
   };
 }

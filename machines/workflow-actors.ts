@@ -59,7 +59,7 @@ export function createInferenceLogic(source: DepsSource<InferenceDeps>) {
     "inference",
     async (request: InferenceRequest, signal, parent): Promise<LLMResponse> => {
       const deps = resolveDeps(source, parent);
-      const tools = deps.toolSpecs.length > 0 ? [...deps.toolSpecs] : undefined;
+      const tools = toolListOf(deps.toolSpecs);
       const messages = serializeHistory(request.messages, deps.client.apiFormat);
       const response = deps.stream
         ? await collectStream(deps.client.sendStream(messages, tools, { signal }), deps.onChunk, signal)
@@ -68,6 +68,16 @@ export function createInferenceLogic(source: DepsSource<InferenceDeps>) {
       return response;
     },
   );
+}
+
+const toolLists = new WeakMap<readonly ToolSpec[], ToolSpec[] | undefined>();
+
+/** The tool list handed to the client, copied once per tool set (none: undefined). */
+function toolListOf(toolSpecs: readonly ToolSpec[]): ToolSpec[] | undefined {
+  if (toolLists.has(toolSpecs)) return toolLists.get(toolSpecs);
+  const tools = toolSpecs.length > 0 ? [...toolSpecs] : undefined;
+  toolLists.set(toolSpecs, tools);
+  return tools;
 }
 
 async function collectStream(

@@ -4,19 +4,18 @@
  * in inference-only mode: one code path, not a copy. The machine is built once; each call's
  * client and callbacks are bound to its own actor.
  */
-import { type AnyActorRef, createActor, toPromise } from "xstate";
-import {
-  createWorkflowMachine,
-  type HistoryCompactor,
-  type WorkflowMachine,
-  type WorkflowMachineDeps,
-  type WorkflowOutput,
+import { toPromise } from "xstate";
+import type {
+  HistoryCompactor,
+  WorkflowMachineDeps,
+  WorkflowOutput,
 } from "../../machines/workflow.machine.ts";
-import { createWorkflowConfig, type WorkflowInput } from "../../machines/workflow-context.ts";
+import { createWorkflowConfig } from "../../machines/workflow-context.ts";
 import type { Message } from "../core/messages.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, StreamChunk, ToolCall } from "../core/types.ts";
 import type { RetryNudge } from "../guardrails/response-validator.ts";
+import { BoundMachine } from "./bound-machine.ts";
 import { errorFromOutput } from "./failure.ts";
 
 /** Options of `runInference`. */
@@ -43,36 +42,8 @@ export interface InferenceResult {
   iterations: number;
 }
 
-// Each call's deps, keyed by its actor; an entry goes with its actor.
-const depsByActor = new WeakMap<AnyActorRef, WorkflowMachineDeps>();
-// XState resolves the initial state (compact → infer, which compacts) inside `createActor`, before
-// the actor can be bound: the actor under construction claims these deps on its first lookup.
-let constructing: WorkflowMachineDeps | undefined;
-let sharedMachine: WorkflowMachine | undefined;
-
-function depsOf(actor: AnyActorRef): WorkflowMachineDeps {
-  let deps = depsByActor.get(actor);
-  if (deps === undefined && constructing !== undefined) {
-    deps = constructing;
-    constructing = undefined;
-    depsByActor.set(actor, deps);
-  }
-  if (deps === undefined) throw new Error("runInference: a workflow actor ran without its deps");
-  return deps;
-}
-
-/** An actor of the machine built once, bound to one call's deps. */
-function createBoundActor(deps: WorkflowMachineDeps, input: WorkflowInput) {
-  sharedMachine ??= createWorkflowMachine(depsOf);
-  constructing = deps;
-  try {
-    const actor = createActor(sharedMachine, { input });
-    depsByActor.set(actor, deps);
-    return actor;
-  } finally {
-    constructing = undefined;
-  }
-}
+// Built on first use, shared by every call.
+let shared: BoundMachine | undefined;
 
 /**
  * Get one valid batch of tool calls from the model, nudging and retrying as the runner does.
@@ -99,7 +70,8 @@ export async function runInference(options: RunInferenceOptions): Promise<Infere
     ...(options.retryNudge !== undefined && { retryNudge: options.retryNudge }),
     onActorError: (error) => (actorError = error),
   };
-  const actor = createBoundActor(deps, { config, messages: options.messages });
+  shared ??= new BoundMachine();
+  const actor = shared.createActor(deps, { input: { config, messages: options.messages } });
   let cancelSent = false;
   const cancel = () => {
     if (cancelSent) return;

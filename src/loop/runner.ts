@@ -2,12 +2,12 @@
  * WorkflowRunner: a thin facade that builds the workflow machine, runs one actor per `run()`,
  * and turns its output into the terminal tool's result or a typed error.
  */
-import { createActor, type InspectionEvent, type Snapshot, toPromise } from "xstate";
+import { type InspectionEvent, type Snapshot, toPromise } from "xstate";
 import {
   createWorkflowMachine,
   type HistoryCompactor,
-  type WorkflowActor,
   type WorkflowMachine,
+  type WorkflowMachineDeps,
   type WorkflowOutput,
 } from "../../machines/workflow.machine.ts";
 import {
@@ -17,10 +17,12 @@ import {
 } from "../../machines/workflow-context.ts";
 import { WorkflowCancelledError } from "../core/errors.ts";
 import { createMessage, type Message, MessageRole, MessageType } from "../core/messages.ts";
+import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, StreamChunk } from "../core/types.ts";
 import { renderSystemPrompt, type Workflow, workflowToolSpecs } from "../core/workflow.ts";
 import { assertCount } from "../guardrails/error-tracker.ts";
 import type { RetryNudge } from "../guardrails/response-validator.ts";
+import { type ActorStart, BoundMachine } from "./bound-machine.ts";
 import { errorFromOutput } from "./failure.ts";
 
 /** Options of `WorkflowRunner`. */
@@ -64,6 +66,7 @@ export interface RunOptions {
  */
 export class WorkflowRunner {
   readonly options: Readonly<WorkflowRunnerOptions>;
+  readonly #machines = new WeakMap<Workflow, { bound: BoundMachine; toolSpecs: ToolSpec[] }>();
 
   constructor(options: WorkflowRunnerOptions) {
     for (const key of [
@@ -105,20 +108,38 @@ export class WorkflowRunner {
     });
   }
 
-  /** The workflow statechart wired to this runner's client, context manager and callbacks. */
+  /**
+   * A workflow statechart of its own, wired to this runner's client, context manager and
+   * callbacks: for spawning workflow actors from an app machine (`spawnChild`). `run` and `resume`
+   * share one machine per workflow instead.
+   */
   machineFor(workflow: Workflow, hooks: { onActorError?: (error: unknown) => void } = {}): WorkflowMachine {
+    return createWorkflowMachine(this.#depsFor(workflow, hooks));
+  }
+
+  #depsFor(workflow: Workflow, hooks: { onActorError?: (error: unknown) => void }): WorkflowMachineDeps {
     const { options } = this;
-    return createWorkflowMachine({
+    return {
       client: options.client,
       contextManager: options.contextManager,
-      toolSpecs: workflowToolSpecs(workflow),
+      toolSpecs: this.#machineOf(workflow).toolSpecs,
       tools: workflow.tools,
       stream: options.stream ?? false,
       ...(options.onChunk && { onChunk: options.onChunk }),
       ...(options.onMessage && { onMessage: options.onMessage }),
       ...(options.retryNudge !== undefined && { retryNudge: options.retryNudge }),
       ...(hooks.onActorError && { onActorError: hooks.onActorError }),
-    });
+    };
+  }
+
+  // One bound machine and tool list per workflow, built on its first run.
+  #machineOf(workflow: Workflow): { bound: BoundMachine; toolSpecs: ToolSpec[] } {
+    let entry = this.#machines.get(workflow);
+    if (entry === undefined) {
+      entry = { bound: new BoundMachine(), toolSpecs: workflowToolSpecs(workflow) };
+      this.#machines.set(workflow, entry);
+    }
+    return entry;
   }
 
   /**
@@ -172,18 +193,11 @@ export class WorkflowRunner {
     return this.#drive(workflow, { snapshot }, runOptions.signal);
   }
 
-  async #drive(
-    workflow: Workflow,
-    start: { input: WorkflowInput } | { snapshot: Snapshot<unknown> },
-    signal: AbortSignal | undefined,
-  ): Promise<unknown> {
+  async #drive(workflow: Workflow, start: ActorStart, signal: AbortSignal | undefined): Promise<unknown> {
     let actorError: unknown;
-    const machine = this.machineFor(workflow, { onActorError: (error) => (actorError = error) });
+    const deps = this.#depsFor(workflow, { onActorError: (error) => (actorError = error) });
     // A snapshot carries its own context, so no input is needed when resuming.
-    const actor: WorkflowActor = createActor(machine, {
-      ...(start as { input: WorkflowInput }),
-      ...(this.options.inspect && { inspect: this.options.inspect }),
-    });
+    const actor = this.#machineOf(workflow).bound.createActor(deps, start, this.options.inspect);
     let cancelSent = false;
     const cancel = () => {
       if (cancelSent) return;
