@@ -90,7 +90,7 @@ async function plainRun(iterations: number): Promise<number> {
       throw new Error("premature");
     if (findPrerequisiteViolations(verdict.calls, {}, progress).length > 0) throw new Error("prerequisites");
     const added = toolCallMessages(verdict.calls, "plain", iteration);
-    messages = [...messages, ...added];
+    messages = messages.concat(added);
     const calls = added.at(-1)?.toolCalls ?? [];
     const outcomes: ToolOutcome[] = [];
     for (const call of calls) {
@@ -107,7 +107,7 @@ async function plainRun(iterations: number): Promise<number> {
       });
       progress = recordStep(progress, call.name, call.args, false);
     }
-    messages = [...messages, ...toolResultMessages(outcomes, iteration)];
+    messages = messages.concat(toolResultMessages(outcomes, iteration));
     if (outcomes.some((outcome) => workflow.terminalTools.includes(outcome.tool)))
       return performance.now() - start;
   }

@@ -158,7 +158,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
           stepOf(context),
         );
         return {
-          messages: [...context.messages, ...added],
+          messages: context.messages.concat(added),
           appended: added.length,
           consecutiveRetries: context.consecutiveRetries + 1,
         };
@@ -174,7 +174,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
           stepOf(context),
         );
         return {
-          messages: [...context.messages, ...added],
+          messages: context.messages.concat(added),
           appended: added.length,
           consecutiveRetries: context.consecutiveRetries + 1,
         };
@@ -199,7 +199,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
           stepOf(context),
         );
         return {
-          messages: [...context.messages, ...added],
+          messages: context.messages.concat(added),
           appended: added.length,
           prematureAttempts: context.prematureAttempts + 1,
         };
@@ -209,18 +209,18 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
         const violations = findPrerequisiteViolations(calls, context.config.prerequisites, context.progress);
         const added = build.prerequisiteMessages(calls, violations, context.runId, stepOf(context));
         return {
-          messages: [...context.messages, ...added],
+          messages: context.messages.concat(added),
           appended: added.length,
           prereqViolations: context.prereqViolations + 1,
         };
       }),
       appendToolCall: assign(({ context }) => {
         const added = build.toolCallMessages(guards.acceptedCalls(context), context.runId, stepOf(context));
-        return { messages: [...context.messages, ...added], appended: added.length };
+        return { messages: context.messages.concat(added), appended: added.length };
       }),
       appendResults: assign(({ context, event }) => {
         const added = build.toolResultMessages(outcomesOf(event), stepOf(context));
-        return { messages: [...context.messages, ...added], appended: added.length };
+        return { messages: context.messages.concat(added), appended: added.length };
       }),
       // Runs after each appending action: tells `onMessage` about what it appended, in order.
       reportAppended: ({ context, self }) => {
@@ -232,7 +232,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       recordResults: assign(({ context, event }) => {
         const outcomes = outcomesOf(event);
         const added = build.toolResultMessages(outcomes, stepOf(context));
-        const messages = [...context.messages, ...added];
+        const messages = context.messages.concat(added);
         const keepArgsOf = argMatchedTools(context.config.prerequisites);
         const progress = outcomes
           .filter((outcome) => outcome.status === "ok")
@@ -263,7 +263,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       }),
       closeOpenCalls: assign(({ context }) => {
         const added = build.cancelledResultMessages(build.openCalls(context.messages), stepOf(context));
-        return { messages: [...context.messages, ...added], appended: added.length };
+        return { messages: context.messages.concat(added), appended: added.length };
       }),
       failMaxIterations: assign({
         failure: ({ context }) => ({
@@ -281,7 +281,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
         const added =
           verdict?.kind === "text" ? [build.retryMessages(raw, "", stepOf(context))[0] as Message] : [];
         return {
-          messages: [...context.messages, ...added],
+          messages: context.messages.concat(added),
           appended: added.length,
           consecutiveRetries: context.consecutiveRetries + 1,
           failure: {

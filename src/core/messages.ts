@@ -177,7 +177,7 @@ export function serializeHistory(messages: readonly Message[], format: ApiFormat
     wire.push(serialized);
   }
   lastSerialized[format] = { source, wire };
-  return [...wire];
+  return wire.slice();
 }
 
 const lastSerialized: Record<
