@@ -4,7 +4,9 @@
  * Prints a Markdown table; figures go to docs/benchmarks.md.
  */
 import { performance } from "node:perf_hooks";
+import { assign, createActor, sendTo, setup, toPromise } from "xstate";
 import { z } from "zod";
+import { fromRequests } from "../machines/request-worker.ts";
 import { serializeToolResult } from "../machines/workflow-actors.ts";
 import type { ToolOutcome } from "../machines/workflow-context.ts";
 import { toolCallMessages, toolResultMessages } from "../machines/workflow-messages.ts";
@@ -15,17 +17,20 @@ import {
   MessageRole,
   MessageType,
   serializeHistory,
+  type ToolCallInfo,
 } from "../src/core/messages.ts";
 import { defineTool } from "../src/core/tools.ts";
+import type { LLMResponse } from "../src/core/types.ts";
 import { defineWorkflow, workflowToolSpecs } from "../src/core/workflow.ts";
 import {
   createStepProgress,
   findPrematureTerminal,
   findPrerequisiteViolations,
   recordStep,
+  type StepProgress,
   stepSummaryHint,
 } from "../src/guardrails/step-state.ts";
-import { validateResponse } from "../src/guardrails/validate-response.ts";
+import { type Verdict, validateResponse } from "../src/guardrails/validate-response.ts";
 import { WorkflowRunner } from "../src/loop/runner.ts";
 import { ScriptedClient } from "../src/testing/index.ts";
 
@@ -114,6 +119,170 @@ async function plainRun(iterations: number): Promise<number> {
   throw new Error("did not finish");
 }
 
+/**
+ * The floor for any statechart of the required shape: the plain loop's work (same calls, same pure
+ * functions) moved into a bare XState machine with the same five phase states and two long-lived
+ * request workers, and nothing else — one guard per phase, no retry/nudge/failure branches, no
+ * `onMessage`, no deps lookup, no cancellation bookkeeping. What it costs over the plain loop is
+ * XState's own price for stepping through compact → infer → validate → enforce → execute.
+ */
+async function bareMachineRun(iterations: number): Promise<number> {
+  const client = new ScriptedClient(script(iterations));
+  const contextManager = new ContextManager({ strategy: new NoCompact(), budgetTokens: 100_000_000 });
+  const tools = workflowToolSpecs(workflow);
+  const toolNames = Object.keys(workflow.tools);
+  type Context = { messages: Message[]; progress: StepProgress; iteration: number; verdict: Verdict | null };
+  const machine = setup({
+    types: {
+      context: {} as Context,
+      events: {} as
+        | { type: "inference.done"; output: LLMResponse }
+        | { type: "inference.error"; error: unknown }
+        | { type: "tools.done"; output: ToolOutcome[] }
+        | { type: "tools.error"; error: unknown },
+    },
+    actors: {
+      inference: fromRequests("inference", (messages: Message[]) =>
+        client.send(serializeHistory(messages, "openai"), tools),
+      ),
+      executeTools: fromRequests("tools", async (calls: ToolCallInfo[]) => {
+        const outcomes: ToolOutcome[] = [];
+        for (const call of calls) {
+          const tool = workflow.tools[call.name] as (typeof workflow.tools)[string];
+          const value = await tool.execute(tool.spec.parameters.parse(call.args));
+          outcomes.push({
+            callId: call.callId,
+            tool: call.name,
+            args: call.args,
+            status: "ok",
+            content: serializeToolResult(call.name, value),
+            value,
+          });
+        }
+        return outcomes;
+      }),
+    },
+    actions: {
+      recordResults: assign(({ context, event }) => {
+        const outcomes = event.type === "tools.done" ? event.output : [];
+        return {
+          messages: context.messages.concat(toolResultMessages(outcomes, context.iteration - 1)),
+          progress: outcomes.reduce(
+            (progress, outcome) => recordStep(progress, outcome.tool, outcome.args, false),
+            context.progress,
+          ),
+        };
+      }),
+    },
+  }).createMachine({
+    context: {
+      messages: [
+        createMessage(MessageRole.SYSTEM, "s", { type: MessageType.SYSTEM_PROMPT }),
+        createMessage(MessageRole.USER, "go", { type: MessageType.USER_INPUT }),
+      ],
+      progress: createStepProgress(),
+      iteration: 0,
+      verdict: null,
+    },
+    invoke: [
+      { id: "inference", src: "inference" },
+      { id: "executeTools", src: "executeTools" },
+    ],
+    initial: "compact",
+    states: {
+      compact: {
+        always: {
+          target: "infer",
+          actions: assign(({ context }) => ({
+            messages: contextManager.maybeCompact(
+              context.messages,
+              context.iteration,
+              stepSummaryHint(context.progress),
+            ),
+            iteration: context.iteration + 1,
+          })),
+        },
+      },
+      infer: {
+        entry: sendTo("inference", ({ context }) => ({
+          type: "request" as const,
+          request: context.messages,
+        })),
+        on: {
+          "inference.done": {
+            target: "validate",
+            actions: assign({
+              verdict: ({ event }) => validateResponse(event.output, { toolNames, rescueEnabled: true }),
+            }),
+          },
+        },
+      },
+      validate: {
+        always: [
+          { guard: ({ context }) => context.verdict?.kind !== "calls", target: "failed" },
+          { target: "enforce" },
+        ],
+      },
+      enforce: {
+        always: [
+          {
+            guard: ({ context }) => {
+              const calls = context.verdict?.kind === "calls" ? context.verdict.calls : [];
+              return (
+                findPrematureTerminal(
+                  calls,
+                  workflow.terminalTools,
+                  workflow.requiredSteps,
+                  context.progress,
+                ) !== null || findPrerequisiteViolations(calls, {}, context.progress).length > 0
+              );
+            },
+            target: "failed",
+          },
+          {
+            target: "execute",
+            actions: assign({
+              messages: ({ context }) =>
+                context.messages.concat(
+                  toolCallMessages(
+                    context.verdict?.kind === "calls" ? context.verdict.calls : [],
+                    "bare",
+                    context.iteration - 1,
+                  ),
+                ),
+            }),
+          },
+        ],
+      },
+      execute: {
+        entry: sendTo("executeTools", ({ context }) => ({
+          type: "request" as const,
+          request: context.messages.at(-1)?.toolCalls ?? [],
+        })),
+        on: {
+          "tools.done": [
+            {
+              guard: ({ event }) =>
+                event.output.some((outcome) => workflow.terminalTools.includes(outcome.tool)),
+              target: "done",
+              actions: "recordResults",
+            },
+            { target: "compact", actions: "recordResults" },
+          ],
+        },
+      },
+      done: { type: "final" },
+      failed: { type: "final" },
+    },
+  });
+  const start = performance.now();
+  const actor = createActor(machine);
+  const finished = toPromise(actor);
+  actor.start();
+  await finished;
+  return performance.now() - start;
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] as number;
@@ -132,37 +301,45 @@ async function measure(
 
 const repeats = Number(process.env.BENCH_REPEATS ?? 15);
 const ITERATIONS = 1000;
-// Warm both up, then alternate them (order flipped every pair) so that drift in the machine's
-// speed hits both sides alike; the ratio and the difference are medians over the pairs.
-await statechartRun(ITERATIONS);
-await plainRun(ITERATIONS);
-const pairs: { statechart: number; plain: number }[] = [];
+// Warm all three up, then run them in rounds, the order rotating every round, so that drift in the
+// machine's speed hits every loop alike; ratios and differences are medians over the rounds.
+const loops = { statechart: statechartRun, bare: bareMachineRun, plain: plainRun };
+type LoopName = keyof typeof loops;
+const names = Object.keys(loops) as LoopName[];
+for (const name of names) await loops[name](ITERATIONS);
+const rounds: Record<LoopName, number>[] = [];
 for (let index = 0; index < repeats; index += 1) {
-  if (index % 2 === 0) {
-    const statechart = await statechartRun(ITERATIONS);
-    pairs.push({ statechart, plain: await plainRun(ITERATIONS) });
-  } else {
-    const plain = await plainRun(ITERATIONS);
-    pairs.push({ statechart: await statechartRun(ITERATIONS), plain });
+  const round = {} as Record<LoopName, number>;
+  for (let offset = 0; offset < names.length; offset += 1) {
+    const name = names[(index + offset) % names.length] as LoopName;
+    round[name] = await loops[name](ITERATIONS);
   }
+  rounds.push(round);
 }
-const statechart = median(pairs.map((pair) => pair.statechart));
-const plain = median(pairs.map((pair) => pair.plain));
-const ratio = median(pairs.map((pair) => pair.statechart / pair.plain));
-const extra = median(pairs.map((pair) => ((pair.statechart - pair.plain) / ITERATIONS) * 1000));
+const totalOf = (name: LoopName) => median(rounds.map((round) => round[name]));
+const ratioOf = (name: LoopName) => median(rounds.map((round) => round[name] / round.plain));
+const extraOf = (name: LoopName) =>
+  median(rounds.map((round) => ((round[name] - round.plain) / ITERATIONS) * 1000));
+const perIteration = (ms: number) => ((ms / ITERATIONS) * 1000).toFixed(1);
 console.log(
   "## Loop overhead (1,000 iterations, ScriptedClient, no-op tools; medians of",
   repeats,
-  "alternating pairs)\n",
+  "rounds)\n",
 );
-console.log("| loop | total ms | µs / iteration |");
-console.log("| --- | ---: | ---: |");
-console.log(`| plain async loop | ${plain.toFixed(1)} | ${((plain / ITERATIONS) * 1000).toFixed(1)} |`);
+console.log("| loop | total ms | µs / iteration | ratio to plain | µs / iteration over plain |");
+console.log("| --- | ---: | ---: | ---: | ---: |");
+const rows: [LoopName, string][] = [
+  ["plain", "plain async loop"],
+  ["bare", "bare XState machine of the same shape (floor)"],
+  ["statechart", "statechart (WorkflowRunner)"],
+];
+for (const [name, label] of rows) {
+  const total = totalOf(name);
+  const cells = name === "plain" ? "1.00× | —" : `${ratioOf(name).toFixed(2)}× | ${extraOf(name).toFixed(1)}`;
+  console.log(`| ${label} | ${total.toFixed(1)} | ${perIteration(total)} | ${cells} |`);
+}
 console.log(
-  `| statechart (WorkflowRunner) | ${statechart.toFixed(1)} | ${((statechart / ITERATIONS) * 1000).toFixed(1)} |`,
-);
-console.log(
-  `\nratio statechart / plain (median of the pairs' ratios): **${ratio.toFixed(2)}×**; statechart cost over plain (median of the pairs' differences): **${extra.toFixed(1)} µs / iteration**\n`,
+  `\nratio statechart / plain (median of the rounds' ratios): **${ratioOf("statechart").toFixed(2)}×**; statechart cost over plain (median of the rounds' differences): **${extraOf("statechart").toFixed(1)} µs / iteration**; the bare machine alone: **${ratioOf("bare").toFixed(2)}×**, **${extraOf("bare").toFixed(1)} µs / iteration**\n`,
 );
 
 console.log("## Growth under NoCompact (median of", repeats, "runs)\n");
