@@ -3,9 +3,9 @@
  * fast local backend directly and through the proxy, and the proxy's added latency (p50/p99),
  * relative throughput and RSS growth over many requests are printed as Markdown.
  *
- * Three processes: the backend (a node:http server answering an OpenAI tool call, after
- * `--think-ms` to stand in for a model), the proxy (`startProxy` + `createHttpBackend`), and this
- * one running autocannon. Latencies are taken from every response at microsecond resolution
+ * Four processes: the backend (a node:http server answering an OpenAI tool call, after
+ * `--think-ms` to stand in for a model), the proxy (`startProxy` + `createHttpBackend`), a bare
+ * node:http forwarder (the floor: what any Node proxy adds here), and this one running autocannon. Latencies are taken from every response at microsecond resolution
  * (autocannon's own histogram rounds to whole milliseconds). Bounded by request count and time.
  *
  * Options: --requests N (per measured phase, default 10000), --connections N (32),
@@ -165,6 +165,54 @@ async function runProxyRole(): Promise<void> {
   process.send?.({ type: "ready", url: proxy.url });
 }
 
+// ── forwarder role: the floor ────────────────────────────────────────────────────────────────
+/**
+ * The least any Node proxy can do: a bare node:http server that streams each request to the
+ * backend over a keep-alive pool and streams the answer back — no framework, no parsing, no
+ * guardrails. Its added latency is the floor for this machine and this load.
+ */
+async function runForwarderRole(): Promise<void> {
+  const { request: httpRequest, Agent } = await import("node:http");
+  const target = new URL(args["backend-url"] as string);
+  const agent = new Agent({ keepAlive: true, scheduling: "lifo" });
+  const server = createServer((incoming, outgoing) => {
+    const upstream = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: incoming.url,
+        method: incoming.method,
+        headers: incoming.headers,
+        agent,
+      },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      },
+    );
+    upstream.on("error", () => {
+      outgoing.writeHead(502);
+      outgoing.end();
+    });
+    incoming.pipe(upstream);
+  });
+  server.keepAliveTimeout = 60_000;
+  process.once("SIGINT", () => process.exit(0));
+  process.on("message", (message: { type: string }) => {
+    if (message.type === "stats") {
+      const cpu = process.cpuUsage();
+      process.send?.({
+        type: "stats",
+        ...process.memoryUsage(),
+        cpuMicros: cpu.user + cpu.system,
+      } satisfies Stats);
+    }
+  });
+  server.listen(0, "127.0.0.1", () => {
+    process.send?.({ type: "ready", url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+  });
+}
+
 // ── main role ───────────────────────────────────────────────────────────────────────────────
 /** What the proxy process reports about itself. */
 interface Stats extends NodeJS.MemoryUsage {
@@ -271,13 +319,17 @@ async function measure(thinkMs: number, requests: number, connections: number, r
   const { url: backendUrl } = await firstMessage<{ url: string }>(backend, "ready");
   const proxyChild = startChild("proxy", ["--backend-url", backendUrl]);
   const { url: proxyUrl } = await firstMessage<{ url: string }>(proxyChild, "ready");
+  const forwarderChild = startChild("forwarder", ["--backend-url", backendUrl]);
+  const { url: forwarderUrl } = await firstMessage<{ url: string }>(forwarderChild, "ready");
   const direct = `${backendUrl}/v1/chat/completions`;
   const proxied = `${proxyUrl}/v1/chat/completions`;
+  const forwarded = `${forwarderUrl}/v1/chat/completions`;
   try {
     // Warm both paths (JIT, connection pools, the tool-spec cache).
     await load(direct, GUARDED_BODY, 2_000, connections);
     await load(proxied, GUARDED_BODY, 4_000, connections);
     await load(proxied, PLAIN_BODY, 2_000, connections);
+    await load(forwarded, GUARDED_BODY, 2_000, connections);
     // Alternate halves so drift in machine load hits both sides alike.
     const half = Math.ceil(requests / 2);
     const rows: Record<string, ReturnType<typeof summarize> & { cpuPerRequest?: number }> = {};
@@ -287,7 +339,9 @@ async function measure(thinkMs: number, requests: number, connections: number, r
     ] as const) {
       const directPhases: Phase[] = [];
       const proxyPhases: Phase[] = [];
+      const floorPhases: Phase[] = [];
       let proxyCpu = 0;
+      let floorCpu = 0;
       let backendCpu = 0;
       for (let round = 0; round < 2; round++) {
         const backendBefore = await statsOf(backend);
@@ -296,9 +350,13 @@ async function measure(thinkMs: number, requests: number, connections: number, r
         const cpuBefore = await statsOf(proxyChild);
         proxyPhases.push(await load(proxied, body, half, connections));
         proxyCpu += (await statsOf(proxyChild)).cpuMicros - cpuBefore.cpuMicros;
+        const floorBefore = await statsOf(forwarderChild);
+        floorPhases.push(await load(forwarded, body, half, connections));
+        floorCpu += (await statsOf(forwarderChild)).cpuMicros - floorBefore.cpuMicros;
       }
       rows[`${name}.direct`] = { ...summarize(directPhases), cpuPerRequest: backendCpu / (2 * half) };
       rows[`${name}.proxy`] = { ...summarize(proxyPhases), cpuPerRequest: proxyCpu / (2 * half) };
+      rows[`${name}.floor`] = { ...summarize(floorPhases), cpuPerRequest: floorCpu / (2 * half) };
     }
     // RSS over many guarded requests, sampled every 5000 to tell a plateau from a leak.
     const before = await statsOf(proxyChild);
@@ -321,6 +379,7 @@ async function measure(thinkMs: number, requests: number, connections: number, r
   } finally {
     // SIGINT lets a profiled proxy write its profile before it exits.
     proxyChild.kill("SIGINT");
+    forwarderChild.kill("SIGINT");
     backend.kill();
     await once(proxyChild, "exit");
   }
@@ -376,9 +435,9 @@ async function main(): Promise<void> {
     `Node ${process.version}, ${connections} connections, ${requests} requests per path and target, loopback.\n`,
   );
   console.log(
-    "| backend delay | request | direct p50 / p99 (ms) | proxy p50 / p99 (ms) | added p50 / p99 (ms) | direct req/s | proxy req/s | proxy / direct | CPU per request: backend / proxy |",
+    "| backend delay | request | through | direct p50 / p99 (ms) | through p50 / p99 (ms) | added p50 / p99 (ms) | direct req/s | through req/s | through / direct | CPU per request: backend / through |",
   );
-  console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+  console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
   const memory: string[] = [];
   for (const thinkMs of thinks) {
     const { rows, before, after, rssPhase, samples } = await measure(
@@ -389,13 +448,20 @@ async function main(): Promise<void> {
     );
     for (const name of ["guarded", "plain"]) {
       const direct = rows[`${name}.direct`]!;
-      const proxy = rows[`${name}.proxy`]!;
       const label = name === "guarded" ? "with tools (guarded)" : "without tools (forwarded)";
-      console.log(
-        `| ${thinkMs} ms | ${label} | ${ms(direct.p50)} / ${ms(direct.p99)} | ${ms(proxy.p50)} / ${ms(proxy.p99)} | ${ms(proxy.p50 - direct.p50)} / ${ms(proxy.p99 - direct.p99)} | ${direct.rps.toFixed(0)} | ${proxy.rps.toFixed(0)} | ${((100 * proxy.rps) / direct.rps).toFixed(1)} % | ${((direct.cpuPerRequest ?? 0) / 1000).toFixed(3)} / ${((proxy.cpuPerRequest ?? 0) / 1000).toFixed(3)} ms |`,
-      );
-      if (direct.failures + proxy.failures > 0) {
-        console.log(`|  | failures: direct ${direct.failures}, proxy ${proxy.failures} | | | | | | | |`);
+      for (const [target, through] of [
+        ["proxy", "forge proxy"],
+        ["floor", "bare node:http forwarder (floor)"],
+      ] as const) {
+        const proxy = rows[`${name}.${target}`]!;
+        console.log(
+          `| ${thinkMs} ms | ${label} | ${through} | ${ms(direct.p50)} / ${ms(direct.p99)} | ${ms(proxy.p50)} / ${ms(proxy.p99)} | ${ms(proxy.p50 - direct.p50)} / ${ms(proxy.p99 - direct.p99)} | ${direct.rps.toFixed(0)} | ${proxy.rps.toFixed(0)} | ${((100 * proxy.rps) / direct.rps).toFixed(1)} % | ${((direct.cpuPerRequest ?? 0) / 1000).toFixed(3)} / ${((proxy.cpuPerRequest ?? 0) / 1000).toFixed(3)} ms |`,
+        );
+        if (direct.failures + proxy.failures > 0) {
+          console.log(
+            `|  | failures: direct ${direct.failures}, ${target} ${proxy.failures} | | | | | | | | |`,
+          );
+        }
       }
     }
     memory.push(
@@ -409,4 +475,5 @@ async function main(): Promise<void> {
 
 if (args.role === "backend") await runBackend();
 else if (args.role === "proxy") await runProxyRole();
+else if (args.role === "forwarder") await runForwarderRole();
 else await main();
