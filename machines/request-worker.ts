@@ -139,7 +139,10 @@ export function fromRequests<TName extends string, TRequest, TOutput>(
           return { ...snapshot, seq: pending.seq, pending };
         }
         case "xstate.stop":
-          abortWorker(self);
+          // Only a request still in flight needs aborting (an abort builds a DOMException with a
+          // stack trace, a real cost for the proxy's one-call actors).
+          if (snapshot.pending !== null && !settled.has(snapshot.pending)) abortWorker(self);
+          else controllers.delete(self);
           return { ...snapshot, status: "stopped", pending: null };
         default:
           return snapshot;
