@@ -139,17 +139,18 @@ export class OpenAICompatibleClient implements LLMClient {
     return readMessage(messageOfCompletion(completion), this.#readContext(opened.mode, tools));
   }
 
-  async *sendStream(
+  sendStream(
     messages: Record<string, unknown>[],
     tools: ToolSpec[] = [],
     options: SendOptions = {},
   ): AsyncIterable<StreamChunk> {
-    const opened = await this.#open(messages, tools, true, options.signal);
-    if (opened.kind === "failed") {
-      yield { type: ChunkType.FINAL, response: this.#responseToFailure(opened, tools) };
-      return;
-    }
-    yield* streamChatCompletion(opened.exchange, this.#readContext(opened.mode, tools), this.#chatUrl);
+    return streamChatCompletion(async () => {
+      const opened = await this.#open(messages, tools, true, options.signal);
+      if (opened.kind === "failed") {
+        return { type: ChunkType.FINAL, response: this.#responseToFailure(opened, tools) };
+      }
+      return { exchange: opened.exchange, context: this.#readContext(opened.mode, tools) };
+    }, this.#chatUrl);
   }
 
   /**

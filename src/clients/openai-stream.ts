@@ -17,6 +17,9 @@ import {
 } from "./openai-wire.ts";
 import { checkStreamEvent, isPlainObject, parseStreamJson } from "./wire.ts";
 
+/** An opened stream and how to read its answer, or the FINAL chunk when the request failed. */
+export type OpenedStream = { exchange: Exchange; context: ReadContext } | StreamChunk;
+
 /** What one event meant, besides the deltas it passed on: go on, the end of the stream, or the answer. */
 type EventOutcome = "more" | "done" | StreamChunk;
 
@@ -25,12 +28,21 @@ type EventOutcome = "more" | "done" | StreamChunk;
  * tool-call argument delta, then FINAL with the assembled response. A stream that ends without
  * `[DONE]` or a `finish_reason`, or that carries malformed JSON, is a `StreamError`. An error event
  * is a `BackendError`, except llama-server's tool-call parse failure, which is rescued.
+ *
+ * `open` sends the request, on the first `next()`. Taking it here, rather than the caller
+ * delegating to this generator with `yield*` from its own, keeps one generator from the request to
+ * FINAL: a second one would cost a promise hop for every chunk.
  */
 export async function* streamChatCompletion(
-  exchange: Exchange,
-  context: ReadContext,
+  open: () => Promise<OpenedStream>,
   source: string,
 ): AsyncGenerator<StreamChunk> {
+  const opened = await open();
+  if (!("exchange" in opened)) {
+    yield opened;
+    return;
+  }
+  const { exchange, context } = opened;
   const assembler = new ChatStreamAssembler();
   const events: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (event) => events.push(event) });
