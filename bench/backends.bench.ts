@@ -1,5 +1,6 @@
 /**
- * Backends benchmark (`npm run bench:backends`), on the tiny test model and loopback only:
+ * Backends benchmark (`npm run bench:backends`), loopback only, on the tiny random-weight test model
+ * for (a) and (b) and on the project's trained model (`models/forge-tiny.gguf`) for (c):
  *
  * (a) what OpenAICompatibleClient adds over a raw `fetch` to the same llama-server: the exact
  *     request body the client sends is captured once and replayed raw; client and raw calls
@@ -9,6 +10,9 @@
  * (b) the embedded engine (LlamaCppClient, node-llama-cpp) against llama-server on the same GGUF
  *     with the same threads and context: time to first token, time to the first streamed chunk,
  *     and decode speed for a forced tool call, through each one's `sendStream`.
+ * (c) (a) again on forge-tiny with the demo's request (scripts/demo-workflow.ts: its system prompt,
+ *     question and two tools, `tool_choice: "required"`, temperature 0, the demo's 96 `max_tokens`):
+ *     the first turn, and the second turn after get_weather's result.
  *
  * Prints Markdown tables with the machine's load average; `--write-docs` also replaces the
  * "## Backends" section of docs/benchmarks.md with them (other sections are left alone).
@@ -21,6 +25,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { DEMO_QUESTION, weatherWorkflow } from "../scripts/demo-workflow.ts";
 import { OpenAICompatibleClient } from "../src/clients/openai-compatible-client.ts";
 import { defineTool, type ToolSpec } from "../src/core/tools.ts";
 import { ChunkType, type LLMClient, type LLMResponse } from "../src/core/types.ts";
@@ -44,6 +49,10 @@ const MAX_TOKENS = 64;
 const SEED = 7;
 const DOCS = fileURLToPath(new URL("../docs/benchmarks.md", import.meta.url));
 const COMMAND = "npm run bench:backends -- --write-docs";
+const FORGE_TINY = fileURLToPath(new URL("../models/forge-tiny.gguf", import.meta.url));
+/** The demo's answer budget (scripts/demo.ts). */
+const DEMO_MAX_TOKENS = 96;
+const TARGET_RATIO = 1.05;
 
 const tools: ToolSpec[] = [
   defineTool({
@@ -147,9 +156,13 @@ async function timedWithCpu(action: () => Promise<unknown>): Promise<{ wall: num
   return { wall, cpu: (cpu.user + cpu.system) / 1000 };
 }
 
-/** One row of (a): the same request through the client and raw. */
+/** One row of (a) or (c): the same request through the client and raw. */
 interface OverheadRow {
   label: string;
+  /** `usage.completion_tokens` of the last raw non-streamed answer. */
+  tokens: number | null;
+  /** What the client's last call returned. */
+  response: LLMResponse | undefined;
   client: number;
   raw: number;
   /** Median of client / raw over the pairs. */
@@ -159,30 +172,45 @@ interface OverheadRow {
   rawCpu: number;
 }
 
-async function measureOverhead(
-  label: string,
-  server: TestLlamaServer,
-  tap: FetchTap,
-  options: { tools: ToolSpec[]; stream: boolean },
-): Promise<OverheadRow> {
-  const client = new OpenAICompatibleClient({
+/** The request of one row: what is asked, with which tools, how many tokens at most. */
+interface OverheadRequest {
+  messages: Record<string, unknown>[];
+  tools: ToolSpec[];
+  stream: boolean;
+  maxTokens: number;
+}
+
+function benchClient(server: TestLlamaServer, maxTokens: number): OpenAICompatibleClient {
+  return new OpenAICompatibleClient({
     baseUrl: `${server.baseUrl}/v1`,
     mode: "native",
     toolChoice: "required",
     temperature: 0,
     seed: SEED,
-    maxTokens: MAX_TOKENS,
+    maxTokens,
     slotId: 0,
     cachePrompt: true,
     logger: () => {},
   });
+}
+
+async function measureOverhead(
+  label: string,
+  server: TestLlamaServer,
+  tap: FetchTap,
+  options: OverheadRequest,
+): Promise<OverheadRow> {
+  const client = benchClient(server, options.maxTokens);
+  let response: LLMResponse | undefined;
   const viaClient = options.stream
     ? async () => {
-        for await (const _ of client.sendStream(question, options.tools)) {
-          // Drain to FINAL.
+        for await (const chunk of client.sendStream(options.messages, options.tools)) {
+          if (chunk.type === ChunkType.FINAL) response = chunk.response;
         }
       }
-    : () => client.send(question, options.tools);
+    : async () => {
+        response = await client.send(options.messages, options.tools);
+      };
   // Capture the exact body once; the tap is off while timing, so neither side pays for it.
   tap.install();
   try {
@@ -193,6 +221,7 @@ async function measureOverhead(
   const body = tap.lastBody;
   if (body === undefined) throw new Error("the client's request body was not captured");
   const url = `${server.baseUrl}/v1/chat/completions`;
+  let tokens: number | null = null;
   const raw = async () => {
     const response = await fetch(url, {
       method: "POST",
@@ -200,7 +229,11 @@ async function measureOverhead(
       body,
     });
     if (!response.ok) throw new Error(`raw request failed: HTTP ${response.status}`);
-    if (!options.stream) return response.json();
+    if (!options.stream) {
+      const answer = (await response.json()) as { usage?: { completion_tokens?: number } };
+      tokens = answer.usage?.completion_tokens ?? null;
+      return;
+    }
     const reader = response.body?.getReader();
     while (reader && !(await reader.read()).done) {
       // Drain to the end of the stream.
@@ -225,6 +258,8 @@ async function measureOverhead(
   const ratios = clientTimes.map((time, index) => time.wall / (rawTimes[index] as { wall: number }).wall);
   return {
     label,
+    tokens,
+    response,
     client: median(clientTimes.map((time) => time.wall)),
     raw: median(rawTimes.map((time) => time.wall)),
     ratio: median(ratios),
@@ -401,14 +436,15 @@ function formatLoad(): string {
     .join(" / ");
 }
 
-function overheadTable(rows: OverheadRow[]): string {
+function overheadTable(rows: OverheadRow[], withTokens = false): string {
   const lines = [
-    "| request | client median ms | raw fetch median ms | median ratio client / raw | client CPU ms / call | raw CPU ms / call |",
-    "| --- | ---: | ---: | ---: | ---: | ---: |",
+    `| request |${withTokens ? " tokens |" : ""} client median ms | raw fetch median ms | median ratio client / raw | client CPU ms / call | raw CPU ms / call |`,
+    `| --- |${withTokens ? " ---: |" : ""} ---: | ---: | ---: | ---: | ---: |`,
   ];
   for (const row of rows) {
+    const tokens = withTokens ? ` ${row.tokens ?? "?"} |` : "";
     lines.push(
-      `| ${row.label} | ${row.client.toFixed(1)} | ${row.raw.toFixed(1)} | ${row.ratio.toFixed(3)} | ${row.clientCpu.toFixed(2)} | ${row.rawCpu.toFixed(2)} |`,
+      `| ${row.label} |${tokens} ${row.client.toFixed(1)} | ${row.raw.toFixed(1)} | ${row.ratio.toFixed(3)} | ${row.clientCpu.toFixed(2)} | ${row.rawCpu.toFixed(2)} |`,
     );
   }
   return lines.join("\n");
@@ -450,6 +486,63 @@ function writeDocsSection(section: string): void {
   writeFileSync(DOCS, merged.join("\n"));
 }
 
+/**
+ * (c): the demo's first request (system prompt, question, both tools), and its second after
+ * get_weather ran for Paris, each non-streamed and streamed.
+ */
+async function measureForgeTiny(server: TestLlamaServer, tap: FetchTap): Promise<OverheadRow[]> {
+  const workflow = weatherWorkflow();
+  const tools = Object.values(workflow.tools).map((tool) => tool.spec);
+  const firstTurn = [
+    { role: "system", content: workflow.systemPrompt },
+    { role: "user", content: DEMO_QUESTION },
+  ];
+  // The second turn as a run that went right has it: get_weather called for Paris, and its result.
+  const call = { name: "get_weather", args: { city: "Paris" } };
+  const getWeather = workflow.tools[call.name];
+  if (!getWeather) throw new Error("the demo workflow has no get_weather tool");
+  const secondTurn = [
+    ...firstTurn,
+    {
+      role: "assistant",
+      content: "",
+      tool_calls: [
+        {
+          id: "call_0",
+          type: "function",
+          function: { name: call.name, arguments: JSON.stringify(call.args) },
+        },
+      ],
+    },
+    { role: "tool", tool_call_id: "call_0", name: call.name, content: String(getWeather.execute(call.args)) },
+  ];
+  const rows: OverheadRow[] = [];
+  for (const [turn, messages] of [
+    ["first turn", firstTurn],
+    ["second turn, after get_weather", secondTurn],
+  ] as const) {
+    for (const stream of [false, true]) {
+      const label = `demo ${turn}, ${stream ? "streamed" : "non-streaming"}`;
+      rows.push(
+        await measureOverhead(label, server, tap, { messages, tools, stream, maxTokens: DEMO_MAX_TOKENS }),
+      );
+    }
+  }
+  // Streamed rows generate what their non-streamed twin did (same request, temperature 0).
+  for (let index = 1; index < rows.length; index += 2) {
+    (rows[index] as OverheadRow).tokens = (rows[index - 1] as OverheadRow).tokens;
+  }
+  return rows;
+}
+
+/** Which rows meet the ratio target, as one sentence. */
+function targetSummary(rows: OverheadRow[]): string {
+  const describe = (row: OverheadRow) => `${row.label} (${row.ratio.toFixed(3)})`;
+  const met = rows.filter((row) => row.ratio <= TARGET_RATIO);
+  const missed = rows.filter((row) => row.ratio > TARGET_RATIO);
+  return `Against the target (median ratio ≤ ${TARGET_RATIO}) in this run: met by ${met.length} of ${rows.length} rows${met.length > 0 ? `: ${met.map(describe).join("; ")}` : ""}. Missed by ${missed.length > 0 ? missed.map(describe).join("; ") : "none"}.`;
+}
+
 const loadBefore = formatLoad();
 const serverStarted = performance.now();
 const server = await startTestLlamaServer({ ctx: CONTEXT, slots: 1, threads: THREADS });
@@ -459,13 +552,30 @@ let overhead: OverheadRow[];
 let backends: Awaited<ReturnType<typeof compareBackends>>;
 try {
   overhead = [
-    await measureOverhead("text answer (1 token), non-streaming", server, tap, { tools: [], stream: false }),
-    await measureOverhead("text answer (1 token), streamed", server, tap, { tools: [], stream: true }),
+    await measureOverhead("text answer (1 token), non-streaming", server, tap, {
+      messages: question,
+      tools: [],
+      stream: false,
+      maxTokens: MAX_TOKENS,
+    }),
+    await measureOverhead("text answer (1 token), streamed", server, tap, {
+      messages: question,
+      tools: [],
+      stream: true,
+      maxTokens: MAX_TOKENS,
+    }),
     await measureOverhead("forced tool call (~53 tokens), non-streaming", server, tap, {
+      messages: question,
       tools,
       stream: false,
+      maxTokens: MAX_TOKENS,
     }),
-    await measureOverhead("forced tool call (~53 tokens), streamed", server, tap, { tools, stream: true }),
+    await measureOverhead("forced tool call (~53 tokens), streamed", server, tap, {
+      messages: question,
+      tools,
+      stream: true,
+      maxTokens: MAX_TOKENS,
+    }),
   ];
   tap.install();
   backends = await compareBackends(server, serverStartupMs, tap);
@@ -473,13 +583,27 @@ try {
   tap.uninstall();
   await server.stop();
 }
+// One llama-server at a time: forge-tiny gets the cores the random model's server had.
+const forgeServer = await startTestLlamaServer({
+  ctx: CONTEXT,
+  slots: 1,
+  threads: THREADS,
+  modelPath: FORGE_TINY,
+});
+let forgeTiny: OverheadRow[];
+try {
+  forgeTiny = await measureForgeTiny(forgeServer, tap);
+} finally {
+  tap.uninstall();
+  await forgeServer.stop();
+}
 const loadAfter = formatLoad();
 
 const cores = availableParallelism();
 const section = [
   "## Backends",
   "",
-  `Measured with \`${COMMAND}\` (${PAIRS} pairs after ${WARMUP} warm-up pairs per row in (a), ${RUNS} streamed calls per backend after one warm-up in (b)) on ${new Date().toISOString().slice(0, 10)}, on the tiny random-weight test model (\`.cache/test-models/tiny-random.gguf\`), llama-server \`-c ${CONTEXT} -np 1 -t ${THREADS}\` on 127.0.0.1, temperature 0, seed ${SEED}, \`max_tokens\` ${MAX_TOKENS}, \`cache_prompt\` on.`,
+  `Measured with \`${COMMAND}\` (${PAIRS} pairs after ${WARMUP} warm-up pairs per row in (a), ${RUNS} streamed calls per backend after one warm-up in (b)) on ${new Date().toISOString().slice(0, 10)}, on the tiny random-weight test model (\`.cache/test-models/tiny-random.gguf\`) for (a) and (b) and on the project's trained model (\`models/forge-tiny.gguf\`) for (c), llama-server \`-c ${CONTEXT} -np 1 -t ${THREADS}\` on 127.0.0.1, temperature 0, seed ${SEED}, \`max_tokens\` ${MAX_TOKENS}, \`cache_prompt\` on.`,
   "",
   `Machine load: ${cores} cores, load average (1 / 5 / 15 min) ${loadBefore} before and ${loadAfter} after the run, so every figure includes CPU contention with other work; compare rows within one run, not across runs.`,
   "",
@@ -489,7 +613,7 @@ const section = [
   "",
   overheadTable(overhead),
   "",
-  `The client's own cost is the CPU difference, ${cpuOverheadRange(overhead)} ms per call here: ky's request handling (it builds a \`Request\`, clones it and hands it to \`fetch\`), the JSON parse and shape check of the body or of every SSE event, and the SSE parser. It is fixed per call (and per event), so against this tiny model's 10–100 ms answers it shows as a ratio, and under contention each CPU millisecond stretches into several wall-clock ones; against a real model's multi-second calls the same cost is well under 1%.`,
+  `The client's own cost is the CPU difference, ${cpuOverheadRange(overhead)} ms per call here: ky's request handling (it merges its options, builds and clones a body-less \`Request\` and hands it to the client's custom \`fetch\`, ky's documented extension point, which sends the JSON string straight to \`fetch\`), the idle timer, the JSON parse and shape check of the body or of every SSE event, and the SSE parser. It is fixed per call (and per event), so against this tiny model's 10–100 ms answers it shows as a ratio, and under contention each CPU millisecond stretches into several wall-clock ones; against a real model's multi-second calls the same cost is well under 1%.`,
   "",
   "### (b) Embedded engine against llama-server, same GGUF, same threads and context",
   "",
@@ -501,6 +625,18 @@ const section = [
   "",
   ...threadNote(backends.rows),
   ...backends.rows.map((row) => `- ${row.backend} answered: \`${JSON.stringify(row.response)}\``),
+  "",
+  "### (c) OpenAICompatibleClient over raw fetch on forge-tiny, the demo's request",
+  "",
+  `As (a), on \`models/forge-tiny.gguf\` (a real ChatML tool-calling model, see models/README.md) with the request \`npm run demo\` sends (scripts/demo-workflow.ts): its system prompt, "${DEMO_QUESTION}", both tools (get_weather, report_weather), \`tool_choice: "required"\`, temperature 0, \`max_tokens\` ${DEMO_MAX_TOKENS}. The second turn adds a get_weather call for Paris and the tool's result, as a run that went right has them. Tokens: \`usage.completion_tokens\` of the raw non-streamed answer (the streamed row asks the same).`,
+  "",
+  overheadTable(forgeTiny, true),
+  "",
+  `The client's CPU difference here: ${cpuOverheadRange(forgeTiny)} ms per call.`,
+  "",
+  ...forgeTiny.map((row) => `- ${row.label}, the client got: \`${JSON.stringify(row.response)}\``),
+  "",
+  `${targetSummary([...overhead, ...forgeTiny])} The ratio compares wall time, so it carries the machine's contention; the CPU columns show what the client itself adds.`,
   "",
 ].join("\n");
 

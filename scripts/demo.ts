@@ -25,14 +25,13 @@ import { LlamaCppClient, ModelNotFoundError } from "../src/clients/llama-cpp.ts"
 import { importNodeLlamaCpp } from "../src/clients/llama-cpp-engine.ts";
 import {
   ContextManager,
-  defineTool,
-  defineWorkflow,
   ForgeError,
   type Message,
   MessageType,
   TieredCompact,
   WorkflowRunner,
 } from "../src/index.ts";
+import { DEMO_QUESTION, weatherWorkflow } from "./demo-workflow.ts";
 import { makeTestGguf, testModelPath } from "./make-test-gguf.ts";
 
 const optionsSchema = z.object({
@@ -90,31 +89,6 @@ async function resolveModel(explicit: string | undefined): Promise<{ path: strin
   if (existsSync(projectModel)) return { path: projectModel, source: "the project's default model" };
   const path = await makeTestGguf({ log: (line) => console.log(dim(`[make-test-gguf] ${line}`)) });
   return { path, source: "the tiny random test model (no models/forge-tiny.gguf, no FORGE_MODEL)" };
-}
-
-function weatherWorkflow() {
-  const getWeather = defineTool({
-    name: "get_weather",
-    description: "Current weather for a city",
-    parameters: z.object({ city: z.string() }),
-    execute: ({ city }) =>
-      `${12 + (city.length % 15)}°C and ${city.length % 2 === 0 ? "sunny" : "cloudy"} in ${city}`,
-  });
-  const reportWeather = defineTool({
-    name: "report_weather",
-    description: "Report the weather to the user. Call it last, once you know the weather.",
-    parameters: z.object({ city: z.string(), report: z.string() }),
-    execute: ({ city, report }) => ({ city, report }),
-  });
-  return defineWorkflow({
-    name: "weather",
-    description: "Look up the weather for a city and report it",
-    tools: [getWeather, reportWeather],
-    requiredSteps: ["get_weather"],
-    terminalTool: "report_weather",
-    systemPrompt:
-      "You are a weather assistant. First call get_weather for the city the user asks about, then call report_weather with a one-sentence report.",
-  });
 }
 
 function oneLine(text: string, max = 150): string {
@@ -246,7 +220,7 @@ async function main(): Promise<number> {
   });
 
   try {
-    const result = await runner.run(weatherWorkflow(), "What's the weather in Paris?");
+    const result = await runner.run(weatherWorkflow(), DEMO_QUESTION);
     console.log(`\n${green(bold("✔ Finished"))} report_weather returned ${JSON.stringify(result)}`);
   } catch (error) {
     if (!(error instanceof ForgeError)) throw error;

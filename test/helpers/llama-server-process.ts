@@ -1,4 +1,4 @@
-/** A real llama-server on 127.0.0.1 running the tiny test model, for integration tests and benchmarks. */
+/** A real llama-server on 127.0.0.1 running the tiny test model (or a given GGUF), for integration tests and benchmarks. */
 import { readFileSync } from "node:fs";
 import { ServerManager } from "../../src/server/server-manager.ts";
 import { ensureLlamaServer, ensureTestModel } from "./test-model.ts";
@@ -14,6 +14,8 @@ export interface TestLlamaServerOptions {
   slots?: number;
   /** CPU threads (`-t`). Default 2. */
   threads?: number;
+  /** The GGUF file to run. Default: the tiny random test model (built or generated when missing). */
+  modelPath?: string;
 }
 
 /** A running llama-server and the way to get rid of it. */
@@ -40,7 +42,10 @@ export interface TestLlamaServer {
  * afterAll(() => server?.stop());
  */
 export async function startTestLlamaServer(options: TestLlamaServerOptions = {}): Promise<TestLlamaServer> {
-  const [binaryPath, modelPath] = await Promise.all([ensureLlamaServer(), ensureTestModel()]);
+  const [binaryPath, modelPath] = await Promise.all([
+    ensureLlamaServer(),
+    options.modelPath ?? ensureTestModel(),
+  ]);
   const lines: string[] = [];
   const keep = (line: string): void => {
     lines.push(line);
