@@ -13,7 +13,12 @@ import {
   responseFromParseFailure,
   toolParseFailureOutput,
 } from "../clients/llama-server-errors.ts";
-import { chatCompletionSchema, messageOfCompletion, readMessage } from "../clients/openai-wire.ts";
+import {
+  chatCompletionSchema,
+  isChatCompletion,
+  messageOfCompletion,
+  readMessage,
+} from "../clients/openai-wire.ts";
 import { toPromptModeMessages } from "../clients/prompt-mode.ts";
 import { parseWireBody } from "../clients/wire.ts";
 import { BackendError } from "../core/errors.ts";
@@ -114,7 +119,7 @@ export class ForwardingChatClient implements LLMClient {
       return responseFromParseFailure(output, toolNames, undefined);
     }
     if (tools.length > 0) target.settle(mode);
-    const completion = parseWireBody(chatCompletionSchema, body, target.url);
+    const completion = parseWireBody(chatCompletionSchema, body, target.url, isChatCompletion);
     return readMessage(messageOfCompletion(completion), { mode, toolNames, think: undefined });
   }
 
