@@ -11,6 +11,7 @@ import { serializeToolResult } from "../machines/workflow-actors.ts";
 import type { ToolOutcome } from "../machines/workflow-context.ts";
 import { toolCallMessages, toolResultMessages } from "../machines/workflow-messages.ts";
 import { ContextManager, NoCompact } from "../src/context/index.ts";
+import { appendMessages } from "../src/core/history.ts";
 import {
   createMessage,
   type Message,
@@ -81,10 +82,10 @@ async function plainRun(iterations: number): Promise<number> {
   const tools = workflowToolSpecs(workflow);
   const toolNames = Object.keys(workflow.tools);
   const start = performance.now();
-  let messages: Message[] = [
+  let messages: Message[] = Object.freeze([
     createMessage(MessageRole.SYSTEM, "s", { type: MessageType.SYSTEM_PROMPT }),
     createMessage(MessageRole.USER, "go", { type: MessageType.USER_INPUT }),
-  ];
+  ]) as Message[];
   let progress = createStepProgress();
   for (let iteration = 0; iteration < iterations; iteration += 1) {
     messages = contextManager.maybeCompact(messages, iteration, stepSummaryHint(progress));
@@ -95,7 +96,7 @@ async function plainRun(iterations: number): Promise<number> {
       throw new Error("premature");
     if (findPrerequisiteViolations(verdict.calls, {}, progress).length > 0) throw new Error("prerequisites");
     const added = toolCallMessages(verdict.calls, "plain", iteration);
-    messages = messages.concat(added);
+    messages = appendMessages(messages, added);
     const calls = added.at(-1)?.toolCalls ?? [];
     const outcomes: ToolOutcome[] = [];
     for (const call of calls) {
@@ -112,7 +113,7 @@ async function plainRun(iterations: number): Promise<number> {
       });
       progress = recordStep(progress, call.name, call.args, false);
     }
-    messages = messages.concat(toolResultMessages(outcomes, iteration));
+    messages = appendMessages(messages, toolResultMessages(outcomes, iteration));
     if (outcomes.some((outcome) => workflow.terminalTools.includes(outcome.tool)))
       return performance.now() - start;
   }
@@ -166,7 +167,7 @@ async function bareMachineRun(iterations: number): Promise<number> {
       recordResults: assign(({ context, event }) => {
         const outcomes = event.type === "tools.done" ? event.output : [];
         return {
-          messages: context.messages.concat(toolResultMessages(outcomes, context.iteration - 1)),
+          messages: appendMessages(context.messages, toolResultMessages(outcomes, context.iteration - 1)),
           progress: outcomes.reduce(
             (progress, outcome) => recordStep(progress, outcome.tool, outcome.args, false),
             context.progress,
@@ -176,10 +177,10 @@ async function bareMachineRun(iterations: number): Promise<number> {
     },
   }).createMachine({
     context: {
-      messages: [
+      messages: Object.freeze([
         createMessage(MessageRole.SYSTEM, "s", { type: MessageType.SYSTEM_PROMPT }),
         createMessage(MessageRole.USER, "go", { type: MessageType.USER_INPUT }),
-      ],
+      ]) as Message[],
       progress: createStepProgress(),
       iteration: 0,
       verdict: null,
@@ -243,7 +244,8 @@ async function bareMachineRun(iterations: number): Promise<number> {
             target: "execute",
             actions: assign({
               messages: ({ context }) =>
-                context.messages.concat(
+                appendMessages(
+                  context.messages,
                   toolCallMessages(
                     context.verdict?.kind === "calls" ? context.verdict.calls : [],
                     "bare",
@@ -283,6 +285,70 @@ async function bareMachineRun(iterations: number): Promise<number> {
   return performance.now() - start;
 }
 
+/**
+ * XState alone: the five phase states and the two request workers with no work at all (the
+ * workers answer with an already-resolved promise, guards are constant, one counter in the
+ * context). What it costs per iteration is the least any machine of the required shape adds to a
+ * loop, whatever the loop does; compare it with what the 1.5× target leaves (half the plain loop).
+ */
+const emptyMachine = setup({
+  types: {
+    context: {} as { iteration: number; iterations: number },
+    input: {} as { iterations: number },
+    events: {} as
+      | { type: "inference.done"; output: number }
+      | { type: "inference.error"; error: unknown }
+      | { type: "tools.done"; output: number }
+      | { type: "tools.error"; error: unknown },
+  },
+  actors: {
+    inference: fromRequests("inference", (request: number) => Promise.resolve(request)),
+    executeTools: fromRequests("tools", (request: number) => Promise.resolve(request)),
+  },
+}).createMachine({
+  context: ({ input }) => ({ iteration: 0, iterations: input.iterations }),
+  invoke: [
+    { id: "inference", src: "inference" },
+    { id: "executeTools", src: "executeTools" },
+  ],
+  initial: "compact",
+  states: {
+    compact: {
+      always: [
+        { guard: ({ context }) => context.iteration >= context.iterations, target: "done" },
+        { target: "infer", actions: assign({ iteration: ({ context }) => context.iteration + 1 }) },
+      ],
+    },
+    infer: {
+      entry: sendTo("inference", ({ context }) => ({ type: "request" as const, request: context.iteration })),
+      on: { "inference.done": "validate" },
+    },
+    validate: {
+      always: [{ guard: ({ context }) => context.iteration < 0, target: "done" }, { target: "enforce" }],
+    },
+    enforce: {
+      always: [{ guard: ({ context }) => context.iteration < 0, target: "done" }, { target: "execute" }],
+    },
+    execute: {
+      entry: sendTo("executeTools", ({ context }) => ({
+        type: "request" as const,
+        request: context.iteration,
+      })),
+      on: { "tools.done": "compact" },
+    },
+    done: { type: "final" },
+  },
+});
+
+async function emptyMachineRun(iterations: number): Promise<number> {
+  const start = performance.now();
+  const actor = createActor(emptyMachine, { input: { iterations } });
+  const finished = toPromise(actor);
+  actor.start();
+  await finished;
+  return performance.now() - start;
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] as number;
@@ -303,7 +369,7 @@ const repeats = Number(process.env.BENCH_REPEATS ?? 15);
 const ITERATIONS = 1000;
 // Warm all three up, then run them in rounds, the order rotating every round, so that drift in the
 // machine's speed hits every loop alike; ratios and differences are medians over the rounds.
-const loops = { statechart: statechartRun, bare: bareMachineRun, plain: plainRun };
+const loops = { statechart: statechartRun, bare: bareMachineRun, plain: plainRun, empty: emptyMachineRun };
 type LoopName = keyof typeof loops;
 const names = Object.keys(loops) as LoopName[];
 for (const name of names) await loops[name](ITERATIONS);
@@ -338,6 +404,13 @@ for (const [name, label] of rows) {
   const cells = name === "plain" ? "1.00× | —" : `${ratioOf(name).toFixed(2)}× | ${extraOf(name).toFixed(1)}`;
   console.log(`| ${label} | ${total.toFixed(1)} | ${perIteration(total)} | ${cells} |`);
 }
+const emptyTotal = totalOf("empty");
+console.log(
+  `| XState alone: the phase states and workers doing nothing | ${emptyTotal.toFixed(1)} | ${perIteration(emptyTotal)} | — | — |`,
+);
+console.log(
+  `\nThe 1.5× target leaves the statechart ${perIteration(totalOf("plain") / 2)} µs / iteration over the plain loop; XState alone takes ${perIteration(emptyTotal)} µs / iteration.`,
+);
 console.log(
   `\nratio statechart / plain (median of the rounds' ratios): **${ratioOf("statechart").toFixed(2)}×**; statechart cost over plain (median of the rounds' differences): **${extraOf("statechart").toFixed(1)} µs / iteration**; the bare machine alone: **${ratioOf("bare").toFixed(2)}×**, **${extraOf("bare").toFixed(1)} µs / iteration**\n`,
 );

@@ -117,7 +117,8 @@ export function createWorkflowContext(input: WorkflowInput): WorkflowContext {
     status: "running",
     runId: input.runId ?? Math.random().toString(36).slice(2, 10),
     config: input.config,
-    messages: [...input.messages],
+    // Frozen, as every history the machine builds (appendMessages): the loop only ever appends.
+    messages: Object.freeze([...input.messages]) as Message[],
     appended: 0,
     iteration: 0,
     progress: createStepProgress(),

@@ -4,6 +4,7 @@
  * (and responded, for the proxy's inference-only front half).
  */
 import { type ActorRefFrom, type AnyActorRef, assign, type SnapshotFrom, sendTo, setup } from "xstate";
+import { appendMessages } from "../src/core/history.ts";
 import type { Message } from "../src/core/messages.ts";
 import type { ToolDef, ToolSpec } from "../src/core/tools.ts";
 import type { LLMClient, LLMResponse, StreamChunk, ToolCall } from "../src/core/types.ts";
@@ -119,11 +120,14 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
     actions: {
       // Compact the history, then count the LLM call about to be made.
       startIteration: assign(({ context, self }) => ({
-        messages: depsOf(self).contextManager.maybeCompact(
-          context.messages,
-          context.iteration,
-          stepSummaryHint(context.progress),
-        ),
+        // A compacted history is a new array; frozen like every history in the context.
+        messages: Object.freeze(
+          depsOf(self).contextManager.maybeCompact(
+            context.messages,
+            context.iteration,
+            stepSummaryHint(context.progress),
+          ),
+        ) as Message[],
         iteration: context.iteration + 1,
       })),
       requestInference: sendTo("inference", ({ context }) => ({
@@ -158,7 +162,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
           stepOf(context),
         );
         return {
-          messages: context.messages.concat(added),
+          messages: appendMessages(context.messages, added),
           appended: added.length,
           consecutiveRetries: context.consecutiveRetries + 1,
         };
@@ -174,7 +178,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
           stepOf(context),
         );
         return {
-          messages: context.messages.concat(added),
+          messages: appendMessages(context.messages, added),
           appended: added.length,
           consecutiveRetries: context.consecutiveRetries + 1,
         };
@@ -199,7 +203,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
           stepOf(context),
         );
         return {
-          messages: context.messages.concat(added),
+          messages: appendMessages(context.messages, added),
           appended: added.length,
           prematureAttempts: context.prematureAttempts + 1,
         };
@@ -209,18 +213,18 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
         const violations = findPrerequisiteViolations(calls, context.config.prerequisites, context.progress);
         const added = build.prerequisiteMessages(calls, violations, context.runId, stepOf(context));
         return {
-          messages: context.messages.concat(added),
+          messages: appendMessages(context.messages, added),
           appended: added.length,
           prereqViolations: context.prereqViolations + 1,
         };
       }),
       appendToolCall: assign(({ context }) => {
         const added = build.toolCallMessages(guards.acceptedCalls(context), context.runId, stepOf(context));
-        return { messages: context.messages.concat(added), appended: added.length };
+        return { messages: appendMessages(context.messages, added), appended: added.length };
       }),
       appendResults: assign(({ context, event }) => {
         const added = build.toolResultMessages(outcomesOf(event), stepOf(context));
-        return { messages: context.messages.concat(added), appended: added.length };
+        return { messages: appendMessages(context.messages, added), appended: added.length };
       }),
       // Runs after each appending action: tells `onMessage` about what it appended, in order.
       reportAppended: ({ context, self }) => {
@@ -232,7 +236,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       recordResults: assign(({ context, event }) => {
         const outcomes = outcomesOf(event);
         const added = build.toolResultMessages(outcomes, stepOf(context));
-        const messages = context.messages.concat(added);
+        const messages = appendMessages(context.messages, added);
         const keepArgsOf = argMatchedTools(context.config.prerequisites);
         const progress = outcomes
           .filter((outcome) => outcome.status === "ok")
@@ -263,7 +267,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       }),
       closeOpenCalls: assign(({ context }) => {
         const added = build.cancelledResultMessages(build.openCalls(context.messages), stepOf(context));
-        return { messages: context.messages.concat(added), appended: added.length };
+        return { messages: appendMessages(context.messages, added), appended: added.length };
       }),
       failMaxIterations: assign({
         failure: ({ context }) => ({
@@ -281,7 +285,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
         const added =
           verdict?.kind === "text" ? [build.retryMessages(raw, "", stepOf(context))[0] as Message] : [];
         return {
-          messages: context.messages.concat(added),
+          messages: appendMessages(context.messages, added),
           appended: added.length,
           consecutiveRetries: context.consecutiveRetries + 1,
           failure: {
@@ -439,7 +443,8 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       status: context.status,
       result: context.result,
       failure: context.failure,
-      messages: context.messages,
+      // A copy: the context's history is frozen (see appendMessages), the caller's is theirs to edit.
+      messages: [...context.messages],
       iteration: context.iteration,
       completedSteps: context.progress.completedSteps,
       toolCalls: context.status === "responded" ? guards.acceptedCalls(context) : null,

@@ -2,6 +2,7 @@
  * Incremental token counting: each message is estimated once, and a history that only grew by
  * appending since the last count costs only its new messages.
  */
+import { extendsHistory } from "../core/history.ts";
 import type { Message } from "../core/messages.ts";
 import { estimateTokensByChars, type TokenEstimator } from "./token-estimator.ts";
 
@@ -9,8 +10,9 @@ import { estimateTokensByChars, type TokenEstimator } from "./token-estimator.ts
  * Sums a {@link TokenEstimator} over histories, caching per message object (a `WeakMap`, so
  * dropped messages are collected) and remembering the last history's running total.
  *
- * A history extends the last one when the last one's messages are its prefix, checked by
- * reference: one pointer comparison per message, no estimator call and no map lookup. Only the
+ * A history extends the last one when the last one's messages are its prefix: known at once for a
+ * history grown from it by `appendMessages` (as the loop grows its own), else checked by reference,
+ * one pointer comparison per message, no estimator call and no map lookup. Only the
  * appended messages are then estimated and added. Any other history (a compacted copy, an edited
  * one) is summed from the per-message cache, which estimates only messages never seen before.
  */
@@ -19,6 +21,8 @@ export class TokenCounter {
   readonly #perMessage = new WeakMap<Message, number>();
   /** A copy of the last counted history, so in-place edits of that array are noticed. */
   #last: Message[] = [];
+  /** The last counted history itself, if it was frozen then (so it cannot have changed since). */
+  #lastFrozen: readonly Message[] | null = null;
   #lastTotal = 0;
 
   constructor(estimator: TokenEstimator = estimateTokensByChars) {
@@ -55,7 +59,10 @@ export class TokenCounter {
 
   /** Tokens of a whole history. */
   count(messages: readonly Message[]): number {
-    const resume = startsWith(messages, this.#last);
+    // A history grown with `appendMessages` from the last one is known to extend it without a scan.
+    const resume =
+      (this.#lastFrozen !== null && extendsHistory(messages, this.#lastFrozen)) ||
+      startsWith(messages, this.#last);
     if (!resume) {
       this.#last = [];
       this.#lastTotal = 0;
@@ -67,6 +74,7 @@ export class TokenCounter {
       this.#last.push(message);
     }
     this.#lastTotal = total;
+    this.#lastFrozen = Object.isFrozen(messages) ? messages : null;
     return total;
   }
 }

@@ -2,6 +2,7 @@
  * Message model: the history the model sees, tagged with metadata that drives compaction.
  * Messages are plain JSON so a run's history can be persisted, inspected and replayed.
  */
+import { extendsHistory, hasReasoning } from "./history.ts";
 
 /** Who a message is from, as chat APIs name it. */
 export const MessageRole = {
@@ -157,16 +158,22 @@ const wireCache: Record<ApiFormat, WeakMap<Message, Record<string, unknown>>> = 
  */
 export function serializeHistory(messages: readonly Message[], format: ApiFormat): Record<string, unknown>[] {
   const cache = wireCache[format];
-  const hasReasoning = messages.some((message) => message.metadata.type === MessageType.REASONING);
-  const source = hasReasoning ? foldReasoning(messages) : messages;
+  const source = hasReasoning(messages) ? foldReasoning(messages) : messages;
   // A loop appends to its history: reuse the wire objects of the unchanged prefix of the last call.
   const last = lastSerialized[format];
+  let wire: Record<string, unknown>[];
   let shared = 0;
-  if (last) {
-    const limit = Math.min(last.source.length, source.length);
-    while (shared < limit && last.source[shared] === source[shared]) shared += 1;
+  if (last?.frozen && extendsHistory(source, last.source)) {
+    // Known without comparing: the last wire list (never handed out) grows in place.
+    wire = last.wire;
+    shared = last.source.length;
+  } else {
+    if (last) {
+      const limit = Math.min(last.source.length, source.length);
+      while (shared < limit && last.source[shared] === source[shared]) shared += 1;
+    }
+    wire = last ? last.wire.slice(0, shared) : [];
   }
-  const wire = last ? last.wire.slice(0, shared) : [];
   for (let index = shared; index < source.length; index += 1) {
     const message = source[index] as Message;
     let serialized = cache.get(message);
@@ -176,13 +183,14 @@ export function serializeHistory(messages: readonly Message[], format: ApiFormat
     }
     wire.push(serialized);
   }
-  lastSerialized[format] = { source, wire };
+  // Only a history frozen when it was serialized is known not to have changed since.
+  lastSerialized[format] = { source, wire, frozen: Object.isFrozen(source) };
   return wire.slice();
 }
 
 const lastSerialized: Record<
   ApiFormat,
-  { source: readonly Message[]; wire: Record<string, unknown>[] } | undefined
+  { source: readonly Message[]; wire: Record<string, unknown>[]; frozen: boolean } | undefined
 > = {
   openai: undefined,
   ollama: undefined,
