@@ -3,6 +3,7 @@ export * from "../machines/index.ts";
 export * from "./clients/index.ts";
 export * from "./context/index.ts";
 export * from "./core/errors.ts";
+export { appendMessages } from "./core/history.ts";
 export * from "./core/messages.ts";
 export * from "./core/tools.ts";
 export * from "./core/types.ts";
