@@ -358,7 +358,11 @@ async function measure(thinkMs: number, requests: number, connections: number, r
       rows[`${name}.proxy`] = { ...summarize(proxyPhases), cpuPerRequest: proxyCpu / (2 * half) };
       rows[`${name}.floor`] = { ...summarize(floorPhases), cpuPerRequest: floorCpu / (2 * half) };
     }
-    // RSS over many guarded requests, sampled every 5000 to tell a plateau from a leak.
+    // RSS over many guarded requests, sampled every 5000 to tell a plateau from a leak. The last
+    // phase above was forwarded requests, which leave V8 a smaller heap: one round of guarded ones
+    // first, so the baseline is a process that has served this kind of request, not V8 growing its
+    // heap back to what guarded requests need (a one-off step, not growth).
+    if (rssRequests > 0) await load(proxied, GUARDED_BODY, RSS_SAMPLE_EVERY, connections);
     const before = await statsOf(proxyChild);
     const samples: number[] = [before.rss];
     const rssPhase: Phase = { latencies: new Float64Array(0), count: 0, non2xx: 0, errors: 0, seconds: 0 };
