@@ -3,9 +3,11 @@
  * fast local backend directly and through the proxy, and the proxy's added latency (p50/p99),
  * relative throughput and RSS growth over many requests are printed as Markdown.
  *
- * Four processes: the backend (a node:http server answering an OpenAI tool call, after
+ * Five processes: the backend (a node:http server answering an OpenAI tool call, after
  * `--think-ms` to stand in for a model), the proxy (`startProxy` + `createHttpBackend`), a bare
- * node:http forwarder (the floor: what any Node proxy adds here), and this one running autocannon. Latencies are taken from every response at microsecond resolution
+ * node:http forwarder (the floor: what any Node proxy adds here), a bare Hono forwarder (the
+ * framework floor: what the proxy's HTTP layer adds before any of its own work), and this one
+ * running autocannon. Latencies are taken from every response at microsecond resolution
  * (autocannon's own histogram rounds to whole milliseconds). Bounded by request count and time.
  *
  * Options: --requests N (per measured phase, default 10000), --connections N (32),
@@ -213,6 +215,74 @@ async function runForwarderRole(): Promise<void> {
   });
 }
 
+// ── Hono forwarder role: the framework floor ─────────────────────────────────────────────────
+/**
+ * What the proxy's HTTP layer costs before any of its own work: a Hono app on @hono/node-server
+ * (as the proxy is) whose one route reads the body from the socket, sends it to the backend over
+ * a keep-alive node:http pool and answers with a web `Response` of the backend's bytes — no JSON
+ * parsing, no validation, no guardrails.
+ */
+async function runHonoForwarderRole(): Promise<void> {
+  const { Hono } = await import("hono");
+  const { serve } = await import("@hono/node-server");
+  const { request: httpRequest, Agent } = await import("node:http");
+  const target = new URL(args["backend-url"] as string);
+  const agent = new Agent({ keepAlive: true, scheduling: "lifo" });
+  const app = new Hono<{ Bindings: { incoming: import("node:http").IncomingMessage } }>();
+  app.post("*", async (c) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of c.env.incoming) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const answer = await new Promise<{ status: number; type: string; body: Buffer }>((resolve, reject) => {
+      const upstream = httpRequest(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: c.req.path,
+          method: "POST",
+          agent,
+          headers: { "content-type": "application/json", "content-length": body.length },
+        },
+        (response) => {
+          const parts: Buffer[] = [];
+          response.on("data", (part: Buffer) => parts.push(part));
+          response.on("end", () =>
+            resolve({
+              status: response.statusCode ?? 502,
+              type: response.headers["content-type"] ?? "application/json",
+              body: Buffer.concat(parts),
+            }),
+          );
+          response.on("error", reject);
+        },
+      );
+      upstream.on("error", reject);
+      upstream.end(body);
+    });
+    return new Response(new Uint8Array(answer.body), {
+      status: answer.status,
+      headers: { "content-type": answer.type },
+    });
+  });
+  process.once("SIGINT", () => process.exit(0));
+  process.on("message", (message: { type: string }) => {
+    if (message.type === "stats") {
+      const cpu = process.cpuUsage();
+      process.send?.({
+        type: "stats",
+        ...process.memoryUsage(),
+        cpuMicros: cpu.user + cpu.system,
+      } satisfies Stats);
+    }
+  });
+  const server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, (info) => {
+    process.send?.({ type: "ready", url: `http://127.0.0.1:${info.port}` });
+  });
+  server.on("error", (error) => {
+    throw error;
+  });
+}
+
 // ── main role ───────────────────────────────────────────────────────────────────────────────
 /** What the proxy process reports about itself. */
 interface Stats extends NodeJS.MemoryUsage {
@@ -299,7 +369,10 @@ async function statsOf(child: ChildProcess): Promise<Stats> {
 }
 
 function startChild(role: string, extra: string[], env: Record<string, string> = {}): ChildProcess {
-  const profile = role === "proxy" && args.profile ? ["--cpu-prof", `--cpu-prof-dir=${args.profile}`] : [];
+  const profile =
+    (role === "proxy" || role === "hono-forwarder") && args.profile
+      ? ["--cpu-prof", `--cpu-prof-dir=${args.profile}`]
+      : [];
   return fork(SELF, ["--role", role, ...extra], {
     execArgv: ["--import", "tsx", "--expose-gc", ...profile],
     env: { ...process.env, ...env },
@@ -321,15 +394,19 @@ async function measure(thinkMs: number, requests: number, connections: number, r
   const { url: proxyUrl } = await firstMessage<{ url: string }>(proxyChild, "ready");
   const forwarderChild = startChild("forwarder", ["--backend-url", backendUrl]);
   const { url: forwarderUrl } = await firstMessage<{ url: string }>(forwarderChild, "ready");
+  const honoChild = startChild("hono-forwarder", ["--backend-url", backendUrl]);
+  const { url: honoUrl } = await firstMessage<{ url: string }>(honoChild, "ready");
   const direct = `${backendUrl}/v1/chat/completions`;
   const proxied = `${proxyUrl}/v1/chat/completions`;
   const forwarded = `${forwarderUrl}/v1/chat/completions`;
+  const honoForwarded = `${honoUrl}/v1/chat/completions`;
   try {
     // Warm both paths (JIT, connection pools, the tool-spec cache).
     await load(direct, GUARDED_BODY, 2_000, connections);
     await load(proxied, GUARDED_BODY, 4_000, connections);
     await load(proxied, PLAIN_BODY, 2_000, connections);
     await load(forwarded, GUARDED_BODY, 2_000, connections);
+    await load(honoForwarded, GUARDED_BODY, 2_000, connections);
     // Alternate halves so drift in machine load hits both sides alike.
     const half = Math.ceil(requests / 2);
     const rows: Record<string, ReturnType<typeof summarize> & { cpuPerRequest?: number }> = {};
@@ -340,8 +417,10 @@ async function measure(thinkMs: number, requests: number, connections: number, r
       const directPhases: Phase[] = [];
       const proxyPhases: Phase[] = [];
       const floorPhases: Phase[] = [];
+      const honoPhases: Phase[] = [];
       let proxyCpu = 0;
       let floorCpu = 0;
+      let honoCpu = 0;
       let backendCpu = 0;
       for (let round = 0; round < 2; round++) {
         const backendBefore = await statsOf(backend);
@@ -353,10 +432,14 @@ async function measure(thinkMs: number, requests: number, connections: number, r
         const floorBefore = await statsOf(forwarderChild);
         floorPhases.push(await load(forwarded, body, half, connections));
         floorCpu += (await statsOf(forwarderChild)).cpuMicros - floorBefore.cpuMicros;
+        const honoBefore = await statsOf(honoChild);
+        honoPhases.push(await load(honoForwarded, body, half, connections));
+        honoCpu += (await statsOf(honoChild)).cpuMicros - honoBefore.cpuMicros;
       }
       rows[`${name}.direct`] = { ...summarize(directPhases), cpuPerRequest: backendCpu / (2 * half) };
       rows[`${name}.proxy`] = { ...summarize(proxyPhases), cpuPerRequest: proxyCpu / (2 * half) };
       rows[`${name}.floor`] = { ...summarize(floorPhases), cpuPerRequest: floorCpu / (2 * half) };
+      rows[`${name}.hono`] = { ...summarize(honoPhases), cpuPerRequest: honoCpu / (2 * half) };
     }
     // RSS over many guarded requests, sampled every 5000 to tell a plateau from a leak. The last
     // phase above was forwarded requests, which leave V8 a smaller heap: one round of guarded ones
@@ -384,6 +467,7 @@ async function measure(thinkMs: number, requests: number, connections: number, r
     // SIGINT lets a profiled proxy write its profile before it exits.
     proxyChild.kill("SIGINT");
     forwarderChild.kill("SIGINT");
+    honoChild.kill("SIGINT");
     backend.kill();
     await once(proxyChild, "exit");
   }
@@ -456,6 +540,7 @@ async function main(): Promise<void> {
       for (const [target, through] of [
         ["proxy", "forge proxy"],
         ["floor", "bare node:http forwarder (floor)"],
+        ["hono", "bare Hono forwarder (framework floor)"],
       ] as const) {
         const proxy = rows[`${name}.${target}`]!;
         console.log(
@@ -480,4 +565,5 @@ async function main(): Promise<void> {
 if (args.role === "backend") await runBackend();
 else if (args.role === "proxy") await runProxyRole();
 else if (args.role === "forwarder") await runForwarderRole();
+else if (args.role === "hono-forwarder") await runHonoForwarderRole();
 else await main();
