@@ -76,6 +76,23 @@ const PLAIN_BODY = JSON.stringify({
   messages: [{ role: "user", content: "Say hello." }],
 });
 
+/** Answer the main process's `stats` messages with this process's memory and CPU time. */
+function answerStats(options: { collectFirst?: boolean } = {}): void {
+  process.on("message", (message: { type: string }) => {
+    if (message.type !== "stats") return;
+    if (options.collectFirst) {
+      globalThis.gc?.();
+      globalThis.gc?.();
+    }
+    const cpu = process.cpuUsage();
+    process.send?.({
+      type: "stats",
+      ...process.memoryUsage(),
+      cpuMicros: cpu.user + cpu.system,
+    } satisfies Stats);
+  });
+}
+
 // ── backend role ────────────────────────────────────────────────────────────────────────────
 async function runBackend(): Promise<void> {
   const thinkMs = Number(process.env.THINK_MS ?? "0");
@@ -130,16 +147,7 @@ async function runBackend(): Promise<void> {
     });
   });
   server.keepAliveTimeout = 60_000;
-  process.on("message", (message: { type: string }) => {
-    if (message.type === "stats") {
-      const cpu = process.cpuUsage();
-      process.send?.({
-        type: "stats",
-        ...process.memoryUsage(),
-        cpuMicros: cpu.user + cpu.system,
-      } satisfies Stats);
-    }
-  });
+  answerStats();
   server.listen(0, "127.0.0.1", () => {
     process.send?.({ type: "ready", url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
   });
@@ -155,15 +163,8 @@ async function runProxyRole(): Promise<void> {
     port: 0,
   });
   process.once("SIGINT", () => process.exit(0));
-  process.on("message", (message: { type: string }) => {
-    if (message.type === "stats") {
-      globalThis.gc?.();
-      globalThis.gc?.();
-      const memory = process.memoryUsage();
-      const cpu = process.cpuUsage();
-      process.send?.({ type: "stats", ...memory, cpuMicros: cpu.user + cpu.system } satisfies Stats);
-    }
-  });
+  // Memory after two forced GCs, so a sample shows what is kept, not what awaits collection.
+  answerStats({ collectFirst: true });
   process.send?.({ type: "ready", url: proxy.url });
 }
 
@@ -200,16 +201,7 @@ async function runForwarderRole(): Promise<void> {
   });
   server.keepAliveTimeout = 60_000;
   process.once("SIGINT", () => process.exit(0));
-  process.on("message", (message: { type: string }) => {
-    if (message.type === "stats") {
-      const cpu = process.cpuUsage();
-      process.send?.({
-        type: "stats",
-        ...process.memoryUsage(),
-        cpuMicros: cpu.user + cpu.system,
-      } satisfies Stats);
-    }
-  });
+  answerStats();
   server.listen(0, "127.0.0.1", () => {
     process.send?.({ type: "ready", url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
   });
@@ -265,16 +257,7 @@ async function runHonoForwarderRole(): Promise<void> {
     });
   });
   process.once("SIGINT", () => process.exit(0));
-  process.on("message", (message: { type: string }) => {
-    if (message.type === "stats") {
-      const cpu = process.cpuUsage();
-      process.send?.({
-        type: "stats",
-        ...process.memoryUsage(),
-        cpuMicros: cpu.user + cpu.system,
-      } satisfies Stats);
-    }
-  });
+  answerStats();
   const server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, (info) => {
     process.send?.({ type: "ready", url: `http://127.0.0.1:${info.port}` });
   });
