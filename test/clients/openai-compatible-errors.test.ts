@@ -116,6 +116,15 @@ describe("transport failures", () => {
     expect(await failure(client().send(history, tools))).toMatchObject({ statusCode: 503 });
   });
 
+  it("is BackendError(502) naming the redirect, which it does not follow, after one request", async () => {
+    server.reply(CHAT, raw("moved", { status: 307, headers: { location: "/v2/chat/completions" } }));
+    const error = await failure(client().send(history, tools));
+    expect(error).toMatchObject({ name: "BackendError", statusCode: 502 });
+    expect(error.message).toContain(`${server.url}/v1/chat/completions answered with a redirect`);
+    expect(error.message).toContain("base URL");
+    expect(server.requests).toHaveLength(1);
+  });
+
   it("is BackendError(503) for getContextLength too", async () => {
     const port = await unusedPort();
     const unreachable = new OpenAICompatibleClient({

@@ -16,6 +16,8 @@ export interface TestLlamaServerOptions {
   threads?: number;
   /** The GGUF file to run. Default: the tiny random test model (built or generated when missing). */
   modelPath?: string;
+  /** More llama-server flags, after `--no-webui`. */
+  extraFlags?: string[];
 }
 
 /** A running llama-server and the way to get rid of it. */
@@ -83,7 +85,7 @@ export async function startTestLlamaServer(options: TestLlamaServerOptions = {})
       ctx: options.ctx ?? 2048,
       slots: options.slots ?? 1,
       threads: options.threads ?? 2,
-      extraFlags: ["--no-webui"],
+      extraFlags: ["--no-webui", ...(options.extraFlags ?? [])],
     });
     if (info.pid === null) throw new Error("ServerManager reported no pid for llama-server");
     return { baseUrl: info.baseUrl, modelPath, pid: info.pid, manager, log, stop };

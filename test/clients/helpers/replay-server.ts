@@ -25,7 +25,14 @@ export type StreamEnd = "close" | "hang" | "drop";
 
 /** A scripted reply. */
 export type Reply =
-  | { kind: "body"; status: number; contentType: string; body: string; delayMs: number }
+  | {
+      kind: "body";
+      status: number;
+      contentType: string;
+      body: string;
+      delayMs: number;
+      headers?: Record<string, string>;
+    }
   | {
       kind: "stream";
       status: number;
@@ -52,7 +59,7 @@ export function json(body: unknown, options: { status?: number; delayMs?: number
 /** A reply whose body is sent exactly as given (malformed JSON, plain-text errors, …). */
 export function raw(
   body: string,
-  options: { status?: number; contentType?: string; delayMs?: number } = {},
+  options: { status?: number; contentType?: string; delayMs?: number; headers?: Record<string, string> } = {},
 ): Reply {
   return {
     kind: "body",
@@ -60,6 +67,7 @@ export function raw(
     contentType: options.contentType ?? "text/plain",
     body,
     delayMs: options.delayMs ?? 0,
+    ...(options.headers ? { headers: options.headers } : {}),
   };
 }
 
@@ -226,7 +234,7 @@ export class ReplayServer {
         return;
       case "body":
         await sleep(reply.delayMs);
-        response.writeHead(reply.status, { "content-type": reply.contentType });
+        response.writeHead(reply.status, { ...reply.headers, "content-type": reply.contentType });
         response.end(reply.body);
         return;
       case "stream":
