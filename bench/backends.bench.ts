@@ -17,7 +17,8 @@
  * Prints Markdown tables with the machine's load average; `--write-docs` also replaces the
  * "## Backends" section of docs/benchmarks.md with them (other sections are left alone).
  * Options: --pairs N (client/raw pairs per row, default 30), --warmup N (5), --runs N (streamed
- * calls per backend in (b), default 5), --threads N (2), --write-docs.
+ * calls per backend in (b), default 5), --threads N (2), --poll N (llama-server's --poll, default 0),
+ * --write-docs.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
@@ -38,6 +39,7 @@ const { values: args } = parseArgs({
     warmup: { type: "string", default: "5" },
     runs: { type: "string", default: "5" },
     threads: { type: "string", default: "2" },
+    poll: { type: "string", default: "0" },
     "write-docs": { type: "boolean", default: false },
   },
 });
@@ -45,6 +47,13 @@ const PAIRS = Number(args.pairs);
 const WARMUP = Number(args.warmup);
 const RUNS = Number(args.runs);
 const THREADS = Number(args.threads);
+/**
+ * llama-server's `--poll` (0–100: how long its threads spin waiting for work; its default is 50).
+ * 0 here: on this 2-core machine the server's spinning threads compete with the client process
+ * for the cores, which slows the server's own answers and stretches the client's CPU into wall
+ * time (measured: one-token answers 4.2 / 5.6 ms non-streamed / streamed at 0, 5.3 / 6.5 ms at 50).
+ */
+const POLL = Number(args.poll);
 const CONTEXT = 2048;
 const MAX_TOKENS = 64;
 const SEED = 7;
@@ -558,7 +567,12 @@ function targetSummary(rows: OverheadRow[]): string {
 
 const loadBefore = formatLoad();
 const serverStarted = performance.now();
-const server = await startTestLlamaServer({ ctx: CONTEXT, slots: 1, threads: THREADS });
+const server = await startTestLlamaServer({
+  ctx: CONTEXT,
+  slots: 1,
+  threads: THREADS,
+  extraFlags: ["--poll", String(POLL)],
+});
 const serverStartupMs = performance.now() - serverStarted;
 const tap = new FetchTap();
 let overhead: OverheadRow[];
@@ -601,6 +615,7 @@ const forgeServer = await startTestLlamaServer({
   ctx: CONTEXT,
   slots: 1,
   threads: THREADS,
+  extraFlags: ["--poll", String(POLL)],
   modelPath: FORGE_TINY,
 });
 let forgeTiny: OverheadRow[];
@@ -616,7 +631,9 @@ const cores = availableParallelism();
 const section = [
   "## Backends",
   "",
-  `Measured with \`${COMMAND}\` (${PAIRS} pairs after ${WARMUP} warm-up pairs per row in (a), ${RUNS} streamed calls per backend after one warm-up in (b)) on ${new Date().toISOString().slice(0, 10)}, on the tiny random-weight test model (\`.cache/test-models/tiny-random.gguf\`) for (a) and (b) and on the project's trained model (\`models/forge-tiny.gguf\`) for (c), llama-server \`-c ${CONTEXT} -np 1 -t ${THREADS}\` on 127.0.0.1, temperature 0, seed ${SEED}, \`max_tokens\` ${MAX_TOKENS}, \`cache_prompt\` on.`,
+  `Measured with \`${COMMAND}\` (${PAIRS} pairs after ${WARMUP} warm-up pairs per row in (a), ${RUNS} streamed calls per backend after one warm-up in (b)) on ${new Date().toISOString().slice(0, 10)}, on the tiny random-weight test model (\`.cache/test-models/tiny-random.gguf\`) for (a) and (b) and on the project's trained model (\`models/forge-tiny.gguf\`) for (c), llama-server \`-c ${CONTEXT} -np 1 -t ${THREADS} --poll ${POLL}\` on 127.0.0.1, temperature 0, seed ${SEED}, \`max_tokens\` ${MAX_TOKENS}, \`cache_prompt\` on.`,
+  "",
+  `\`--poll ${POLL}\`: llama-server's threads otherwise spin for a while after each batch of work (its default is \`--poll 50\`), and on this ${cores}-core machine that spinning competes with the benchmark process for the cores: it slowed the server's own answers (one-token answers 5.3 / 6.5 ms non-streamed / streamed at 50, 4.2 / 5.6 ms at 0, raw fetch, same session) and stretched the client's CPU into wall time. With a GPU doing the work, the server's CPU threads would mostly sleep.`,
   "",
   `Machine load: ${cores} cores, load average (1 / 5 / 15 min) ${loadBefore} before and ${loadAfter} after the run, so every figure includes CPU contention with other work; compare rows within one run, not across runs.`,
   "",
@@ -626,7 +643,7 @@ const section = [
   "",
   overheadTable(overhead),
   "",
-  `The client's own cost is the CPU difference, ${cpuOverheadRange(overhead)} ms per call here: ky's request handling (it merges its options, builds and clones a body-less \`Request\` and hands it to the client's custom \`fetch\`, ky's documented extension point, which sends the JSON string straight to \`fetch\`), the idle timer, the JSON parse and shape check of the body or of every SSE event, and the SSE parser. It is fixed per call (and per event), so against this tiny model's 10–100 ms answers it shows as a ratio, and under contention each CPU millisecond stretches into several wall-clock ones; against a real model's multi-second calls the same cost is well under 1%.`,
+  `The client's own cost is the CPU difference, ${cpuOverheadRange(overhead)} ms per call here: ky's request handling (it merges its options, builds and clones a body-less \`Request\` and hands it to the client's custom \`fetch\`, ky's documented extension point, which sends the JSON string straight to \`fetch\` with \`redirect: "error"\`, so fetch does not clone the request and tee its body), the idle timer, the JSON parse and shape check of the body or of every SSE event, and the SSE parser. It is fixed per call (and per event), so against this tiny model's 10–100 ms answers it shows as a ratio, and under contention each CPU millisecond stretches into several wall-clock ones; against a real model's multi-second calls the same cost is well under 1%.`,
   "",
   "### (b) Embedded engine against llama-server, same GGUF, same threads and context",
   "",
