@@ -154,6 +154,13 @@ function median(values: number[]): number {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
+/** Read what is left of a body, so its connection goes back to the pool. */
+async function drain(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+  while (!(await reader.read()).done) {
+    // The answer is complete: the rest is dropped.
+  }
+}
+
 async function timed(action: () => Promise<unknown>): Promise<number> {
   const start = performance.now();
   await action();
@@ -246,10 +253,21 @@ async function measureOverhead(
       tokens = answer.usage?.completion_tokens ?? null;
       return;
     }
+    // Read until the answer is complete (the `[DONE]` event), as the client does, then drain the
+    // rest of the body in the background: timing to the body's end instead would add however long
+    // the server takes to close the stream after its last event, which the client does not wait for.
     const reader = response.body?.getReader();
-    while (reader && !(await reader.read()).done) {
-      // Drain to the end of the stream.
+    if (!reader) throw new Error("raw request failed: no body");
+    const decoder = new TextDecoder();
+    let tail = "";
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      tail = (tail + decoder.decode(read.value, { stream: true })).slice(-64);
+      if (tail.includes("data: [DONE]")) {
+        void drain(reader);
+        return;
+      }
     }
+    throw new Error("raw stream ended without [DONE]");
   };
   for (let index = 0; index < WARMUP; index += 1) {
     await viaClient();
@@ -257,11 +275,9 @@ async function measureOverhead(
   }
   const clientTimes: { wall: number; cpu: number }[] = [];
   const rawTimes: { wall: number; cpu: number }[] = [];
-  // Each timed call is followed by a short untimed pause. The two sides finish differently: the
-  // client returns at the stream's last event and drains the rest in the background, raw fetch waits
-  // for the body's end; back to back, that tail lands in whichever call comes next and skews the
-  // pair by a millisecond either way (measured: client 5.5 vs raw 6.9 ms back to back, 5.8 vs
-  // 5.6 ms with 10 ms between calls, for the one-token streamed answer).
+  // Each timed call is followed by a short untimed pause. Both sides return at a stream's last
+  // event and drain the rest of the body in the background; back to back, that tail would land in
+  // whichever call comes next and skew the pair by a millisecond either way.
   const timedAndSettled = async (call: () => Promise<void>) => {
     const time = await timedWithCpu(call);
     await sleep(SETTLE_MS);
@@ -639,11 +655,11 @@ const section = [
   "",
   "### (a) OpenAICompatibleClient over raw fetch, same llama-server, same request body",
   "",
-  `Client and raw calls alternate (order flipped every pair), with an untimed ${SETTLE_MS} ms pause after every call: the client returns at a stream's last event and drains the rest in the background while raw fetch waits for the body's end, and back to back that tail lands in the next call's time (run before this change, the one-token streamed row measured 1.137 one way and 0.80 in a separate back-to-back test the other way). The ratio is the median of the per-pair ratios. The raw side parses the JSON answer or drains the SSE stream; the client also parses the SSE events, checks the wire shape of the body or of every event (hand-written checks, with zod deciding and naming the problem for anything they reject) and reads the tool calls. Target: ratio ≤ 1.05. The CPU columns are this process's CPU time per call (median, all threads), which contention on the machine does not inflate the way it inflates wall time.`,
+  `Client and raw calls alternate (order flipped every pair), with an untimed ${SETTLE_MS} ms pause after every call: both sides return when a stream's last event (\`[DONE]\`) arrives and drain the rest of the body in the background, and back to back that tail would land in the next call's time. (Until this run raw fetch waited for the body's end: that added however long llama-server took to close the stream after \`[DONE]\`, which the client does not wait for, and moved the one-token streamed row between 0.92 and 1.11 from run to run.) The ratio is the median of the per-pair ratios. The raw side parses the JSON answer, or decodes the SSE bytes until it sees \`data: [DONE]\`; the client also parses the SSE events, checks the wire shape of the body or of every event (hand-written checks, with zod deciding and naming the problem for anything they reject) and reads the tool calls. Target: ratio ≤ 1.05. The CPU columns are this process's CPU time per call (median, all threads), which contention on the machine does not inflate the way it inflates wall time.`,
   "",
   overheadTable(overhead),
   "",
-  `The client's own cost is the CPU difference, ${cpuOverheadRange(overhead)} ms per call here: ky's request handling (it merges its options, builds and clones a body-less \`Request\` and hands it to the client's custom \`fetch\`, ky's documented extension point, which sends the JSON string straight to \`fetch\` with \`redirect: "error"\`, so fetch does not clone the request and tee its body), the idle timer, the JSON parse and shape check of the body or of every SSE event, and the SSE parser. It is fixed per call (and per event), so against this tiny model's 10–100 ms answers it shows as a ratio, and under contention each CPU millisecond stretches into several wall-clock ones; against a real model's multi-second calls the same cost is well under 1%.`,
+  `The client's own cost is the CPU difference, ${cpuOverheadRange(overhead)} ms per call here: ky's request handling (it merges its options, builds and clones a body-less \`Request\` and hands it to the client's custom \`fetch\`, ky's documented extension point, which sends the JSON string straight to \`fetch\` with \`redirect: "error"\`, so fetch does not clone the request and tee its body), the idle timer, the JSON parse and shape check of the body or of every SSE event, and the SSE parser. It is fixed per call (and per event), so against this tiny model's 4–20 ms answers it shows as a ratio (for the one-token rows the CPU difference alone is 3–5 % of the call, so they sit at the target and move by several hundredths from run to run), and under contention each CPU millisecond stretches into several wall-clock ones; against a real model's multi-second calls the same cost is well under 1%.`,
   "",
   "### (b) Embedded engine against llama-server, same GGUF, same threads and context",
   "",
