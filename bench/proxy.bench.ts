@@ -11,8 +11,10 @@
  * (autocannon's own histogram rounds to whole milliseconds). Bounded by request count and time.
  *
  * Options: --requests N (per measured phase, default 10000), --connections N (32),
- * --think-ms N (backend delay; default runs 0 and 100), --rss-requests N (20000), --profile DIR
- * (write the proxy process's CPU profile there).
+ * --think-ms N (backend delay; default runs 0 and 100), --jitter-ms N (spread each non-zero delay
+ * uniformly over think ± N ms, as a model's answer times vary, instead of answering every request
+ * after the same delay; default 0), --rss-requests N (20000), --profile DIR (write the proxy
+ * process's CPU profile there).
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
@@ -32,6 +34,7 @@ const { values: args } = parseArgs({
     requests: { type: "string", default: "10000" },
     connections: { type: "string", default: "32" },
     "think-ms": { type: "string", multiple: true },
+    "jitter-ms": { type: "string", default: "0" },
     "rss-requests": { type: "string", default: "20000" },
     "backend-url": { type: "string" },
     profile: { type: "string" },
@@ -96,6 +99,14 @@ function answerStats(options: { collectFirst?: boolean } = {}): void {
 // ── backend role ────────────────────────────────────────────────────────────────────────────
 async function runBackend(): Promise<void> {
   const thinkMs = Number(process.env.THINK_MS ?? "0");
+  const jitterMs = Number(process.env.JITTER_MS ?? "0");
+  // Spread delays come from a fixed-seed generator, so every run sees the same delays in the same order.
+  let state = 12_345;
+  const delay = () => {
+    if (jitterMs === 0) return thinkMs;
+    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return thinkMs + jitterMs * (2 * (state / 2_147_483_648) - 1);
+  };
   const toolAnswer = Buffer.from(
     JSON.stringify({
       id: "chatcmpl-bench",
@@ -142,7 +153,7 @@ async function runBackend(): Promise<void> {
         response.writeHead(200, { "content-type": "application/json", "content-length": answer.length });
         response.end(answer);
       };
-      if (thinkMs > 0) setTimeout(send, thinkMs);
+      if (thinkMs > 0) setTimeout(send, delay());
       else send();
     });
   });
@@ -371,7 +382,7 @@ async function firstMessage<T>(child: ChildProcess, type?: string): Promise<T> {
 }
 
 async function measure(thinkMs: number, requests: number, connections: number, rssRequests: number) {
-  const backend = startChild("backend", [], { THINK_MS: String(thinkMs) });
+  const backend = startChild("backend", [], { THINK_MS: String(thinkMs), JITTER_MS: args["jitter-ms"] });
   const { url: backendUrl } = await firstMessage<{ url: string }>(backend, "ready");
   const proxyChild = startChild("proxy", ["--backend-url", backendUrl]);
   const { url: proxyUrl } = await firstMessage<{ url: string }>(proxyChild, "ready");
@@ -495,6 +506,12 @@ async function measureParts(): Promise<string[]> {
   ];
 }
 
+/** "100 ms", or "100 ± 50 ms" with --jitter-ms. */
+function delayLabel(thinkMs: number): string {
+  const jitter = Number(args["jitter-ms"]);
+  return thinkMs > 0 && jitter > 0 ? `${thinkMs} ± ${jitter} ms` : `${thinkMs} ms`;
+}
+
 async function main(): Promise<void> {
   const requests = Number(args.requests);
   const connections = Number(args.connections);
@@ -527,7 +544,7 @@ async function main(): Promise<void> {
       ] as const) {
         const proxy = rows[`${name}.${target}`]!;
         console.log(
-          `| ${thinkMs} ms | ${label} | ${through} | ${ms(direct.p50)} / ${ms(direct.p99)} | ${ms(proxy.p50)} / ${ms(proxy.p99)} | ${ms(proxy.p50 - direct.p50)} / ${ms(proxy.p99 - direct.p99)} | ${direct.rps.toFixed(0)} | ${proxy.rps.toFixed(0)} | ${((100 * proxy.rps) / direct.rps).toFixed(1)} % | ${((direct.cpuPerRequest ?? 0) / 1000).toFixed(3)} / ${((proxy.cpuPerRequest ?? 0) / 1000).toFixed(3)} ms |`,
+          `| ${delayLabel(thinkMs)} | ${label} | ${through} | ${ms(direct.p50)} / ${ms(direct.p99)} | ${ms(proxy.p50)} / ${ms(proxy.p99)} | ${ms(proxy.p50 - direct.p50)} / ${ms(proxy.p99 - direct.p99)} | ${direct.rps.toFixed(0)} | ${proxy.rps.toFixed(0)} | ${((100 * proxy.rps) / direct.rps).toFixed(1)} % | ${((direct.cpuPerRequest ?? 0) / 1000).toFixed(3)} / ${((proxy.cpuPerRequest ?? 0) / 1000).toFixed(3)} ms |`,
         );
         if (direct.failures + proxy.failures > 0) {
           console.log(
@@ -537,7 +554,7 @@ async function main(): Promise<void> {
       }
     }
     memory.push(
-      `backend delay ${thinkMs} ms: proxy RSS ${mb(before.rss)} MB → ${mb(after.rss)} MB after ${rssPhase.count} guarded requests (growth ${mb(after.rss - before.rss)} MB; heap used ${mb(before.heapUsed)} → ${mb(after.heapUsed)} MB, heap total ${mb(before.heapTotal)} → ${mb(after.heapTotal)} MB, external ${mb(before.external)} → ${mb(after.external)} MB; ${rssPhase.non2xx + rssPhase.errors} failures; RSS every ${RSS_SAMPLE_EVERY}: ${samples.map(mb).join(", ")} MB)`,
+      `backend delay ${delayLabel(thinkMs)}: proxy RSS ${mb(before.rss)} MB → ${mb(after.rss)} MB after ${rssPhase.count} guarded requests (growth ${mb(after.rss - before.rss)} MB; heap used ${mb(before.heapUsed)} → ${mb(after.heapUsed)} MB, heap total ${mb(before.heapTotal)} → ${mb(after.heapTotal)} MB, external ${mb(before.external)} → ${mb(after.external)} MB; ${rssPhase.non2xx + rssPhase.errors} failures; RSS every ${RSS_SAMPLE_EVERY}: ${samples.map(mb).join(", ")} MB)`,
     );
   }
   console.log("");
