@@ -58,7 +58,7 @@ const CONTEXT = 2048;
 const MAX_TOKENS = 64;
 const SEED = 7;
 const DOCS = fileURLToPath(new URL("../docs/benchmarks.md", import.meta.url));
-const COMMAND = "npm run bench:backends -- --write-docs";
+const COMMAND = `npm run bench:backends -- --write-docs${args.pairs === "30" ? "" : ` --pairs ${args.pairs}`}`;
 const FORGE_TINY = fileURLToPath(new URL("../models/forge-tiny.gguf", import.meta.url));
 /** The demo's answer budget (scripts/demo.ts). */
 const DEMO_MAX_TOKENS = 96;
