@@ -19,7 +19,7 @@ import {
   anthropicMessageSchema,
   messageOfBlocks,
 } from "./anthropic-wire.ts";
-import { IdleDeadline, TIMEOUT_STATUS, UNREACHABLE_STATUS } from "./http.ts";
+import { describeErrorChain, IdleDeadline, TIMEOUT_STATUS, UNREACHABLE_STATUS } from "./http.ts";
 import { readMessage } from "./openai-wire.ts";
 import { resolveSampling, type SamplingParams } from "./sampling.ts";
 import { checkWireValue } from "./wire.ts";
@@ -219,7 +219,7 @@ function mapSdkError(
     });
   }
   if (error instanceof APIConnectionError) {
-    const detail = describe(error);
+    const detail = describeErrorChain(error);
     return new BackendError(UNREACHABLE_STATUS, detail, `Cannot reach the Anthropic API: ${detail}`, {
       cause: error,
     });
@@ -232,17 +232,7 @@ function mapSdkError(
     });
   }
   if (streaming && !(error instanceof StreamError) && error instanceof Error) {
-    return new StreamError(`Stream from the Anthropic API failed: ${describe(error)}`);
+    return new StreamError(`Stream from the Anthropic API failed: ${describeErrorChain(error)}`);
   }
   return error;
-}
-
-function describe(error: Error): string {
-  const parts: string[] = [];
-  let current: unknown = error;
-  while (current instanceof Error && parts.length < 4) {
-    if (current.message && !parts.includes(current.message)) parts.push(current.message);
-    current = current.cause;
-  }
-  return parts.join(": ") || error.name;
 }

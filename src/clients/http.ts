@@ -269,7 +269,7 @@ function transportError(error: unknown, phase: Phase, deadline: IdleDeadline, op
   if (options.signal?.aborted) return options.signal.reason ?? error;
   if (deadline.error) return deadline.error;
   if (!isNetworkError(error)) return error;
-  const detail = describeNetworkError(error);
+  const detail = describeErrorChain(error);
   if (isRedirect(error)) {
     return new BackendError(
       BAD_RESPONSE_STATUS,
@@ -304,8 +304,11 @@ function errorCode(error: Error): unknown {
   return (error as { code?: unknown }).code;
 }
 
-/** `fetch failed: connect ECONNREFUSED 127.0.0.1:8080`: the message and its causes. */
-function describeNetworkError(error: Error): string {
+/**
+ * An error's message and those of its causes, up to four, each once:
+ * `fetch failed: connect ECONNREFUSED 127.0.0.1:8080`.
+ */
+export function describeErrorChain(error: Error): string {
   const parts: string[] = [];
   let current: unknown = error;
   while (current instanceof Error && parts.length < 4) {

@@ -3,7 +3,7 @@
  * native function calling, prompt-injected tool calling, or an automatic choice between them.
  */
 import { basename } from "node:path";
-import { BackendError, ContextDiscoveryError } from "../core/errors.ts";
+import { BackendError } from "../core/errors.ts";
 import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
 import {
   ChunkType,
@@ -12,6 +12,7 @@ import {
   type SendOptions,
   type StreamChunk,
 } from "../core/types.ts";
+import { parseServerProps } from "../server/props.ts";
 import { authHeaders, type Exchange, joinUrl, openExchange } from "./http.ts";
 import {
   errorMessageOf,
@@ -24,7 +25,6 @@ import {
   chatCompletionSchema,
   isChatCompletion,
   messageOfCompletion,
-  propsSchema,
   type ReadContext,
   readMessage,
 } from "./openai-wire.ts";
@@ -169,19 +169,7 @@ export class OpenAICompatibleClient implements LLMClient {
     const body = await exchange.text();
     if (exchange.status === 404) return null;
     if (!exchange.ok) throw new BackendError(exchange.status, body);
-    let value: unknown;
-    try {
-      value = JSON.parse(body);
-    } catch (error) {
-      throw new ContextDiscoveryError(
-        `${url} returned malformed JSON (${(error as Error).message}): ${body.slice(0, 200)}`,
-      );
-    }
-    const parsed = propsSchema.safeParse(value);
-    if (!parsed.success || parsed.data === null) {
-      throw new ContextDiscoveryError(`${url} did not report a positive n_ctx: ${body.slice(0, 200)}`);
-    }
-    return parsed.data;
+    return parseServerProps(body, url).nCtx;
   }
 
   async #open(

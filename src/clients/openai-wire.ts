@@ -132,14 +132,6 @@ export const streamErrorSchema = z.object({
   ]),
 });
 
-/** llama-server's `GET /props`: `n_ctx` under `default_generation_settings`, or at the top level. */
-export const propsSchema = z
-  .object({
-    default_generation_settings: z.object({ n_ctx: z.number().int().positive().nullish() }).nullish(),
-    n_ctx: z.number().int().positive().nullish(),
-  })
-  .transform((props) => props.default_generation_settings?.n_ctx ?? props.n_ctx ?? null);
-
 /** A message as the client reads it, whether it arrived whole or as deltas. */
 export interface AssembledMessage {
   content: string;

@@ -2,10 +2,16 @@
 import { z } from "zod";
 import { ContextDiscoveryError } from "../core/errors.ts";
 
-/** The parts of `GET /props` that matter here; other fields pass through untouched. */
+const positiveInt = z.number().int().positive();
+
+/**
+ * The parts of `GET /props` that matter here; other fields pass through untouched. `n_ctx` is
+ * under `default_generation_settings` in current llama-server, at the top level in older builds.
+ */
 export const propsWireSchema = z.looseObject({
-  default_generation_settings: z.looseObject({ n_ctx: z.number().int().positive() }),
-  total_slots: z.number().int().positive().optional(),
+  default_generation_settings: z.looseObject({ n_ctx: positiveInt.nullish() }).nullish(),
+  n_ctx: positiveInt.nullish(),
+  total_slots: positiveInt.optional(),
   model_path: z.string().optional(),
   model_alias: z.string().optional(),
   build_info: z.string().optional(),
@@ -34,11 +40,12 @@ export function parseServerProps(body: string, url: string): ServerProps {
     );
   }
   const parsed = propsWireSchema.safeParse(value);
-  if (!parsed.success) {
+  const nCtx = parsed.success ? (parsed.data.default_generation_settings?.n_ctx ?? parsed.data.n_ctx) : null;
+  if (!parsed.success || nCtx == null) {
     throw new ContextDiscoveryError(`${url} did not report a positive n_ctx: ${body.slice(0, 200)}`);
   }
   return {
-    nCtx: parsed.data.default_generation_settings.n_ctx,
+    nCtx,
     totalSlots: parsed.data.total_slots ?? null,
     modelPath: parsed.data.model_path ?? null,
     buildInfo: parsed.data.build_info ?? null,

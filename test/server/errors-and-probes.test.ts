@@ -86,8 +86,18 @@ describe("parseServerProps", () => {
     });
   });
 
+  it("reads a top-level n_ctx (older llama-server builds)", () => {
+    expect(parseServerProps('{"n_ctx":4096,"total_slots":2}', "http://x/props")).toMatchObject({
+      nCtx: 4096,
+      totalSlots: 2,
+    });
+  });
+
   it("throws ContextDiscoveryError for bodies without a usable n_ctx", () => {
     expect(() => parseServerProps("<html>", "http://x/props")).toThrow(ContextDiscoveryError);
+    expect(() => parseServerProps('{"total_slots":1}', "http://x/props")).toThrow(
+      /did not report a positive n_ctx/,
+    );
     expect(() => parseServerProps('{"default_generation_settings":{"n_ctx":0}}', "http://x/props")).toThrow(
       /did not report a positive n_ctx/,
     );
