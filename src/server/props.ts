@@ -11,10 +11,10 @@ const positiveInt = z.number().int().positive();
 export const propsWireSchema = z.looseObject({
   default_generation_settings: z.looseObject({ n_ctx: positiveInt.nullish() }).nullish(),
   n_ctx: positiveInt.nullish(),
-  total_slots: positiveInt.optional(),
-  model_path: z.string().optional(),
-  model_alias: z.string().optional(),
-  build_info: z.string().optional(),
+  total_slots: positiveInt.nullish(),
+  model_path: z.string().nullish(),
+  model_alias: z.string().nullish(),
+  build_info: z.string().nullish(),
 });
 
 /** What a running llama-server reports about itself. */
