@@ -1,4 +1,5 @@
 /** The eval scenarios: every category, the registry, and selection by id and tag. */
+import { BASIC_SCENARIOS } from "./basic.ts";
 import { COMPACTION_SCENARIOS } from "./compaction.ts";
 import { MODEL_QUALITY_SCENARIOS } from "./model-quality.ts";
 import { PLUMBING_SCENARIOS } from "./plumbing.ts";
@@ -19,6 +20,7 @@ export const ALL_SCENARIOS: readonly EvalScenario[] = [
   ...STATEFUL_PLUMBING_SCENARIOS,
   ...STATEFUL_MODEL_QUALITY_SCENARIOS,
   ...STATEFUL_REASONING_SCENARIOS,
+  ...BASIC_SCENARIOS,
 ];
 
 /** Raised for a scenario id or tag that does not exist; the message lists the valid ones. */

@@ -4,8 +4,12 @@
  */
 import type { Workflow } from "../../src/core/workflow.ts";
 
-/** Scenario categories, one file each under `eval/scenarios/`. */
+/**
+ * Scenario categories, one file each under `eval/scenarios/`. `basic` is the frozen tier for very
+ * small models (`--tags basic` runs only it).
+ */
 export const ScenarioCategory = {
+  BASIC: "basic",
   PLUMBING: "plumbing",
   MODEL_QUALITY: "model_quality",
   REASONING: "reasoning",

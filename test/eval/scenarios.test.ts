@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { BASIC_SCENARIOS, BasicTrap } from "../../eval/scenarios/basic.ts";
 import { CHAIN_BUDGETS } from "../../eval/scenarios/compaction.ts";
 import {
   ALL_SCENARIOS,
@@ -7,7 +8,8 @@ import {
   selectScenarios,
   UnknownSelectionError,
 } from "../../eval/scenarios/index.ts";
-import { runInProcess, scenario } from "./helpers.ts";
+import { FaultKind } from "../../eval/sim-model/profiles.ts";
+import { runInProcess, scenario, scripted } from "./helpers.ts";
 
 describe("the scenario set", () => {
   it("has at least 30 uniquely named scenarios covering every category, with stateful variants", () => {
@@ -99,4 +101,76 @@ describe("the scenario set", () => {
     expect(() => selectScenarios(["nope"])).toThrow(/Valid scenarios: basic_2step, /);
     expect(() => selectScenarios([], ["nope"])).toThrow(/Valid tags: .*plumbing/);
   });
+});
+
+describe("the basic tier", () => {
+  it("is frozen: these 15 scenarios, in this order, selected by --tags basic", () => {
+    expect(BASIC_SCENARIOS.map((entry) => entry.id)).toEqual([
+      "basic_forecast_prose",
+      "basic_stock_prose",
+      "basic_fine_prose",
+      "basic_tide_prose",
+      "basic_refund_premature",
+      "basic_table_premature",
+      "basic_welcome_premature",
+      "basic_gate_premature",
+      "basic_court_premature",
+      "basic_rate_unknown_tool",
+      "basic_clock_unknown_tool",
+      "basic_consignment_unknown_tool",
+      "basic_points_transient",
+      "basic_shelf_transient",
+      "basic_vaccine_transient",
+    ]);
+    expect(selectScenarios([], ["basic"])).toEqual(BASIC_SCENARIOS);
+  });
+
+  it("keeps every scenario small: 2–3 calls, 2–4 tools of 0–3 parameters, one trap", () => {
+    const traps = Object.values(BasicTrap) as string[];
+    for (const entry of BASIC_SCENARIOS) {
+      const { workflow } = entry.build();
+      const tools = Object.values(workflow.tools);
+      expect(entry.reference.length, entry.id).toBeGreaterThanOrEqual(2);
+      expect(entry.reference.length, entry.id).toBeLessThanOrEqual(3);
+      expect(tools.length, entry.id).toBeGreaterThanOrEqual(2);
+      expect(tools.length, entry.id).toBeLessThanOrEqual(4);
+      for (const tool of tools) {
+        expect(Object.keys(tool.spec.parameters.shape).length, tool.spec.name).toBeLessThanOrEqual(3);
+      }
+      expect(
+        entry.tags.filter((tag) => traps.includes(tag)),
+        entry.id,
+      ).toHaveLength(1);
+      expect(workflow.systemPrompt, entry.id).toMatch(/^You are an? [a-z ]+\. First call /);
+    }
+  });
+
+  it("rejects a terminal call that lacks the looked-up value", () => {
+    for (const entry of BASIC_SCENARIOS) {
+      const terminal = entry.reference.at(-1);
+      if (!terminal) throw new Error(entry.id);
+      const emptied = Object.fromEntries(Object.keys(terminal.args).map((key) => [key, "unknown"]));
+      expect(entry.checkAnswer({ tool: terminal.tool, args: emptied }), entry.id).not.toBeNull();
+      expect(entry.checkAnswer({ tool: terminal.tool, args: terminal.args }), entry.id).toBeNull();
+    }
+  });
+
+  const faultOf: Record<string, FaultKind | null> = {
+    [BasicTrap.PROSE]: FaultKind.PROSE,
+    [BasicTrap.PREMATURE_TERMINAL]: FaultKind.PREMATURE_TERMINAL,
+    [BasicTrap.UNKNOWN_TOOL]: FaultKind.HALLUCINATED_TOOL,
+    // The tool itself fails: the model needs no fault to fall into this trap.
+    [BasicTrap.TRANSIENT_ERROR]: null,
+  };
+  it.each(BASIC_SCENARIOS.map((entry) => entry.id))(
+    "%s: a model that falls into the trap recovers under reforged and fails under bare",
+    async (id) => {
+      const trap = scenario(id).tags.find((tag) => tag in faultOf) as string;
+      const profile = scripted(faultOf[trap] ?? null);
+      const { measurement: guarded } = await runInProcess(id, "reforged", profile);
+      expect(guarded.accurate, guarded.errorMessage ?? guarded.answerProblem ?? "").toBe(true);
+      const { measurement: bare } = await runInProcess(id, "bare", profile);
+      expect(bare.accurate).toBe(false);
+    },
+  );
 });
