@@ -11,6 +11,7 @@ export { SlidingWindowCompact, type SlidingWindowCompactOptions } from "./slidin
 export { isStepSummary } from "./step-summary.ts";
 export { TieredCompact, type TieredCompactOptions } from "./tiered-compact.ts";
 export {
+  charRatioEstimator,
   estimateTokensByChars,
   MESSAGE_OVERHEAD_TOKENS,
   type TokenEstimator,

@@ -25,9 +25,28 @@ export const CHARS_PER_TOKEN = 4;
  * @example estimateTokensByChars(createMessage("user", "Weather in Paris?", { type: "user_input" })) // 5 + 4
  */
 export function estimateTokensByChars(message: Message): number {
+  return Math.ceil(messageChars(message) / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS;
+}
+
+/**
+ * The same heuristic at another ratio: for a model whose tokenizer was measured to average
+ * `charsPerToken` characters per token (a small model's vocabulary may give ~2.4, where the
+ * default assumes 4). Pass it as `ContextManager`'s `estimateTokens`.
+ * @example new ContextManager({ strategy, budgetTokens: 2048, estimateTokens: charRatioEstimator(2.4) })
+ */
+export function charRatioEstimator(charsPerToken: number): TokenEstimator {
+  if (!Number.isFinite(charsPerToken) || charsPerToken <= 0) {
+    throw new RangeError(
+      `charRatioEstimator: charsPerToken must be a finite number > 0, got ${charsPerToken}.`,
+    );
+  }
+  return (message) => Math.ceil(messageChars(message) / charsPerToken) + MESSAGE_OVERHEAD_TOKENS;
+}
+
+/** Characters of a message's content plus the JSON of its tool calls. */
+function messageChars(message: Message): number {
   const toolCalls = message.toolCalls;
-  const toolCallChars = toolCalls && toolCalls.length > 0 ? jsonLength(toolCalls) : 0;
-  return Math.ceil((message.content.length + toolCallChars) / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS;
+  return message.content.length + (toolCalls && toolCalls.length > 0 ? jsonLength(toolCalls) : 0);
 }
 
 /**

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  charRatioEstimator,
   estimateTokensByChars,
   jsonLength,
   MESSAGE_OVERHEAD_TOKENS,
@@ -20,6 +21,21 @@ describe("estimateTokensByChars", () => {
     const [call] = executedBatch(0, ["a"]);
     const expected = Math.ceil(JSON.stringify(call!.toolCalls).length / 4) + MESSAGE_OVERHEAD_TOKENS;
     expect(estimateTokensByChars(call!)).toBe(expected);
+  });
+});
+
+describe("charRatioEstimator", () => {
+  it("charges ceil(chars / ratio), tool calls included, and at ratio 4 equals the default", () => {
+    const message = createMessage(MessageRole.USER, "123456", { type: MessageType.USER_INPUT });
+    expect(charRatioEstimator(2.4)(message)).toBe(3 + MESSAGE_OVERHEAD_TOKENS);
+    const [call] = executedBatch(0, ["a"]);
+    expect(charRatioEstimator(4)(call!)).toBe(estimateTokensByChars(call!));
+    expect(charRatioEstimator(2)(call!)).toBeGreaterThan(estimateTokensByChars(call!));
+  });
+
+  it("refuses a ratio that is not a positive number", () => {
+    expect(() => charRatioEstimator(0)).toThrow(RangeError);
+    expect(() => charRatioEstimator(Number.NaN)).toThrow(/charsPerToken/);
   });
 });
 
