@@ -9,6 +9,7 @@ import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-clie
 import type { SamplingParams } from "../../src/clients/sampling.ts";
 import type { LLMClient } from "../../src/core/types.ts";
 import type { BackendSettings } from "../batch/backend-settings.ts";
+import { createLlamaServerTokenizer, type PromptTokenizer } from "../run/context-limit.ts";
 import type { PeerEndpoint } from "../run/peer-run.ts";
 import type { EvalScenario } from "../scenarios/scenario.ts";
 import { DEFAULT_PROFILE, profileByName } from "../sim-model/profiles.ts";
@@ -55,6 +56,12 @@ export interface BackendSession {
   createClient(target: RunTarget): LLMClient;
   /** Called when the run that `createClient` served is over (llama-cpp frees the run's context). */
   releaseClient?(client: LLMClient): Promise<void>;
+  /**
+   * Counts prompts in the model's real tokens and knows its context window: this library's loop
+   * then caps each run's budget there and reports a prompt that would not fit as
+   * `context_exceeded`. Absent: the scenario's budget holds as is.
+   */
+  tokenizer?: PromptTokenizer;
   /** The OpenAI-compatible endpoint the AI SDK peer uses; absent when the backend has none. */
   peerEndpoint?(target: RunTarget): PeerEndpoint;
   /** Options a worker thread starts the same backend with (the sim-model: its URL). */
@@ -215,6 +222,9 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
     async start(options) {
       const model = requireModel("openai-compatible", options);
       const baseURL = options.baseUrl ?? "http://127.0.0.1:8080/v1";
+      const apiKey = options.apiKey && { apiKey: options.apiKey };
+      // llama-server's /props, /apply-template and /tokenize; a server without /props caps nothing.
+      const props = new OpenAICompatibleClient({ baseUrl: baseURL, model, logger: quiet, ...apiKey });
       return {
         backend: "openai-compatible",
         model,
@@ -228,8 +238,13 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
             logger: quiet,
             ...options.sampling,
             seed: target.seed,
-            ...(options.apiKey && { apiKey: options.apiKey }),
+            ...apiKey,
           }),
+        tokenizer: createLlamaServerTokenizer({
+          baseUrl: baseURL,
+          ...apiKey,
+          contextLength: () => props.getContextLength(),
+        }),
         peerEndpoint: (target) => ({
           baseURL,
           modelId: model,

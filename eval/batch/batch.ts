@@ -194,6 +194,7 @@ export async function executeTask(
         client,
         runId,
         stream,
+        ...(session.tokenizer && { tokenizer: session.tokenizer }),
       });
     } finally {
       await session.releaseClient?.(client);

@@ -9,6 +9,7 @@ import {
   type CompactEvent,
   type CompactStrategy,
   ContextManager,
+  charRatioEstimator,
   NoCompact,
   SlidingWindowCompact,
   TieredCompact,
@@ -28,6 +29,13 @@ import {
   tokenTotals,
 } from "../metrics/run-metrics.ts";
 import type { EvalScenario } from "../scenarios/scenario.ts";
+import {
+  CONTEXT_EXCEEDED,
+  ContextLimitedClient,
+  isContextOverflow,
+  type PromptTokenizer,
+  resolveRunLimit,
+} from "./context-limit.ts";
 import { RecordingClient } from "./recording-client.ts";
 import { createStartSnapshot, restoreToolState } from "./start-snapshot.ts";
 import { type RunOutcome, RunStatus, type RunTrace, type TimedCompaction } from "./types.ts";
@@ -43,6 +51,11 @@ export interface ForgeRunInput {
   stream?: boolean;
   /** Start from this stored snapshot (a replay) instead of generating the scenario's. */
   initialSnapshot?: unknown;
+  /**
+   * The backend's tokenizer: caps the budget at its real context and ends a run whose prompt
+   * would not fit with `context_exceeded`. Without it the scenario's budget is used as is.
+   */
+  tokenizer?: PromptTokenizer;
 }
 
 /** The compaction strategy a config names. */
@@ -55,18 +68,26 @@ export function createStrategy(name: CompactStrategyName): CompactStrategy {
 /** Run a scenario once through the workflow machine and measure it. */
 export async function runForge(input: ForgeRunInput): Promise<RunOutcome> {
   const { scenario, config } = input;
-  const startedAt = performance.now();
-  const since = () => Math.round(performance.now() - startedAt);
   const instance = scenario.build();
   const { workflow } = instance;
-  const client = new RecordingClient(input.client, startedAt);
+  const limit = input.tokenizer
+    ? await resolveRunLimit(input.tokenizer, workflow, scenario.userMessage, scenario.budgetTokens)
+    : null;
+  const startedAt = performance.now();
+  const since = () => Math.round(performance.now() - startedAt);
+  const limited =
+    limit && input.tokenizer
+      ? new ContextLimitedClient(input.client, input.tokenizer, limit.promptLimit)
+      : null;
+  const client = new RecordingClient(limited ?? input.client, startedAt);
   const compactions: TimedCompaction[] = [];
   const appended: RunTrace["messages"] = [];
   const runner = new WorkflowRunner({
     client,
     contextManager: new ContextManager({
       strategy: createStrategy(config.compaction),
-      budgetTokens: scenario.budgetTokens,
+      budgetTokens: limit?.budgetTokens ?? scenario.budgetTokens,
+      ...(limit && { estimateTokens: charRatioEstimator(limit.charsPerToken) }),
       onCompact: (event: CompactEvent) => compactions.push({ ...event, at: since() }),
     }),
     maxIterations: scenario.maxIterations,
@@ -164,6 +185,7 @@ export async function runForge(input: ForgeRunInput): Promise<RunOutcome> {
       compactions,
       transitions,
       finalSnapshot,
+      ...(limit && { contextLimit: { ...limit, promptTokens: limited?.promptTokens ?? [] } }),
     },
   };
 }
@@ -188,6 +210,9 @@ function describeFailure(output: WorkflowOutput | null, error: unknown): Failure
       message: null,
       backend: false,
     };
+  if (failure.kind === "actor_error" && (isContextOverflow(error) || isContextOverflow(failure))) {
+    return { kind: CONTEXT_EXCEEDED, name: errorName(error), message: errorMessage(error), backend: false };
+  }
   if (failure.kind === "actor_error") {
     const backend = failure.source === "inference";
     return {

@@ -21,6 +21,7 @@ import { AI_SDK_CONFIG } from "../ablation.ts";
 import type { EvalSampling } from "../backends/registry.ts";
 import { efficiencyOf, emptyNudges } from "../metrics/run-metrics.ts";
 import type { EvalScenario, TerminalCall } from "../scenarios/scenario.ts";
+import { CONTEXT_EXCEEDED, isContextOverflow } from "./context-limit.ts";
 import { describeError, type RecordedExchange } from "./recording-client.ts";
 import { createStartSnapshot } from "./start-snapshot.ts";
 import { type RunOutcome, RunStatus, type RunTrace } from "./types.ts";
@@ -98,6 +99,7 @@ export async function runPeer(input: PeerRunInput): Promise<RunOutcome> {
   // Collected as they finish, so a run that fails mid-way keeps the steps it made.
   const steps: AnyStep[] = [];
   let failure: RecordedExchange["error"] = null;
+  let overflow = false;
   try {
     const result = await generateText({
       model: provider.chatModel(endpoint.modelId),
@@ -118,6 +120,7 @@ export async function runPeer(input: PeerRunInput): Promise<RunOutcome> {
     if (result.steps.length !== steps.length) steps.splice(0, steps.length, ...(result.steps as AnyStep[]));
   } catch (error) {
     failure = describeError(error);
+    overflow = isContextOverflow(error);
   }
   const wallMs = performance.now() - startedAt;
   const messages = stepsToMessages(steps, stepTimes);
@@ -129,15 +132,17 @@ export async function runPeer(input: PeerRunInput): Promise<RunOutcome> {
   const lastStep = steps.at(-1);
   const failureKind = completed
     ? null
-    : failure
-      ? "backend_error"
-      : steps.length >= scenario.maxIterations
-        ? "max_iterations"
-        : lastStep && lastStep.toolCalls.length === 0
-          ? "text_response"
-          : lastStep?.toolCalls.some((call) => workflow.terminalTools.includes(call.toolName))
-            ? "terminal_call_failed"
-            : "no_terminal_call";
+    : overflow
+      ? CONTEXT_EXCEEDED
+      : failure
+        ? "backend_error"
+        : steps.length >= scenario.maxIterations
+          ? "max_iterations"
+          : lastStep && lastStep.toolCalls.length === 0
+            ? "text_response"
+            : lastStep?.toolCalls.some((call) => workflow.terminalTools.includes(call.toolName))
+              ? "terminal_call_failed"
+              : "no_terminal_call";
   const exchanges: RecordedExchange[] = steps.map((step, index) => ({
     at: stepTimes[index - 1] ?? 0,
     durationMs: (stepTimes[index] ?? 0) - (stepTimes[index - 1] ?? 0),
@@ -167,7 +172,7 @@ export async function runPeer(input: PeerRunInput): Promise<RunOutcome> {
   );
   return {
     measurement: {
-      status: completed ? RunStatus.DONE : failure ? RunStatus.ERROR : RunStatus.FAILED,
+      status: completed ? RunStatus.DONE : failure && !overflow ? RunStatus.ERROR : RunStatus.FAILED,
       completed,
       accurate: completed && answerProblem === null && stateProblem === null,
       answerProblem,

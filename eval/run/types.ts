@@ -6,6 +6,7 @@ import type { CompactEvent } from "../../src/context/index.ts";
 import type { Message } from "../../src/core/messages.ts";
 import type { LoopConfig } from "../ablation.ts";
 import type { TerminalCall } from "../scenarios/scenario.ts";
+import type { RunContextLimit } from "./context-limit.ts";
 import type { RecordedExchange } from "./recording-client.ts";
 
 /** How a run ended. */
@@ -14,7 +15,7 @@ export const RunStatus = {
   DONE: "done",
   /** The loop gave up (retries, step enforcement, tool errors, iterations) or stopped without a terminal call. */
   FAILED: "failed",
-  /** The backend or the harness failed (HTTP error, connection refused, context overflow, crash). */
+  /** The backend or the harness failed (HTTP error, connection refused, crash); a prompt over the context is FAILED with `context_exceeded`. */
   ERROR: "error",
 } as const;
 export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
@@ -35,7 +36,7 @@ export interface RunMeasurement {
   accurate: boolean;
   answerProblem: string | null;
   stateProblem: string | null;
-  /** `max_iterations`, `retries_exhausted`, `step_enforcement`, `tool_execution`, `backend_error`, `no_terminal_call`, … */
+  /** `max_iterations`, `retries_exhausted`, `step_enforcement`, `tool_execution`, `context_exceeded`, `backend_error`, `no_terminal_call`, … */
   failureKind: string | null;
   errorName: string | null;
   errorMessage: string | null;
@@ -82,6 +83,8 @@ export interface RunTrace {
   transitions: { at: number; state: string; iteration: number }[];
   /** The persisted snapshot at the end (null for the peer loop, which has none). */
   finalSnapshot: unknown;
+  /** The run's limits in the backend's real tokens, and each request's prompt tokens, when they were counted. */
+  contextLimit?: RunContextLimit & { promptTokens: number[] };
 }
 
 /** A run's measurements and trace. */
