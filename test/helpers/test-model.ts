@@ -1,5 +1,5 @@
 /** Test helpers that provide a real llama-server binary and a tiny GGUF model, building them when missing. */
-import { makeTestGguf } from "../../scripts/make-test-gguf.ts";
+import { makeForgeTinyFixture, makeTestGguf } from "../../scripts/make-test-gguf.ts";
 import { setupLlamaServer } from "../../scripts/setup-llama-server.ts";
 
 /**
@@ -8,6 +8,15 @@ import { setupLlamaServer } from "../../scripts/setup-llama-server.ts";
  */
 export function ensureTestModel(): Promise<string> {
   return makeTestGguf();
+}
+
+/**
+ * Returns the path of a GGUF with forge-tiny's tokenizer and chat template and random weights
+ * (`.cache/test-models/forge-tiny-random.gguf`), generating it when missing or stale. Needs
+ * `/usr/bin/python3` with numpy.
+ */
+export function ensureForgeTinyFixture(): Promise<string> {
+  return makeForgeTinyFixture();
 }
 
 /**

@@ -27,8 +27,12 @@ Values, tool names and user messages are kept disjoint from the eval scenarios a
 `forbidden_strings()` reads every string literal of eval/scenarios/*.ts and
 scripts/demo-workflow.ts, and no generated value, tool name or request may equal one of them.
 
-CLI: `python3 forge_gen.py sample --count N --seed S [--variant library|llamacpp]` prints JSON
-lines {messages (OpenAI wire), tools, text, toolNames, values}.
+CLI: `python3 forge_gen.py sample --count N --seed S [--variant library|llamacpp] [--short]
+[--tokenize tokenizer.json] [--fields a,b]` prints JSON lines {messages (OpenAI wire), tools,
+libraryTools (the same tools as the library sends them, whatever the variant), variant, toolNames,
+values (the copied argument values), text, ids (with --tokenize: forge_tok's token ids of text)},
+or only the named fields. The seeds and `--short` are the trainer's: data worker `i` of a fresh run
+draws from seed `(seed * 7919) * 1000 + i`, the tokenizer from 777, the copy probe from 999999.
 """
 
 from __future__ import annotations
@@ -385,6 +389,7 @@ class World:
         self.tools: list[Tool] = []
         self.required_first: Tool | None = None
         self.system_extra: list[str] = []
+        self.short = False
 
 
 def record(rng: random.Random, subject: str, id_key: str, id_value: str, kinds: list[str]) -> dict:
@@ -672,7 +677,7 @@ def shape_search(world: World, subject: str) -> Task:
     detail, key = lookup_tool(world, subject, "id")
     target = make_value(rng, by)
     rows = []
-    count = rng.choice([2, 3, 4, 6, 10, 20, 40])
+    count = rng.choice([2, 3, 4] if world.short else [2, 3, 4, 6, 10, 20, 40])
     hit = rng.randrange(count)
     other_kind = "person" if by == "place" else "place"
     other_key = rng.choice(FIELD_KINDS[other_kind])
@@ -944,16 +949,20 @@ def wrong_turn(builder: Builder, rng: random.Random, step: Step, names: list[str
         builder.tool(call, f"[ToolError] ToolArgumentError: {missing}: Invalid input: expected string, received undefined")
 
 
-def conversation(rng: random.Random, variant: str | None = None) -> dict:
-    """One conversation: OpenAI messages (arguments as objects), tools, and bookkeeping."""
+def conversation(rng: random.Random, variant: str | None = None, short: bool = False) -> dict:
+    """One conversation: OpenAI messages (arguments as objects), tools, and bookkeeping.
+
+    `short`: one request and at most one distractor tool (the copy-dense start of training).
+    """
     variant = variant or ("llamacpp" if rng.random() < 0.3 else "library")
     world = World(rng)
+    world.short = short
     subject = noun(rng)
     tasks = [build_task(world, rng, subject)]
-    while rng.random() < 0.25 and len(tasks) < 4:
+    while not short and rng.random() < 0.25 and len(tasks) < 4:
         tasks.append(build_task(world, rng, noun(rng) if rng.random() < 0.5 else subject))
-    if rng.random() < 0.6:
-        with_distractors(world, rng, rng.choice([1, 1, 2, 3, 5]))
+    if rng.random() < (0.3 if short else 0.6):
+        with_distractors(world, rng, 1 if short else rng.choice([1, 1, 2, 3, 5]))
     tools = list({tool.name: tool for tool in world.tools}.values())
     rng.shuffle(tools)
     if world.required_first is not None:
@@ -979,7 +988,13 @@ def conversation(rng: random.Random, variant: str | None = None) -> dict:
             )
         else:
             break
-    return {"messages": builder.messages, "tools": [tool.openai(variant) for tool in tools], "variant": variant, "toolNames": names}
+    return {
+        "messages": builder.messages,
+        "tools": [tool.openai(variant) for tool in tools],
+        "libraryTools": [tool.openai("library") for tool in tools],
+        "variant": variant,
+        "toolNames": names,
+    }
 
 
 def public_messages(messages: list[dict], wire: bool = False) -> list[dict]:
@@ -1067,25 +1082,36 @@ def main() -> None:
     p.add_argument("--count", type=int, default=10)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--variant", choices=["library", "llamacpp"], default=None)
+    p.add_argument("--short", action="store_true", help="the trainer's --short conversations")
+    p.add_argument("--tokenize", metavar="TOKENIZER_JSON", help="add `ids`: the text's token ids")
+    p.add_argument("--fields", help="comma-separated fields to print (default: all)")
     arguments = parser.parse_args()
     rng = random.Random(arguments.seed)
+    tokenizer = None
+    if arguments.tokenize:
+        sys.path.insert(0, str(HERE))
+        import forge_tok
+
+        tokenizer = forge_tok.Tokenizer.load(arguments.tokenize)
+    fields = arguments.fields.split(",") if arguments.fields else None
     for _ in range(arguments.count):
-        conv = conversation(rng, arguments.variant)
+        conv = conversation(rng, arguments.variant, short=arguments.short)
         text, spans = rendered(conv)
         values = sorted({str(v) for m in conv["messages"] for _, v in m.get("_copied", [])})
-        print(
-            json.dumps(
-                {
-                    "messages": public_messages(conv["messages"], wire=True),
-                    "tools": conv["tools"],
-                    "variant": conv["variant"],
-                    "toolNames": conv["toolNames"],
-                    "values": values,
-                    "text": text,
-                },
-                ensure_ascii=False,
-            )
-        )
+        line = {
+            "messages": public_messages(conv["messages"], wire=True),
+            "tools": conv["tools"],
+            "libraryTools": conv["libraryTools"],
+            "variant": conv["variant"],
+            "toolNames": conv["toolNames"],
+            "values": values,
+            "text": text,
+        }
+        if tokenizer is not None:
+            line["ids"] = tokenizer.encode(text)
+        if fields is not None:
+            line = {field: line[field] for field in fields}
+        print(json.dumps(line, ensure_ascii=False))
 
 
 if __name__ == "__main__":

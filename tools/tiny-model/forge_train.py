@@ -6,6 +6,7 @@ Subcommands:
     train     --tokenizer tokenizer.json --dir RUN [--minutes M] [--total-minutes T] [--device cuda|cpu]
               [--size gpu|cpu] [--init weights.pt]
     export    --dir RUN --tokenizer tokenizer.json --gguf-py GGUF_PY --output model.gguf
+              [--random --size test]  (random weights, no RUN: a test fixture with the real tokenizer)
     plot      --dir RUN --output loss.png
 
 Training data never touches the disk: worker processes draw conversations from forge_gen.py
@@ -20,7 +21,8 @@ whose probe has not reached A after N tokens instead of letting it run for hours
 
 Checkpoints: RUN/last.pt (weights, optimizer, progress) every `--save-every` seconds and at the
 end; RUN/weights.pt (bf16 weights + progress, small enough to move between machines) and
-RUN/history.json. A run resumes from last.pt, or from --init weights.pt with a fresh optimizer.
+RUN/history.json (loss and probe history, the run's progress, and per invocation its arguments
+and why it stopped). A run resumes from last.pt, or from --init weights.pt with a fresh optimizer.
 """
 
 from __future__ import annotations
@@ -58,14 +60,15 @@ VALUE_KINDS = ["name", "id", "place", "person", "value", "text", "email", "amoun
 # ------------------------------------------------------------------------------------- data
 
 
-def _worker(queue, tokenizer_path: str, seed: int, context_weight: float, max_len: int) -> None:
+def _worker(queue, tokenizer_path: str, seed: int, context_weight: float, max_len: int, short: bool) -> None:
+    os.nice(5)  # training comes first on a shared CPU
     tokenizer = forge_tok.Tokenizer.load(tokenizer_path)
     rng = random.Random(seed)
     import numpy
 
     batch = []
     while True:
-        conv = forge_gen.conversation(rng)
+        conv = forge_gen.conversation(rng, short=short)
         ids, weights, _, _ = forge_gen.encode_example(tokenizer, conv, context_weight)
         if len(ids) > max_len:
             continue
@@ -79,13 +82,13 @@ class Stream:
     """Conversations from worker processes, batched by similar length."""
 
     def __init__(self, tokenizer_path: str, seed: int, workers: int, context_weight: float, max_len: int,
-                 batch_tokens: int):
+                 batch_tokens: int, short: bool = False):
         context = mp.get_context("fork")
-        self.queue = context.Queue(maxsize=256)
+        self.queue = context.Queue(maxsize=64)
         self.processes = [
             context.Process(
                 target=_worker,
-                args=(self.queue, tokenizer_path, seed * 1000 + index, context_weight, max_len),
+                args=(self.queue, tokenizer_path, seed * 1000 + index, context_weight, max_len, short),
                 daemon=True,
             )
             for index in range(workers)
@@ -264,7 +267,7 @@ def command_train(arguments) -> None:
     # Data workers are forked before CUDA is initialised in this process.
     stream = Stream(
         str(arguments.tokenizer), arguments.seed * 7919 + resume_step, arguments.workers,
-        arguments.context_weight, max_len, arguments.batch_tokens,
+        arguments.context_weight, max_len, arguments.batch_tokens, arguments.short,
     )
     model = build_model(torch, vocab, config).to(device)
     parameters = sum(p.numel() for p in model.parameters())
@@ -322,7 +325,8 @@ def command_train(arguments) -> None:
         os.replace(light, run / "weights.pt")
         (run / "history.json").write_text(json.dumps({"history": state["history"], "probes": state["probes"],
                                                       "runs": state["runs"], "config": config,
-                                                      "parameters": parameters}))
+                                                      "parameters": parameters, "step": state["step"],
+                                                      "tokens": state["tokens"], "seconds": state["seconds"]}))
 
     def run_probe() -> dict:
         model.eval()
@@ -430,6 +434,7 @@ def command_train(arguments) -> None:
     result = run_probe()
     print(f"probe step {result['step']}: copy {result['copy']:.3f} loss {result['loss']:.4f} "
           f"{json.dumps(result['by_kind'])}", flush=True)
+    state["runs"][-1]["stopped"] = stopped
     save()
     print(f"stopped ({stopped}): {state['step']} steps, {state['tokens']:,} tokens, "
           f"{state['seconds'] / 60:.1f} min", flush=True)
@@ -438,18 +443,52 @@ def command_train(arguments) -> None:
 # ----------------------------------------------------------------------------------- export
 
 
+def random_weights(numpy, config: dict, vocab: int, seed: int) -> dict:
+    """Weights of `build_model`'s shapes drawn at random (numpy only): a fixture for tests that
+    need the real tokenizer and chat template but not a trained model."""
+    rng = numpy.random.default_rng(seed)
+    dim, ffn, kv = config["dim"], config["ffn"], config["dim"] // config["heads"] * config["kv_heads"]
+
+    def normal(*shape):
+        return rng.normal(0.0, 0.02, shape).astype(numpy.float32)
+
+    weights = {"embed.weight": normal(vocab, dim), "norm.weight": numpy.ones(dim, numpy.float32)}
+    for block in range(config["layers"]):
+        prefix = f"blocks.{block}"
+        weights.update({
+            f"{prefix}.attn_norm.weight": numpy.ones(dim, numpy.float32),
+            f"{prefix}.q.weight": normal(dim, dim),
+            f"{prefix}.k.weight": normal(kv, dim),
+            f"{prefix}.v.weight": normal(kv, dim),
+            f"{prefix}.o.weight": normal(dim, dim),
+            f"{prefix}.ffn_norm.weight": numpy.ones(dim, numpy.float32),
+            f"{prefix}.gate.weight": normal(ffn, dim),
+            f"{prefix}.up.weight": normal(ffn, dim),
+            f"{prefix}.down.weight": normal(dim, ffn),
+        })
+    return weights
+
+
 def command_export(arguments) -> None:
     import numpy
-    import torch
 
     sys.path.insert(0, str(Path(arguments.gguf_py).resolve()))
     import gguf
 
-    source = Path(arguments.dir) / "weights.pt"
-    saved = torch.load(source, map_location="cpu", weights_only=False)
-    config = saved["config"]
-    weights = {name: tensor.float().numpy() for name, tensor in saved["model"].items()}
     data = json.loads(Path(arguments.tokenizer).read_text())
+    if arguments.random:
+        config = SIZES[arguments.size]
+        weights = random_weights(numpy, config, len(data["tokens"]), arguments.seed)
+        name = "forge-tiny-random"
+    else:
+        import torch
+
+        if not arguments.dir:
+            raise SystemExit("export: --dir RUN is required without --random")
+        saved = torch.load(Path(arguments.dir) / "weights.pt", map_location="cpu", weights_only=False)
+        config = saved["config"]
+        weights = {name: tensor.float().numpy() for name, tensor in saved["model"].items()}
+        name = "forge-tiny"
     tokens, special = data["tokens"], data["special"]
     control = {text for text, is_control in forge_tok.SPECIAL_TOKENS if is_control}
     token_types = [
@@ -463,7 +502,7 @@ def command_export(arguments) -> None:
     output.parent.mkdir(parents=True, exist_ok=True)
     temporary = output.with_suffix(".gguf.partial")
     writer = gguf.GGUFWriter(str(temporary), gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.LLAMA])
-    writer.add_name("forge-tiny")
+    writer.add_name(name)
     writer.add_vocab_size(len(tokens))
     writer.add_context_length(config["context"])
     writer.add_embedding_length(config["dim"])
@@ -565,6 +604,7 @@ def main() -> None:
     p.add_argument("--warmup", type=int, default=100)
     p.add_argument("--batch-tokens", type=int, default=131072)
     p.add_argument("--max-len", type=int, default=0)
+    p.add_argument("--short", action="store_true", help="one request per conversation (copy-dense curriculum)")
     p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 2))
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=1)
@@ -577,10 +617,13 @@ def main() -> None:
     p.add_argument("--min-copy-tokens", type=int, default=3_000_000)
     p.add_argument("--save-every", type=float, default=120.0)
     p = sub.add_parser("export")
-    p.add_argument("--dir", required=True)
+    p.add_argument("--dir", help="the run whose weights.pt to export (not with --random)")
     p.add_argument("--tokenizer", required=True)
     p.add_argument("--gguf-py", required=True)
     p.add_argument("--output", required=True)
+    p.add_argument("--random", action="store_true", help="random weights of --size instead of a run's")
+    p.add_argument("--size", choices=list(SIZES), default="test")
+    p.add_argument("--seed", type=int, default=1)
     p = sub.add_parser("plot")
     p.add_argument("--dir", required=True)
     p.add_argument("--output", required=True)
