@@ -50,6 +50,18 @@ describe("parseFenced", () => {
     expect(parseFenced('```json\n{"tool": "get_weather", "args": {"city": "Par').status).toBe("garbled");
   });
 
+  it("reads a call whose string arguments hold a fence (a Markdown file's content)", () => {
+    const content = "# Notes\n\n```ts\nconst x = 1;\n```\n";
+    const call = { tool: "write_file", args: { path: "notes.md", content } };
+    const text = `I'll write it:\n\`\`\`json\n${JSON.stringify(call)}\n\`\`\`\nDone.`;
+    expect(parseFenced(text)).toEqual({ status: "found", calls: [call] });
+  });
+
+  it("still ends a fence at the first ``` when a quote in prose never closes", () => {
+    const text = '```json\n{"tool": "get_weather", "args": {"city": "Paris"}}\n```\nHe said "hi\n```json\n{"tool": "get_time", "args": {}}\n```';
+    expect(parseFenced(text)).toEqual({ status: "found", calls: [paris, { tool: "get_time", args: {} }] });
+  });
+
   it("is absent without fences", () => {
     expect(parseFenced('{"tool": "get_weather", "args": {}}')).toEqual({ status: "absent" });
   });
