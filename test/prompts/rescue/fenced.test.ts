@@ -58,7 +58,8 @@ describe("parseFenced", () => {
   });
 
   it("still ends a fence at the first ``` when a quote in prose never closes", () => {
-    const text = '```json\n{"tool": "get_weather", "args": {"city": "Paris"}}\n```\nHe said "hi\n```json\n{"tool": "get_time", "args": {}}\n```';
+    const text =
+      '```json\n{"tool": "get_weather", "args": {"city": "Paris"}}\n```\nHe said "hi\n```json\n{"tool": "get_time", "args": {}}\n```';
     expect(parseFenced(text)).toEqual({ status: "found", calls: [paris, { tool: "get_time", args: {} }] });
   });
 
