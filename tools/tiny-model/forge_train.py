@@ -60,7 +60,8 @@ VALUE_KINDS = ["name", "id", "place", "person", "value", "text", "email", "amoun
 # ------------------------------------------------------------------------------------- data
 
 
-def _worker(queue, tokenizer_path: str, seed: int, context_weight: float, max_len: int, short: bool) -> None:
+def _worker(queue, tokenizer_path: str, seed: int, context_weight: float, max_len: int, short: bool,
+            value_weight: float = 1.0) -> None:
     os.nice(5)  # training comes first on a shared CPU
     tokenizer = forge_tok.Tokenizer.load(tokenizer_path)
     rng = random.Random(seed)
@@ -69,9 +70,13 @@ def _worker(queue, tokenizer_path: str, seed: int, context_weight: float, max_le
     batch = []
     while True:
         conv = forge_gen.conversation(rng, short=short)
-        ids, weights, _, _ = forge_gen.encode_example(tokenizer, conv, context_weight)
+        ids, weights, values, _ = forge_gen.encode_example(tokenizer, conv, context_weight)
         if len(ids) > max_len:
             continue
+        for first, end, _ in values:
+            # Copied values (tool names, argument values) weigh more: they are the few tokens
+            # that need a copy circuit, drowned out by the call syntax otherwise.
+            weights[first:end] = [value_weight] * (end - first)
         batch.append((numpy.asarray(ids, dtype=numpy.int32), numpy.asarray(weights, dtype=numpy.float16)))
         if len(batch) >= 16:
             queue.put(batch)
@@ -82,13 +87,13 @@ class Stream:
     """Conversations from worker processes, batched by similar length."""
 
     def __init__(self, tokenizer_path: str, seed: int, workers: int, context_weight: float, max_len: int,
-                 batch_tokens: int, short: bool = False):
+                 batch_tokens: int, short: bool = False, value_weight: float = 1.0):
         context = mp.get_context("fork")
         self.queue = context.Queue(maxsize=64)
         self.processes = [
             context.Process(
                 target=_worker,
-                args=(self.queue, tokenizer_path, seed * 1000 + index, context_weight, max_len, short),
+                args=(self.queue, tokenizer_path, seed * 1000 + index, context_weight, max_len, short, value_weight),
                 daemon=True,
             )
             for index in range(workers)
@@ -267,7 +272,7 @@ def command_train(arguments) -> None:
     # Data workers are forked before CUDA is initialised in this process.
     stream = Stream(
         str(arguments.tokenizer), arguments.seed * 7919 + resume_step, arguments.workers,
-        arguments.context_weight, max_len, arguments.batch_tokens, arguments.short,
+        arguments.context_weight, max_len, arguments.batch_tokens, arguments.short, arguments.value_weight,
     )
     model = build_model(torch, vocab, config).to(device)
     parameters = sum(p.numel() for p in model.parameters())
@@ -348,7 +353,7 @@ def command_train(arguments) -> None:
                 losses = torch.nn.functional.cross_entropy(
                     logits.reshape(-1, vocab), ids[:, 1:].reshape(-1), reduction="none"
                 ).view(len(group), -1)
-                assistant = (weights[:, 1:] == 1.0).float()
+                assistant = (weights[:, 1:] == 1.0).float()  # the probe's weights are unscaled
                 loss_sum += float((losses * assistant).sum())
                 loss_count += float(assistant.sum())
                 hits = (predicted == ids[:, 1:]).cpu()
@@ -394,7 +399,7 @@ def command_train(arguments) -> None:
             ).view(len(examples), -1)
             target = weights[:, 1:]
             loss = (losses * target).sum() / target.sum().clamp(min=1)
-            assistant = (target == 1.0).float()
+            assistant = (target >= 1.0).float()
             assistant_loss = (losses.detach() * assistant).sum() / assistant.sum().clamp(min=1)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -609,6 +614,8 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--context-weight", type=float, default=0.1)
+    p.add_argument("--value-weight", type=float, default=1.0,
+                   help="loss weight of copied values in assistant turns (the rest of a turn weighs 1)")
     p.add_argument("--log-every", type=int, default=10)
     p.add_argument("--probe-every", type=int, default=100)
     p.add_argument("--probe-count", type=int, default=200)
