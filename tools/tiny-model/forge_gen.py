@@ -750,6 +750,45 @@ def shape_many_args(world: World, subject: str) -> Task:
     return Task(user, [Step(tool, {key: ident}, wire_json(data), [("id", ident)]), Step(terminal, args, terminal_result(rng), copied)])
 
 
+def shape_form(world: World, subject: str) -> Task:
+    """Copy-dense: every argument of the one call is a value written in the request."""
+    rng = world.rng
+    kinds = rng.sample(["person", "place", "code", "email", "date", "amount", "word", "count"], rng.randint(2, 5))
+    params, args, parts, copied = [], {}, [], []
+    for kind in kinds:
+        key = rng.choice(FIELD_KINDS[kind])
+        while key in args:
+            key = f"{key}_{invented(rng, (1, 1))}"
+        value = make_value(rng, kind)
+        params.append(Param(key, kind))
+        args[key] = value
+        copied.append((kind if kind in ("person", "place", "email", "date", "amount") else "value", value))
+        label = key.replace("_", " ")
+        parts.append(rng.choice([f"{label} {value}", f"{label}: {value}", f"{label} is {value}", f"{label} = {value}"]))
+    if kinds and rng.random() < 0.5:
+        ident = identifier(rng)
+        key = param_key(rng, "id", subject)
+        if key not in args:
+            params.insert(0, Param(key, "id"))
+            args = {key: ident, **args}
+            copied.insert(0, ("id", ident))
+            parts.insert(0, f"{subject.replace('_', ' ')} {ident}")
+    terminal = terminal_tool(world, subject, params)
+    joined = ", ".join(parts)
+    user = ask(
+        rng,
+        [
+            f"Please file this: {joined}.",
+            f"New {subject.replace('_', ' ')} entry - {joined}.",
+            f"Record {joined}.",
+            f"{joined}. Save it.",
+            f"Can you log the following? {joined}",
+        ],
+    )
+    world.tools += [terminal]
+    return Task(user, [Step(terminal, args, terminal_result(rng), copied)])
+
+
 def with_distractors(world: World, rng: random.Random, count: int) -> None:
     for _ in range(count):
         subject = noun(rng)
@@ -771,7 +810,10 @@ SHAPES = [
     ("required_first", 0.10),
     ("decline", 0.03),
     ("retry", 0.05),
+    (shape_form, 0.05),
 ]
+# The copy-dense start of training (`short`): more of the shapes whose arguments come from the request.
+SHORT_SHAPES = [(shape, weight * (6 if shape in (shape_form, shape_direct, shape_enum) else 1)) for shape, weight in SHAPES]
 
 
 def system_prompt(rng: random.Random, world: World, task: Task, subject: str) -> str:
@@ -792,7 +834,8 @@ def system_prompt(rng: random.Random, world: World, task: Task, subject: str) ->
 
 
 def build_task(world: World, rng: random.Random, subject: str) -> Task:
-    shape = rng.choices([s for s, _ in SHAPES], weights=[w for _, w in SHAPES])[0]
+    shapes = SHORT_SHAPES if world.short else SHAPES
+    shape = rng.choices([s for s, _ in shapes], weights=[w for _, w in shapes])[0]
     if shape == "required_first":
         start_verb = rng.choice(START_VERBS)
         operator = person(rng)
