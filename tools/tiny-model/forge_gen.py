@@ -81,7 +81,7 @@ def render(messages: list[dict], tools: list[dict], add_generation_prompt: bool 
 
 # ------------------------------------------------------------------------------ disjointness
 
-_STRING_LITERAL = re.compile(r"\"((?:[^\"\\\n]|\\.){2,200})\"|'((?:[^'\\\n]|\\.){2,200})'|`([^`$\\\n]{2,200})`")
+_STRING_LITERAL = re.compile(r"\"((?:[^\"\\\n]|\\.){1,200})\"|'((?:[^'\\\n]|\\.){1,200})'|`([^`$\\\n]{1,200})`")
 
 
 def forbidden_strings() -> set[str]:
@@ -204,15 +204,25 @@ def email(rng: random.Random, who: str | None = None) -> str:
 
 
 def amount(rng: random.Random) -> str:
-    whole = rng.choice([rng.randint(1, 99), rng.randint(100, 999), rng.randint(1000, 99999)])
-    return f"{whole}.{rng.randint(0, 99):02d}" if rng.random() < 0.7 else str(whole)
+    def make() -> str:
+        whole = rng.choice([rng.randint(1, 99), rng.randint(100, 999), rng.randint(1000, 99999)])
+        return f"{whole}.{rng.randint(0, 99):02d}" if rng.random() < 0.7 else str(whole)
+
+    return clean(rng, make)
+
+
+def count(rng: random.Random) -> str:
+    return clean(rng, lambda: str(rng.choice([rng.randint(0, 9), rng.randint(10, 99), rng.randint(100, 5000)])))
 
 
 def date(rng: random.Random) -> str:
-    year, month, day = rng.randint(2019, 2031), rng.randint(1, 12), rng.randint(1, 28)
-    if rng.random() < 0.75:
-        return f"{year}-{month:02d}-{day:02d}"
-    return f"{MONTHS[month - 1]} {day}, {year}"
+    def make() -> str:
+        year, month, day = rng.randint(2019, 2031), rng.randint(1, 12), rng.randint(1, 28)
+        if rng.random() < 0.75:
+            return f"{year}-{month:02d}-{day:02d}"
+        return f"{MONTHS[month - 1]} {day}, {year}"
+
+    return clean(rng, make)
 
 
 def phrase(rng: random.Random) -> str:
@@ -249,6 +259,17 @@ ENUMS = [
     ["active", "suspended", "archived"],
     ["calm", "busy", "closed"],
 ]
+_ENUMS: list[list[str]] | None = None
+
+
+def enums() -> list[list[str]]:
+    """The enum lists none of whose options is an eval string (an eval tool's enum, an argument)."""
+    global _ENUMS
+    if _ENUMS is None:
+        _ENUMS = [options for options in ENUMS if not any(option in forbidden() for option in options)]
+    return _ENUMS
+
+
 CONDITIONS = "sunny cloudy rainy windy foggy snowy clear stormy humid mild".split()
 
 # Field kinds of a record: key choices and a value maker.
@@ -272,7 +293,7 @@ def make_value(rng: random.Random, kind: str) -> str:
     if kind == "amount":
         return amount(rng)
     if kind == "count":
-        return str(rng.choice([rng.randint(0, 9), rng.randint(10, 99), rng.randint(100, 5000)]))
+        return count(rng)
     if kind == "date":
         return date(rng)
     if kind == "email":
@@ -401,7 +422,7 @@ def record(rng: random.Random, subject: str, id_key: str, id_value: str, kinds: 
         value = make_value(rng, kind)
         data[key] = int(value) if kind == "count" and rng.random() < 0.6 else value
     if rng.random() < 0.5:
-        data["status"] = rng.choice(rng.choice(ENUMS))
+        data["status"] = rng.choice(rng.choice(enums()))
     return data
 
 
@@ -708,7 +729,7 @@ def shape_search(world: World, subject: str) -> Task:
 
 def shape_enum(world: World, subject: str) -> Task:
     rng = world.rng
-    options = rng.choice(ENUMS)
+    options = rng.choice(enums())
     choice = rng.choice(options)
     ident = identifier(rng)
     enum_key = rng.choice(["priority", "mode", "level", "kind", "option", "channel", "state", "tier"])
