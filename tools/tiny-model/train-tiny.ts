@@ -3,12 +3,14 @@
  *
  * 1. the tokenizer: `tools/tiny-model/tokenizer.json` is committed; `forge_train.py tokenizer`
  *    trains it again only when it is missing;
- * 2. phase 1, the first 25 of 110 minutes: one-request conversations (`--short`), batches of
- *    ~4,096 tokens, conversations up to 1,024 tokens;
- * 3. phase 2, up to 110 minutes: all conversations, batches of ~4,608 tokens, up to 1,536 tokens;
- *    both phases follow one learning-rate schedule over the whole run (warm-up, then linear decay
- *    over its last 30 %), and a run whose copy probe is under 2 % after 3 M tokens stops;
- * 4. export `models/forge-tiny.gguf` (llama.cpp's gguf-py) and plot `models/loss.png`.
+ * 2. the phases of one 110-minute run (`PHASES`), on one learning-rate schedule (warm-up, then
+ *    linear decay over the last 30 %):
+ *    - to minute 25: one-request conversations (`--short`), batches of ~4,096 tokens, conversations
+ *      up to 1,024 tokens; the run gives up if its copy probe is under 2 % after 3 M tokens;
+ *    - to minute 55: the same with copied values weighted 3 in the loss (`--value-weight 3`);
+ *    - to minute 110: all conversations, batches of ~4,608 tokens, up to 1,536 tokens, values
+ *      weighted 3;
+ * 3. export `models/forge-tiny.gguf` (llama.cpp's gguf-py) and plot `models/loss.png`.
  *
  * Training data is generated on the fly (forge_gen.py) and never written; the run checkpoints to
  * `.cache/tiny-model/run/last.pt` every five minutes. Re-running resumes from it: each phase trains
@@ -17,7 +19,7 @@
  *
  * Needs Debian's python3-torch, python3-numpy, python3-jinja2 and python3-matplotlib
  * (`/usr/bin/python3`, or TINY_PYTHON) and the llama.cpp source (`npm run setup:llama-server`).
- * Options: --minutes M (the run's length; phase 1 keeps its 25/110 share), --threads N, --workers N
+ * Options: --minutes M (the run's length; each phase keeps its share), --threads N, --workers N
  * (data processes), --run DIR, --output GGUF.
  */
 import { spawnSync } from "node:child_process";
@@ -34,9 +36,29 @@ const python = process.env.TINY_PYTHON ?? "/usr/bin/python3";
 const trainer = join(here, "forge_train.py");
 const tokenizer = join(here, "tokenizer.json");
 
-/** The v2 run: 110 minutes, the first 25 on short conversations. */
+/** The v2 run's length, in minutes of training. */
 const RUN_MINUTES = 110;
-const PHASE_ONE_MINUTES = 25;
+
+/** The v2 run's phases: where each ends (minutes into the run) and its own trainer flags. */
+const PHASES: readonly { name: string; until: number; flags: readonly string[] }[] = [
+  {
+    name: "phase 1 (short conversations)",
+    until: 25,
+    flags: ["--short", "--batch-tokens", "4096", "--max-len", "1024"],
+  },
+  {
+    name: "phase 2 (short conversations, values weighted 3)",
+    until: 55,
+    flags: ["--short", "--batch-tokens", "4096", "--max-len", "1024", "--value-weight", "3"],
+  },
+  {
+    name: "phase 3 (all conversations, values weighted 3)",
+    until: RUN_MINUTES,
+    flags: ["--batch-tokens", "4608", "--max-len", "1536", "--value-weight", "3"],
+  },
+];
+/** Only the first phase gives up on a copy probe under 2 % after 3 M tokens. */
+const COPY_FLOOR = ["--min-copy", "0.02", "--min-copy-tokens", "3000000"];
 /** A phase with less than this left (minutes) is done. */
 const DONE_WITHIN = 0.05;
 
@@ -56,13 +78,6 @@ const HistorySchema = z.object({
   seconds: z.number().optional(),
 });
 type History = z.infer<typeof HistorySchema>;
-
-interface Phase {
-  name: string;
-  /** Where the phase ends, in minutes of training since the run began. */
-  until: number;
-  flags: string[];
-}
 
 function readOptions(): Options {
   const { values } = parseArgs({
@@ -99,44 +114,34 @@ function trainedMinutes(runDir: string): number {
   return (history.seconds ?? history.history.at(-1)?.[2] ?? 0) / 60;
 }
 
-/** The trainer's flags shared by both phases (the v2 CPU run's). */
+/** The trainer's flags shared by every phase (the v2 CPU run's). */
 function commonFlags(options: Options): string[] {
   return [
     ...["--tokenizer", tokenizer, "--dir", options.run, "--size", "cpu", "--device", "cpu"],
     ...["--threads", String(options.threads), "--workers", String(options.workers)],
     ...["--total-minutes", String(options.minutes), "--decay-fraction", "0.3", "--warmup", "50"],
     ...["--probe-every", "200", "--probe-count", "100", "--log-every", "20", "--save-every", "300"],
-    ...["--min-copy", "0.02", "--min-copy-tokens", "3000000"],
-  ];
-}
-
-function phases(options: Options): Phase[] {
-  return [
-    {
-      name: "phase 1 (short conversations)",
-      until: (options.minutes * PHASE_ONE_MINUTES) / RUN_MINUTES,
-      flags: ["--short", "--batch-tokens", "4096", "--max-len", "1024"],
-    },
-    {
-      name: "phase 2 (all conversations)",
-      until: options.minutes,
-      flags: ["--batch-tokens", "4608", "--max-len", "1536"],
-    },
   ];
 }
 
 function train(options: Options): void {
-  for (const phase of phases(options)) {
+  const scale = options.minutes / RUN_MINUTES;
+  for (const [index, phase] of PHASES.entries()) {
+    const until = phase.until * scale;
     const done = trainedMinutes(options.run);
-    const left = phase.until - done;
+    const left = until - done;
     if (left < DONE_WITHIN) {
-      console.log(`${phase.name}: done (${done.toFixed(1)} of ${phase.until.toFixed(1)} min trained)`);
+      console.log(`${phase.name}: done (${done.toFixed(1)} of ${until.toFixed(1)} min trained)`);
       continue;
     }
     console.log(
-      `${phase.name}: ${done.toFixed(1)} of ${phase.until.toFixed(1)} min trained, ${left.toFixed(1)} to go`,
+      `${phase.name}: ${done.toFixed(1)} of ${until.toFixed(1)} min trained, ${left.toFixed(1)} to go`,
     );
-    run(python, [trainer, "train", ...commonFlags(options), ...phase.flags, "--minutes", left.toFixed(3)]);
+    run(python, [
+      ...[trainer, "train", ...commonFlags(options), ...phase.flags],
+      ...(index === 0 ? COPY_FLOOR : []),
+      ...["--minutes", left.toFixed(3)],
+    ]);
     const stopped = readHistory(options.run)?.runs.at(-1)?.stopped;
     if (stopped?.startsWith("copy probe")) {
       throw new Error(`the trainer gave up: ${stopped}. Delete ${options.run} to start over.`);
