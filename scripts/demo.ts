@@ -56,9 +56,27 @@ const yellow = (text: string) => paint(33, text);
 const magenta = (text: string) => paint(35, text);
 const cyan = (text: string) => paint(36, text);
 
-function readOptions(): DemoOptions {
+const USAGE = `Usage: npm run demo -- [options]
+
+Runs one real workflow (get_weather, then report_weather) through WorkflowRunner and the in-process
+llama.cpp engine, and prints the conversation with the guardrails' nudges marked.
+
+Options:
+  --model <path>          GGUF to run (default: $FORGE_MODEL, else models/forge-tiny.gguf)
+  --mode <mode>           functions (grammar-constrained calls, default) or free (rescued from text)
+  --tool-choice <choice>  required (default) or auto (functions mode: the model may answer in text)
+  --threads <n>           CPU threads (default: node-llama-cpp's choice)
+  --max-iterations <n>    LLM calls at most (default 10)
+  --max-tokens <n>        tokens per answer at most (default 96)
+  --temperature <t>       sampling temperature (default 0: greedy)
+  --seed <n>              sampling seed
+  -h, --help              show this help`;
+
+/** The parsed options, or null when --help was asked for (the usage is printed). */
+function readOptions(): DemoOptions | null {
   const { values } = parseArgs({
     options: {
+      help: { type: "boolean", short: "h" },
       mode: { type: "string" },
       "tool-choice": { type: "string" },
       model: { type: "string" },
@@ -69,6 +87,10 @@ function readOptions(): DemoOptions {
       seed: { type: "string" },
     },
   });
+  if (values.help) {
+    console.log(USAGE);
+    return null;
+  }
   return optionsSchema.parse({
     mode: values.mode,
     toolChoice: values["tool-choice"],
@@ -135,14 +157,21 @@ function median(values: number[]): number | null {
 }
 
 async function main(): Promise<number> {
-  let options: DemoOptions;
+  let options: DemoOptions | null;
   try {
     options = readOptions();
   } catch (error) {
-    const detail = error instanceof z.ZodError ? z.prettifyError(error) : String(error);
+    const detail =
+      error instanceof z.ZodError
+        ? z.prettifyError(error)
+        : error instanceof Error
+          ? error.message
+          : String(error);
     console.error(red(`Bad options: ${detail}`));
+    console.error(USAGE);
     return 2;
   }
+  if (options === null) return 0;
   const model = await resolveModel(options.model);
   const isRandomModel = model.path === testModelPath();
   let client: LlamaCppClient;
