@@ -1013,6 +1013,29 @@ def wrong_turn(builder: Builder, rng: random.Random, step: Step, names: list[str
         builder.tool(call, f"[ToolError] ToolArgumentError: {missing}: Invalid input: expected string, received undefined")
 
 
+def echo_conversation(rng: random.Random) -> dict:
+    """Pure copying in the chat format: the user lists values, the answer is them as a JSON list.
+
+    The densest copy signal there is (most answer tokens are copies), for the start of training.
+    """
+    kinds = ["person", "place", "code", "email", "date", "amount", "word", "count"]
+    values = [make_value(rng, rng.choice(kinds)) for _ in range(rng.randint(1, 6))]
+    listed = ", ".join(values[:-1]) + (" and " if len(values) > 1 else "") + values[-1]
+    user = rng.choice(
+        [
+            f"Return these values as a JSON list: {listed}.",
+            f"Copy exactly, as a JSON list: {listed}",
+            f"List them in JSON: {listed}.",
+        ]
+    )
+    messages = [
+        {"role": "system", "content": rng.choice(["You copy values exactly.", "You are a helpful assistant."])},
+        {"role": "user", "content": user},
+        {"role": "assistant", "content": minja_json(values), "_wrong": False, "_copied": [("value", v) for v in values]},
+    ]
+    return {"messages": messages, "tools": [], "libraryTools": [], "variant": "library", "toolNames": []}
+
+
 def conversation(rng: random.Random, variant: str | None = None, short: bool = False) -> dict:
     """One conversation: OpenAI messages (arguments as objects), tools, and bookkeeping.
 

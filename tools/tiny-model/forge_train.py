@@ -61,7 +61,7 @@ VALUE_KINDS = ["name", "id", "place", "person", "value", "text", "email", "amoun
 
 
 def _worker(queue, tokenizer_path: str, seed: int, context_weight: float, max_len: int, short: bool,
-            value_weight: float = 1.0) -> None:
+            value_weight: float = 1.0, echo: float = 0.0) -> None:
     os.nice(5)  # training comes first on a shared CPU
     tokenizer = forge_tok.Tokenizer.load(tokenizer_path)
     rng = random.Random(seed)
@@ -69,7 +69,10 @@ def _worker(queue, tokenizer_path: str, seed: int, context_weight: float, max_le
 
     batch = []
     while True:
-        conv = forge_gen.conversation(rng, short=short)
+        if echo > 0 and rng.random() < echo:
+            conv = forge_gen.echo_conversation(rng)
+        else:
+            conv = forge_gen.conversation(rng, short=short)
         ids, weights, values, _ = forge_gen.encode_example(tokenizer, conv, context_weight)
         if len(ids) > max_len:
             continue
@@ -87,13 +90,14 @@ class Stream:
     """Conversations from worker processes, batched by similar length."""
 
     def __init__(self, tokenizer_path: str, seed: int, workers: int, context_weight: float, max_len: int,
-                 batch_tokens: int, short: bool = False, value_weight: float = 1.0):
+                 batch_tokens: int, short: bool = False, value_weight: float = 1.0, echo: float = 0.0):
         context = mp.get_context("fork")
         self.queue = context.Queue(maxsize=64)
         self.processes = [
             context.Process(
                 target=_worker,
-                args=(self.queue, tokenizer_path, seed * 1000 + index, context_weight, max_len, short, value_weight),
+                args=(self.queue, tokenizer_path, seed * 1000 + index, context_weight, max_len, short, value_weight,
+                      echo),
                 daemon=True,
             )
             for index in range(workers)
@@ -273,6 +277,7 @@ def command_train(arguments) -> None:
     stream = Stream(
         str(arguments.tokenizer), arguments.seed * 7919 + resume_step, arguments.workers,
         arguments.context_weight, max_len, arguments.batch_tokens, arguments.short, arguments.value_weight,
+        arguments.echo,
     )
     model = build_model(torch, vocab, config).to(device)
     parameters = sum(p.numel() for p in model.parameters())
@@ -610,6 +615,8 @@ def main() -> None:
     p.add_argument("--batch-tokens", type=int, default=131072)
     p.add_argument("--max-len", type=int, default=0)
     p.add_argument("--short", action="store_true", help="one request per conversation (copy-dense curriculum)")
+    p.add_argument("--echo", type=float, default=0.0,
+                   help="share of pure-copy conversations (values listed, answered as a JSON list)")
     p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 2))
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=1)
