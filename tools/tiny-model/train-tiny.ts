@@ -3,13 +3,14 @@
  *
  * 1. the tokenizer: `tools/tiny-model/tokenizer.json` is committed; `forge_train.py tokenizer`
  *    trains it again only when it is missing;
- * 2. the phases of one 110-minute run (`PHASES`), on one learning-rate schedule (warm-up, then
- *    linear decay over the last 30 %):
+ * 2. the phases of one 97-minute run (`PHASES`, the committed model's run), on one learning-rate
+ *    schedule (warm-up, then linear decay over the last 30 %):
  *    - to minute 25: one-request conversations (`--short`), batches of ~4,096 tokens, conversations
  *      up to 1,024 tokens; the run gives up if its copy probe is under 2 % after 3 M tokens;
- *    - to minute 55: the same with copied values weighted 3 in the loss (`--value-weight 3`);
- *    - to minute 110: all conversations, batches of ~4,608 tokens, up to 1,536 tokens, values
- *      weighted 3;
+ *    - to minute 44.3: the same with copied values weighted 3 in the loss (`--value-weight 3`);
+ *    - to minute 62: the same with 30 % pure-copy conversations (`--echo 0.3`);
+ *    - to minute 97: all conversations, batches of ~4,608 tokens, up to 1,536 tokens, values
+ *      weighted 3, 20 % pure-copy conversations;
  * 3. export `models/forge-tiny.gguf` (llama.cpp's gguf-py) and plot `models/loss.png`.
  *
  * Training data is generated on the fly (forge_gen.py) and never written; the run checkpoints to
@@ -37,7 +38,7 @@ const trainer = join(here, "forge_train.py");
 const tokenizer = join(here, "tokenizer.json");
 
 /** The v2 run's length, in minutes of training. */
-const RUN_MINUTES = 110;
+const RUN_MINUTES = 97;
 
 /** The v2 run's phases: where each ends (minutes into the run) and its own trainer flags. */
 const PHASES: readonly { name: string; until: number; flags: readonly string[] }[] = [
@@ -48,13 +49,18 @@ const PHASES: readonly { name: string; until: number; flags: readonly string[] }
   },
   {
     name: "phase 2 (short conversations, values weighted 3)",
-    until: 55,
+    until: 44.3,
     flags: ["--short", "--batch-tokens", "4096", "--max-len", "1024", "--value-weight", "3"],
   },
   {
-    name: "phase 3 (all conversations, values weighted 3)",
+    name: "phase 3 (short conversations, values weighted 3, 30 % pure copying)",
+    until: 62,
+    flags: ["--short", "--batch-tokens", "4096", "--max-len", "1024", "--value-weight", "3", "--echo", "0.3"],
+  },
+  {
+    name: "phase 4 (all conversations, values weighted 3, 20 % pure copying)",
     until: RUN_MINUTES,
-    flags: ["--batch-tokens", "4608", "--max-len", "1536", "--value-weight", "3"],
+    flags: ["--batch-tokens", "4608", "--max-len", "1536", "--value-weight", "3", "--echo", "0.2"],
   },
 ];
 /** Only the first phase gives up on a copy probe under 2 % after 3 M tokens. */
