@@ -6,10 +6,6 @@
 import { performance } from "node:perf_hooks";
 import { assign, createActor, sendTo, setup, toPromise } from "xstate";
 import { z } from "zod";
-import { fromRequests } from "../machines/request-worker.ts";
-import { serializeToolResult } from "../machines/workflow-actors.ts";
-import type { ToolOutcome } from "../machines/workflow-context.ts";
-import { toolCallMessages, toolResultMessages } from "../machines/workflow-messages.ts";
 import { ContextManager, NoCompact } from "../src/context/index.ts";
 import { appendMessages } from "../src/core/history.ts";
 import {
@@ -33,6 +29,10 @@ import {
 } from "../src/guardrails/step-state.ts";
 import { type Verdict, validateResponse } from "../src/guardrails/validate-response.ts";
 import { WorkflowRunner } from "../src/loop/runner.ts";
+import { fromRequests } from "../src/machines/request-worker.ts";
+import { serializeToolResult } from "../src/machines/workflow-actors.ts";
+import type { ToolOutcome } from "../src/machines/workflow-context.ts";
+import { toolCallMessages, toolResultMessages } from "../src/machines/workflow-messages.ts";
 import { ScriptedClient } from "../src/testing/index.ts";
 
 const noop = defineTool({

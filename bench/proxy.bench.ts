@@ -469,7 +469,7 @@ async function measure(thinkMs: number, requests: number, connections: number, r
 
 /** CPU per call of the guarded path's in-process parts, to show where a request's time goes. */
 async function measureParts(): Promise<string[]> {
-  const { createWorkflowMachine } = await import("../machines/workflow.machine.ts");
+  const { createWorkflowMachine } = await import("../src/machines/workflow.machine.ts");
   const { runInference } = await import("../src/loop/inference.ts");
   const { chatCompletionRequestSchema } = await import("../src/proxy/openai-schema.ts");
   const { proxyRequestFromOpenAI } = await import("../src/proxy/from-openai.ts");

@@ -1,5 +1,5 @@
 /** forge-guardrails: reliable tool calling for self-hosted LLMs. */
-export * from "../machines/index.ts";
+
 export * from "./clients/index.ts";
 export * from "./context/index.ts";
 export * from "./core/errors.ts";
@@ -13,6 +13,7 @@ export { errorFromOutput } from "./loop/failure.ts";
 export { type InferenceResult, type RunInferenceOptions, runInference } from "./loop/inference.ts";
 export { type RunOptions, WorkflowRunner, type WorkflowRunnerOptions } from "./loop/runner.ts";
 export { SlotWorker, SlotWorkerError, type SubmitOptions } from "./loop/slot-worker.ts";
+export * from "./machines/index.ts";
 export * from "./prompts/index.ts";
 export * from "./proxy/index.ts";
 export * from "./server/index.ts";

@@ -4,7 +4,6 @@
  * transition and LLM exchange recorded, and the final persisted snapshot kept.
  */
 import { createActor, type Snapshot, toPromise } from "xstate";
-import type { WorkflowOutput, WorkflowSnapshot } from "../../machines/workflow.machine.ts";
 import {
   type CompactEvent,
   type CompactStrategy,
@@ -17,6 +16,7 @@ import {
 import type { Message } from "../../src/core/messages.ts";
 import type { LLMClient } from "../../src/core/types.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
+import type { WorkflowOutput, WorkflowSnapshot } from "../../src/machines/workflow.machine.ts";
 import type { CompactStrategyName, LoopConfig } from "../ablation.ts";
 import {
   countNudges,

@@ -3,12 +3,12 @@
  * steps, and the tool state those steps leave behind when a stored snapshot is replayed.
  */
 import { createActor } from "xstate";
-import type { WorkflowSnapshot } from "../../machines/workflow.machine.ts";
-import type { WorkflowConfig } from "../../machines/workflow-context.ts";
 import { ContextManager, NoCompact } from "../../src/context/index.ts";
 import { type Message, MessageType } from "../../src/core/messages.ts";
 import type { Workflow } from "../../src/core/workflow.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
+import type { WorkflowSnapshot } from "../../src/machines/workflow.machine.ts";
+import type { WorkflowConfig } from "../../src/machines/workflow-context.ts";
 import { hangUntilAborted, ScriptedClient, toolCall } from "../../src/testing/index.ts";
 import type { EvalScenario } from "../scenarios/scenario.ts";
 

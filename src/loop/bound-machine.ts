@@ -11,8 +11,8 @@ import {
   type WorkflowActor,
   type WorkflowMachine,
   type WorkflowMachineDeps,
-} from "../../machines/workflow.machine.ts";
-import type { WorkflowInput } from "../../machines/workflow-context.ts";
+} from "../machines/workflow.machine.ts";
+import type { WorkflowInput } from "../machines/workflow-context.ts";
 
 /** How an actor starts: fresh from input, or restored from a persisted snapshot. */
 export type ActorStart = { input: WorkflowInput } | { snapshot: Snapshot<unknown> };

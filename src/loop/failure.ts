@@ -1,7 +1,7 @@
 /**
  * Turns a finished workflow actor's output back into the typed error the caller expects.
  */
-import type { WorkflowOutput } from "../../machines/workflow.machine.ts";
+
 import {
   BackendError,
   ForgeError,
@@ -12,6 +12,7 @@ import {
   ToolExecutionError,
   WorkflowCancelledError,
 } from "../core/errors.ts";
+import type { WorkflowOutput } from "../machines/workflow.machine.ts";
 
 /** The typed error for a failed or cancelled run, with the run's history attached. */
 export function errorFromOutput(output: WorkflowOutput, originalActorError?: unknown): Error {

@@ -5,16 +5,12 @@
  * client and callbacks are bound to its own actor.
  */
 import { toPromise } from "xstate";
-import type {
-  HistoryCompactor,
-  WorkflowMachineDeps,
-  WorkflowOutput,
-} from "../../machines/workflow.machine.ts";
-import { createWorkflowConfig } from "../../machines/workflow-context.ts";
 import type { Message } from "../core/messages.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, StreamChunk, ToolCall } from "../core/types.ts";
 import type { RetryNudge } from "../guardrails/response-validator.ts";
+import type { HistoryCompactor, WorkflowMachineDeps, WorkflowOutput } from "../machines/workflow.machine.ts";
+import { createWorkflowConfig } from "../machines/workflow-context.ts";
 import { BoundMachine } from "./bound-machine.ts";
 import { errorFromOutput } from "./failure.ts";
 

@@ -3,18 +3,6 @@
  * and turns its output into the terminal tool's result or a typed error.
  */
 import { type InspectionEvent, type Snapshot, toPromise } from "xstate";
-import {
-  createWorkflowMachine,
-  type HistoryCompactor,
-  type WorkflowMachine,
-  type WorkflowMachineDeps,
-  type WorkflowOutput,
-} from "../../machines/workflow.machine.ts";
-import {
-  createWorkflowConfig,
-  type WorkflowConfig,
-  type WorkflowInput,
-} from "../../machines/workflow-context.ts";
 import { WorkflowCancelledError } from "../core/errors.ts";
 import { createMessage, type Message, MessageRole, MessageType } from "../core/messages.ts";
 import type { ToolSpec } from "../core/tools.ts";
@@ -22,6 +10,18 @@ import type { LLMClient, StreamChunk } from "../core/types.ts";
 import { renderSystemPrompt, type Workflow, workflowToolSpecs } from "../core/workflow.ts";
 import { assertCount } from "../guardrails/error-tracker.ts";
 import type { RetryNudge } from "../guardrails/response-validator.ts";
+import {
+  createWorkflowMachine,
+  type HistoryCompactor,
+  type WorkflowMachine,
+  type WorkflowMachineDeps,
+  type WorkflowOutput,
+} from "../machines/workflow.machine.ts";
+import {
+  createWorkflowConfig,
+  type WorkflowConfig,
+  type WorkflowInput,
+} from "../machines/workflow-context.ts";
 import { type ActorStart, BoundMachine } from "./bound-machine.ts";
 import { errorFromOutput } from "./failure.ts";
 

@@ -4,14 +4,14 @@
  * data (workflows, promises to settle) live here, keyed by job id.
  */
 import { createActor, fromPromise } from "xstate";
+import { ForgeError, WorkflowCancelledError } from "../core/errors.ts";
+import type { Workflow } from "../core/workflow.ts";
 import {
   type RunJobInput,
   type SlotWorkerActor,
   type SlotWorkerSnapshot,
   slotWorkerMachine,
-} from "../../machines/slot-worker.machine.ts";
-import { ForgeError, WorkflowCancelledError } from "../core/errors.ts";
-import type { Workflow } from "../core/workflow.ts";
+} from "../machines/slot-worker.machine.ts";
 import type { RunOptions, WorkflowRunner } from "./runner.ts";
 
 /** A SlotWorker was used outside its lifecycle (before `start()` or after `stop()`). */

@@ -3,12 +3,13 @@
  * the runner's front half (`runInference`: compaction, folding, send, validate, rescue, retry
  * nudges), and shape the validated batch into an answer.
  */
-import type { HistoryCompactor } from "../../machines/workflow.machine.ts";
+
 import { ContextManager, TieredCompact } from "../context/index.ts";
 import type { Message } from "../core/messages.ts";
 import { serializeHistory } from "../core/messages.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import { runInference } from "../loop/inference.ts";
+import type { HistoryCompactor } from "../machines/workflow.machine.ts";
 import { RESPOND_TOOL_NAME, respondTool } from "../tools/respond.ts";
 import { answerFromCalls, answerFromResponse, type ProxyAnswer } from "./answer.ts";
 import type { ProxyBackend } from "./backend.ts";

@@ -46,11 +46,34 @@ export {
 export { defaultServerLogger, type ServerLogger } from "./logger.ts";
 export { fetchServerProps, parseServerProps, type ServerProps } from "./props.ts";
 export {
+  createServerManagerMachine,
+  type ServerBackend,
+  type ServerManagerActor,
+  type ServerManagerContext,
+  type ServerManagerEmitted,
+  type ServerManagerEvent,
+  type ServerManagerInput,
+  type ServerManagerMachine,
+  type ServerManagerSnapshot,
+  type ServerStatus,
+  serverStatusOf,
+} from "./server-manager.machine.ts";
+export {
   type ServerInfo,
   ServerManager,
   type ServerManagerEvents,
   type ServerManagerOptions,
 } from "./server-manager.ts";
+export {
+  awaitReadyLogic,
+  createServerProcessLogic,
+  ollamaConnectLogic,
+  ollamaUnloadLogic,
+  preparePortLogic,
+  type ServerProcessDeps,
+  type ServerProcessEvent,
+  type ServerProcessInput,
+} from "./server-manager-actors.ts";
 export {
   type BackendSetup,
   type NumCtxClient,

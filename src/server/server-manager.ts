@@ -4,14 +4,6 @@
  * context budget, logging everything it detects and chooses.
  */
 import { createActor, waitFor } from "xstate";
-import {
-  createServerManagerMachine,
-  type ServerBackend,
-  type ServerManagerActor,
-  type ServerManagerSnapshot,
-  type ServerStatus,
-  serverStatusOf,
-} from "../../machines/server-manager.machine.ts";
 import { BudgetResolutionError, type ForgeError, HardwareDetectionError } from "../core/errors.ts";
 import { checkManualTokens, contextFlagForSlot, halveContext, ollamaTierTokens } from "./budget.ts";
 import { BudgetMode, isBudgetMode } from "./budget-mode.ts";
@@ -21,6 +13,14 @@ import { type LaunchConfig, type LaunchOptions, launchConfigSchema } from "./lau
 import { resolveLlamaServerPath } from "./llama-server-path.ts";
 import { defaultServerLogger, type ServerLogger } from "./logger.ts";
 import { fetchServerProps, type ServerProps } from "./props.ts";
+import {
+  createServerManagerMachine,
+  type ServerBackend,
+  type ServerManagerActor,
+  type ServerManagerSnapshot,
+  type ServerStatus,
+  serverStatusOf,
+} from "./server-manager.machine.ts";
 
 /** Options of {@link ServerManager}. */
 export interface ServerManagerOptions {

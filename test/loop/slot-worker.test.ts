@@ -1,10 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { createActor, fromPromise, waitFor } from "xstate";
-import { enqueueJob, preempts, type SlotJob, slotWorkerMachine } from "../../machines/slot-worker.machine.ts";
 import { ToolCallError, WorkflowCancelledError } from "../../src/core/errors.ts";
 import { defineWorkflow } from "../../src/core/workflow.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
 import { SlotWorker, SlotWorkerError } from "../../src/loop/slot-worker.ts";
+import {
+  enqueueJob,
+  preempts,
+  type SlotJob,
+  slotWorkerMachine,
+} from "../../src/machines/slot-worker.machine.ts";
 import {
   hangUntilAborted,
   type RecordedCall,

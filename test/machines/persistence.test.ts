@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createActor, toPromise } from "xstate";
-import type { WorkflowOutput, WorkflowSnapshot } from "../../machines/workflow.machine.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
+import type { WorkflowOutput, WorkflowSnapshot } from "../../src/machines/workflow.machine.ts";
 import { ScriptedClient, text, toolCall } from "../../src/testing/index.ts";
 import { createPassthrough, weatherWorkflow } from "../helpers/workflows.ts";
 

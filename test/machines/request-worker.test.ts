@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { assign, createActor, sendTo, setup, toPromise } from "xstate";
-import { fromRequests } from "../../machines/request-worker.ts";
+import { fromRequests } from "../../src/machines/request-worker.ts";
 
 type Answer = { type: "echo.done"; output: string } | { type: "echo.error"; error: unknown };
 

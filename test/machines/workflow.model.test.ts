@@ -6,14 +6,14 @@
 import { describe, expect, it } from "vitest";
 import { type AnyEventObject, createActor } from "xstate";
 import { TestModel } from "xstate/graph";
-import { fromRequests } from "../../machines/request-worker.ts";
-import { createWorkflowMachine } from "../../machines/workflow.machine.ts";
-import type { InferenceRequest, ToolExecutionRequest } from "../../machines/workflow-actors.ts";
-import type { ToolOutcome, WorkflowContext } from "../../machines/workflow-context.ts";
-import { createWorkflowConfig } from "../../machines/workflow-context.ts";
-import { openCalls } from "../../machines/workflow-messages.ts";
 import { type Message, MessageRole, MessageType } from "../../src/core/messages.ts";
 import type { LLMResponse } from "../../src/core/types.ts";
+import { fromRequests } from "../../src/machines/request-worker.ts";
+import { createWorkflowMachine } from "../../src/machines/workflow.machine.ts";
+import type { InferenceRequest, ToolExecutionRequest } from "../../src/machines/workflow-actors.ts";
+import type { ToolOutcome, WorkflowContext } from "../../src/machines/workflow-context.ts";
+import { createWorkflowConfig } from "../../src/machines/workflow-context.ts";
+import { openCalls } from "../../src/machines/workflow-messages.ts";
 import { ScriptedClient } from "../../src/testing/index.ts";
 import { createPassthrough } from "../helpers/workflows.ts";
 

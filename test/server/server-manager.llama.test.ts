@@ -6,7 +6,6 @@
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createActor, fromPromise, waitFor } from "xstate";
-import { createServerManagerMachine } from "../../machines/server-manager.machine.ts";
 import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
 import { ContextManager } from "../../src/context/context-manager.ts";
 import { TieredCompact } from "../../src/context/tiered-compact.ts";
@@ -15,6 +14,7 @@ import { WorkflowRunner } from "../../src/loop/runner.ts";
 import { BudgetMode } from "../../src/server/budget-mode.ts";
 import { PortInUseError, ServerCrashedError } from "../../src/server/errors.ts";
 import { launchConfigSchema } from "../../src/server/launch-config.ts";
+import { createServerManagerMachine } from "../../src/server/server-manager.machine.ts";
 import { type ServerInfo, ServerManager } from "../../src/server/server-manager.ts";
 import { weatherWorkflow } from "../helpers/workflows.ts";
 import {

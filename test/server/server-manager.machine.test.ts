@@ -6,13 +6,17 @@
 
 import { describe, expect, it } from "vitest";
 import { createActor, fromCallback, fromPromise, waitFor } from "xstate";
+import { ContextDiscoveryError } from "../../src/core/errors.ts";
+import { errorOfFailure, PortInUseError, type ServerExit } from "../../src/server/errors.ts";
+import { type LaunchConfig, launchConfigSchema } from "../../src/server/launch-config.ts";
+import type { ServerProps } from "../../src/server/props.ts";
 import {
   createServerManagerMachine,
   type ServerManagerEmitted,
   type ServerManagerInput,
   type ServerManagerSnapshot,
   serverStatusOf,
-} from "../../machines/server-manager.machine.ts";
+} from "../../src/server/server-manager.machine.ts";
 import type {
   AwaitReadyInput,
   OllamaInput,
@@ -20,11 +24,7 @@ import type {
   ServerProcessCommand,
   ServerProcessEvent,
   ServerProcessInput,
-} from "../../machines/server-manager-actors.ts";
-import { ContextDiscoveryError } from "../../src/core/errors.ts";
-import { errorOfFailure, PortInUseError, type ServerExit } from "../../src/server/errors.ts";
-import { type LaunchConfig, launchConfigSchema } from "../../src/server/launch-config.ts";
-import type { ServerProps } from "../../src/server/props.ts";
+} from "../../src/server/server-manager-actors.ts";
 
 const PROPS: ServerProps = { nCtx: 2048, totalSlots: 1, modelPath: "model.gguf", buildInfo: "b1" };
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createActor, createMachine, sendTo } from "xstate";
-import { createServerProcessLogic, type ServerProcessEvent } from "../../machines/server-manager-actors.ts";
+import { createServerProcessLogic, type ServerProcessEvent } from "../../src/server/server-manager-actors.ts";
 import { isAlive } from "./helpers/server-processes.ts";
 
 /** Resolves once `condition` holds (polled: process output and exits are not actor snapshots). */

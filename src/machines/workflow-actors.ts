@@ -11,16 +11,16 @@ import {
   ToolOutputError,
   ToolResolutionError,
   WorkflowDefinitionError,
-} from "../src/core/errors.ts";
-import { type Message, serializeHistory, type ToolCallInfo } from "../src/core/messages.ts";
-import type { ToolDef, ToolSpec } from "../src/core/tools.ts";
+} from "../core/errors.ts";
+import { type Message, serializeHistory, type ToolCallInfo } from "../core/messages.ts";
+import type { ToolDef, ToolSpec } from "../core/tools.ts";
 import {
   ChunkType,
   isLLMResponse,
   type LLMClient,
   type LLMResponse,
   type StreamChunk,
-} from "../src/core/types.ts";
+} from "../core/types.ts";
 import { fromRequests } from "./request-worker.ts";
 import type { ToolOutcome } from "./workflow-context.ts";
 

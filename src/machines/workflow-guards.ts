@@ -2,9 +2,9 @@
  * The workflow machine's guards: small pure functions of the context (and the executed batch).
  */
 
-import type { ToolCall } from "../src/core/types.ts";
-import { isBudgetExceeded } from "../src/guardrails/error-tracker.ts";
-import { findPrematureTerminal, findPrerequisiteViolations } from "../src/guardrails/step-state.ts";
+import type { ToolCall } from "../core/types.ts";
+import { isBudgetExceeded } from "../guardrails/error-tracker.ts";
+import { findPrematureTerminal, findPrerequisiteViolations } from "../guardrails/step-state.ts";
 import type { ToolOutcome, WorkflowContext } from "./workflow-context.ts";
 
 /** The validated batch awaiting enforcement (empty when none). */

@@ -1,28 +1,5 @@
-/** The statecharts: the guarded workflow loop and its context, guards, actors and message builders. */
+/** The statecharts: the guarded workflow loop (its context, guards, actors and message builders) and the slot worker. */
 
-export {
-  createServerManagerMachine,
-  type ServerBackend,
-  type ServerManagerActor,
-  type ServerManagerContext,
-  type ServerManagerEmitted,
-  type ServerManagerEvent,
-  type ServerManagerInput,
-  type ServerManagerMachine,
-  type ServerManagerSnapshot,
-  type ServerStatus,
-  serverStatusOf,
-} from "./server-manager.machine.ts";
-export {
-  awaitReadyLogic,
-  createServerProcessLogic,
-  ollamaConnectLogic,
-  ollamaUnloadLogic,
-  preparePortLogic,
-  type ServerProcessDeps,
-  type ServerProcessEvent,
-  type ServerProcessInput,
-} from "./server-manager-actors.ts";
 export {
   compareJobs,
   enqueueJob,

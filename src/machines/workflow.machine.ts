@@ -4,19 +4,19 @@
  * (and responded, for the proxy's inference-only front half).
  */
 import { type ActorRefFrom, type AnyActorRef, assign, type SnapshotFrom, sendTo, setup } from "xstate";
-import { appendMessages } from "../src/core/history.ts";
-import type { Message } from "../src/core/messages.ts";
-import type { ToolDef, ToolSpec } from "../src/core/tools.ts";
-import type { LLMClient, LLMResponse, StreamChunk, ToolCall } from "../src/core/types.ts";
-import { buildRetryNudge, type RetryNudge } from "../src/guardrails/response-validator.ts";
+import { appendMessages } from "../core/history.ts";
+import type { Message } from "../core/messages.ts";
+import type { ToolDef, ToolSpec } from "../core/tools.ts";
+import type { LLMClient, LLMResponse, StreamChunk, ToolCall } from "../core/types.ts";
+import { buildRetryNudge, type RetryNudge } from "../guardrails/response-validator.ts";
 import {
   argMatchedTools,
   findPrematureTerminal,
   findPrerequisiteViolations,
   recordStep,
   stepSummaryHint,
-} from "../src/guardrails/step-state.ts";
-import { validateResponse } from "../src/guardrails/validate-response.ts";
+} from "../guardrails/step-state.ts";
+import { validateResponse } from "../guardrails/validate-response.ts";
 import { createInferenceLogic, createToolExecutionLogic } from "./workflow-actors.ts";
 import {
   createWorkflowContext,

@@ -2,11 +2,11 @@
  * The workflow machine's context: JSON-only control state (counters, step progress, iteration)
  * kept apart from the message history the model sees, plus the run's configuration.
  */
-import type { Message } from "../src/core/messages.ts";
-import type { Prerequisite } from "../src/core/tools.ts";
-import type { LLMResponse } from "../src/core/types.ts";
-import { createStepProgress, type StepProgress } from "../src/guardrails/step-state.ts";
-import type { Verdict } from "../src/guardrails/validate-response.ts";
+import type { Message } from "../core/messages.ts";
+import type { Prerequisite } from "../core/tools.ts";
+import type { LLMResponse } from "../core/types.ts";
+import { createStepProgress, type StepProgress } from "../guardrails/step-state.ts";
+import type { Verdict } from "../guardrails/validate-response.ts";
 
 /** Limits and switches of one run. JSON-serializable. */
 export interface WorkflowConfig {

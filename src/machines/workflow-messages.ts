@@ -8,10 +8,10 @@ import {
   MessageRole,
   MessageType,
   type ToolCallInfo,
-} from "../src/core/messages.ts";
-import type { ToolCall } from "../src/core/types.ts";
-import type { PrerequisiteViolation } from "../src/guardrails/step-state.ts";
-import { notRunNudge, prerequisiteNudge, stepNudge, unknownToolNudge } from "../src/prompts/nudges.ts";
+} from "../core/messages.ts";
+import type { ToolCall } from "../core/types.ts";
+import type { PrerequisiteViolation } from "../guardrails/step-state.ts";
+import { notRunNudge, prerequisiteNudge, stepNudge, unknownToolNudge } from "../prompts/nudges.ts";
 import type { ToolOutcome } from "./workflow-context.ts";
 
 /**
