@@ -21,8 +21,8 @@ import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { LlamaCppClient, ModelNotFoundError } from "../src/clients/llama-cpp.ts";
-import { importNodeLlamaCpp } from "../src/clients/llama-cpp-engine.ts";
+import { LlamaCppClient, ModelNotFoundError } from "../src/clients/llama-cpp/client.ts";
+import { importNodeLlamaCpp } from "../src/clients/llama-cpp/engine.ts";
 import {
   ContextManager,
   ForgeError,

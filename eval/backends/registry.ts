@@ -3,7 +3,7 @@
  * (and, when it speaks OpenAI's chat-completions API, an endpoint for the AI SDK peer loop).
  * Add a backend by adding an entry to `BACKENDS`.
  */
-import type { LlamaCppClient, LlamaCppClientOptions, LlamaCppMode } from "../../src/clients/llama-cpp.ts";
+import type { LlamaCppClient, LlamaCppClientOptions, LlamaCppMode } from "../../src/clients/llama-cpp/client.ts";
 import { OllamaClient } from "../../src/clients/ollama-client.ts";
 import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
 import type { SamplingParams } from "../../src/clients/sampling.ts";
@@ -292,9 +292,9 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
     async start(options) {
       const model = requireModel("llama-cpp", options);
       // Loaded on demand: node-llama-cpp is large.
-      const { LlamaCppClient } = await import("../../src/clients/llama-cpp.ts");
+      const { LlamaCppClient } = await import("../../src/clients/llama-cpp/client.ts");
       const { acquireModel, assertModelFile, releaseModel } = await import(
-        "../../src/clients/llama-cpp-engine.ts"
+        "../../src/clients/llama-cpp/engine.ts"
       );
       const modelPath = assertModelFile(model);
       // Each run gets its own client (its seed, a fresh context); holding the model here loads it once.
@@ -335,7 +335,7 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
     async start(options) {
       const model = requireModel("anthropic", options);
       // Loaded on demand: the Anthropic SDK is large and most evals never use it.
-      const { AnthropicClient } = await import("../../src/clients/anthropic-client.ts");
+      const { AnthropicClient } = await import("../../src/clients/anthropic/client.ts");
       return {
         backend: "anthropic",
         model,

@@ -1,20 +1,9 @@
-/** LLM clients: OpenAI-compatible servers (llama-server, llamafile, vLLM), Ollama and Anthropic. */
-export { AnthropicClient, type AnthropicClientOptions } from "./anthropic-client.ts";
-export {
-  type AnthropicConversation,
-  toAnthropicMessages,
-  UNANSWERED_TOOL_RESULT,
-} from "./anthropic-messages.ts";
-export type { AnthropicUsage } from "./anthropic-wire.ts";
+/**
+ * `forge-guardrails/clients`: the HTTP clients, for OpenAI-compatible servers (llama-server, llamafile,
+ * vLLM) and Ollama. The in-process engine is `forge-guardrails/llama-cpp`, Anthropic
+ * `forge-guardrails/anthropic`.
+ */
 export { BAD_RESPONSE_STATUS, TIMEOUT_STATUS, UNREACHABLE_STATUS } from "./http.ts";
-export {
-  LlamaCppClient,
-  type LlamaCppClientOptions,
-  type LlamaCppMode,
-  type LlamaCppModelInfo,
-  type LlamaCppUsage,
-  ModelNotFoundError,
-} from "./llama-cpp.ts";
 export { OllamaClient, type OllamaClientOptions } from "./ollama-client.ts";
 export { isKnownThinkingModel } from "./ollama-wire.ts";
 export {

@@ -5,7 +5,7 @@
  * these backends. Clients are reused per model and sampling, so their learned state (Ollama's
  * thinking support) survives across requests.
  */
-import { AnthropicClient } from "../clients/anthropic-client.ts";
+import { AnthropicClient } from "../clients/anthropic/client.ts";
 import { OllamaClient } from "../clients/ollama-client.ts";
 import type { LLMClient } from "../core/types.ts";
 import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";

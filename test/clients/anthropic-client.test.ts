@@ -8,7 +8,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AnthropicClient, type AnthropicClientOptions } from "../../src/clients/anthropic-client.ts";
+import { AnthropicClient, type AnthropicClientOptions } from "../../src/clients/anthropic/client.ts";
 import { BackendError, StreamError, UnsupportedModelError } from "../../src/core/errors.ts";
 import { type ToolSpec, toolJsonSchema } from "../../src/core/tools.ts";
 import { ChunkType, type StreamChunk } from "../../src/core/types.ts";

@@ -1,6 +1,6 @@
 /** The pure OpenAI-shaped history → Anthropic Messages conversion. */
 import { describe, expect, it } from "vitest";
-import { toAnthropicMessages, UNANSWERED_TOOL_RESULT } from "../../src/clients/anthropic-messages.ts";
+import { toAnthropicMessages, UNANSWERED_TOOL_RESULT } from "../../src/clients/anthropic/messages.ts";
 import { createMessage, MessageType, serializeHistory } from "../../src/core/messages.ts";
 
 const call = (id: string, name: string, args: Record<string, unknown>) => ({

@@ -1,15 +1,15 @@
 import { availableParallelism } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { LlamaCppClient, ModelNotFoundError } from "../../src/clients/llama-cpp.ts";
-import { toChatHistory } from "../../src/clients/llama-cpp-history.ts";
-import { toLLMResponse } from "../../src/clients/llama-cpp-response.ts";
+import { LlamaCppClient, ModelNotFoundError } from "../../src/clients/llama-cpp/client.ts";
+import { toChatHistory } from "../../src/clients/llama-cpp/history.ts";
+import { toLLMResponse } from "../../src/clients/llama-cpp/response.ts";
 import {
   dropOmittedOptionals,
   toChatModelFunctions,
   toGbnfSchema,
-} from "../../src/clients/llama-cpp-schema.ts";
-import { describeFunctions, forceFunctionCall } from "../../src/clients/llama-cpp-wrapper.ts";
+} from "../../src/clients/llama-cpp/schema.ts";
+import { describeFunctions, forceFunctionCall } from "../../src/clients/llama-cpp/wrapper.ts";
 import { ForgeError, UnsupportedModelError } from "../../src/core/errors.ts";
 import { defineTool, type ToolSpec, toolJsonSchema } from "../../src/core/tools.ts";
 import { ChunkType, type LLMResponse, type StreamChunk, type ToolCall } from "../../src/core/types.ts";

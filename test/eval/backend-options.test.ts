@@ -10,7 +10,7 @@ import { readJsonl } from "../../eval/batch/jsonl.ts";
 import { type RunRow, runRowSchema } from "../../eval/batch/row.ts";
 import { runEval } from "../../eval/cli/run-eval.ts";
 import { readTraces } from "../../eval/report/write-report.ts";
-import type { LlamaCppClient } from "../../src/clients/llama-cpp.ts";
+import type { LlamaCppClient } from "../../src/clients/llama-cpp/client.ts";
 import { ensureTestModel } from "../helpers/test-model.ts";
 import { fakeRow, scenario } from "./helpers.ts";
 

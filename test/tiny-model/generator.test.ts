@@ -14,9 +14,9 @@ import {
   defaultChatWrapper,
   importNodeLlamaCpp,
   releaseModel,
-} from "../../src/clients/llama-cpp-engine.ts";
-import { toChatHistory } from "../../src/clients/llama-cpp-history.ts";
-import { toChatModelFunctions } from "../../src/clients/llama-cpp-schema.ts";
+} from "../../src/clients/llama-cpp/engine.ts";
+import { toChatHistory } from "../../src/clients/llama-cpp/history.ts";
+import { toChatModelFunctions } from "../../src/clients/llama-cpp/schema.ts";
 import { defineTool, type ToolSpec, toOpenAITool } from "../../src/core/tools.ts";
 import { type Sample, type SampleTool, sampleConversations } from "../helpers/forge-gen.ts";
 import { startTestLlamaServer, type TestLlamaServer } from "../helpers/llama-server-process.ts";

@@ -3,7 +3,7 @@
  * tool calls and their results in the model's own format.
  */
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelResponse } from "node-llama-cpp";
-import { decodeArguments, isPlainObject } from "./wire.ts";
+import { decodeArguments, isPlainObject } from "../wire.ts";
 
 type WireMessage = Record<string, unknown>;
 

@@ -7,7 +7,7 @@ import { existsSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import type { ChatWrapper, Llama, LlamaModel } from "node-llama-cpp";
-import { BackendError, ForgeError } from "../core/errors.ts";
+import { BackendError, ForgeError } from "../../core/errors.ts";
 
 /** The node-llama-cpp module, as loaded on first use. */
 export type NodeLlamaCpp = typeof import("node-llama-cpp");
@@ -34,9 +34,39 @@ let modulePromise: Promise<NodeLlamaCpp> | undefined;
 let llamaPromise: Promise<Llama> | undefined;
 const models = new Map<string, { model: Promise<LlamaModel>; users: number }>();
 
-/** The node-llama-cpp module (imported once). */
-export function importNodeLlamaCpp(): Promise<NodeLlamaCpp> {
-  modulePromise ??= import("node-llama-cpp");
+/**
+ * Thrown when node-llama-cpp, an optional peer dependency that only `forge-guardrails/llama-cpp`
+ * needs, is not installed.
+ */
+export class NodeLlamaCppMissingError extends ForgeError {
+  constructor(options?: ErrorOptions) {
+    super(
+      "node-llama-cpp is not installed: LlamaCppClient runs GGUF models in process with it. " +
+        "Install it next to forge-guardrails: npm install node-llama-cpp@3",
+      options,
+    );
+  }
+}
+
+/** Whether `error` is Node's "cannot find package 'node-llama-cpp'" (not a failure inside it). */
+function isNodeLlamaCppMissing(error: unknown): boolean {
+  if (!(error instanceof Error) || (error as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND")
+    return false;
+  return /['"]node-llama-cpp['"]/.test(error.message);
+}
+
+/**
+ * The node-llama-cpp module (imported once; a failed import is retried on the next call).
+ *
+ * @throws {NodeLlamaCppMissingError} when the package is not installed.
+ */
+export function importNodeLlamaCpp(
+  importModule: () => Promise<NodeLlamaCpp> = () => import("node-llama-cpp"),
+): Promise<NodeLlamaCpp> {
+  modulePromise ??= importModule().catch((error: unknown) => {
+    modulePromise = undefined;
+    throw isNodeLlamaCppMissing(error) ? new NodeLlamaCppMissingError({ cause: error }) : error;
+  });
   return modulePromise;
 }
 

@@ -3,26 +3,26 @@
  * loop serializes OpenAI-shaped history; this client converts it before every call.
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthropic-ai/sdk";
-import { BackendError, StreamError } from "../core/errors.ts";
-import { type ToolSpec, toolJsonSchema } from "../core/tools.ts";
+import { BackendError, StreamError } from "../../core/errors.ts";
+import { type ToolSpec, toolJsonSchema } from "../../core/tools.ts";
 import {
   ChunkType,
   type LLMClient,
   type LLMResponse,
   type SendOptions,
   type StreamChunk,
-} from "../core/types.ts";
-import { toAnthropicMessages } from "./anthropic-messages.ts";
+} from "../../core/types.ts";
+import { describeErrorChain, IdleDeadline, TIMEOUT_STATUS, UNREACHABLE_STATUS } from "../http.ts";
+import { readMessage } from "../openai-wire.ts";
+import { resolveSampling, type SamplingParams } from "../sampling.ts";
+import { checkWireValue } from "../wire.ts";
+import { toAnthropicMessages } from "./messages.ts";
 import {
   AnthropicStreamAssembler,
   type AnthropicUsage,
   anthropicMessageSchema,
   messageOfBlocks,
-} from "./anthropic-wire.ts";
-import { describeErrorChain, IdleDeadline, TIMEOUT_STATUS, UNREACHABLE_STATUS } from "./http.ts";
-import { readMessage } from "./openai-wire.ts";
-import { resolveSampling, type SamplingParams } from "./sampling.ts";
-import { checkWireValue } from "./wire.ts";
+} from "./wire.ts";
 
 /** Options of `AnthropicClient`. */
 export interface AnthropicClientOptions {

@@ -3,12 +3,12 @@
  * rescued calls or text in free mode.
  */
 import type { ChatModelFunctions, LlamaChatResponse } from "node-llama-cpp";
-import { type ToolSpec, toolJsonSchema } from "../core/tools.ts";
-import type { LLMResponse, ToolCall } from "../core/types.ts";
-import { rescueToolCall } from "../prompts/rescue/index.ts";
-import { dropOmittedOptionals } from "./llama-cpp-schema.ts";
-import { withReasoning } from "./openai-wire.ts";
-import { isPlainObject } from "./wire.ts";
+import { type ToolSpec, toolJsonSchema } from "../../core/tools.ts";
+import type { LLMResponse, ToolCall } from "../../core/types.ts";
+import { rescueToolCall } from "../../prompts/rescue/index.ts";
+import { withReasoning } from "../openai-wire.ts";
+import { isPlainObject } from "../wire.ts";
+import { dropOmittedOptionals } from "./schema.ts";
 
 /** How the tools reached the model: the grammar (functions) or only the prompt (free). */
 export type LlamaCppMode = "functions" | "free";

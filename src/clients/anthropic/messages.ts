@@ -3,7 +3,7 @@
  * the Anthropic client converts before every call. Pure: no I/O, input never mutated.
  */
 import type Anthropic from "@anthropic-ai/sdk";
-import { decodeArguments, isPlainObject, wireText } from "./wire.ts";
+import { decodeArguments, isPlainObject, wireText } from "../wire.ts";
 
 type WireMessage = Record<string, unknown>;
 type Block = Anthropic.TextBlockParam | Anthropic.ToolUseBlockParam | Anthropic.ToolResultBlockParam;

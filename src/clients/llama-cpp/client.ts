@@ -13,14 +13,15 @@ import type {
   LlamaContextSequence,
   LlamaModel,
 } from "node-llama-cpp";
-import type { ToolSpec } from "../core/tools.ts";
+import type { ToolSpec } from "../../core/tools.ts";
 import {
   ChunkType,
   type LLMClient,
   type LLMResponse,
   type SendOptions,
   type StreamChunk,
-} from "../core/types.ts";
+} from "../../core/types.ts";
+import { resolveSampling, type SamplingParams } from "../sampling.ts";
 import {
   acquireModel,
   assertModelFile,
@@ -29,15 +30,14 @@ import {
   importNodeLlamaCpp,
   type NodeLlamaCpp,
   releaseModel,
-} from "./llama-cpp-engine.ts";
-import { toChatHistory } from "./llama-cpp-history.ts";
-import { type LlamaCppMode, toLLMResponse } from "./llama-cpp-response.ts";
-import { toChatModelFunctions } from "./llama-cpp-schema.ts";
-import { describeFunctions, forceFunctionCall } from "./llama-cpp-wrapper.ts";
-import { resolveSampling, type SamplingParams } from "./sampling.ts";
+} from "./engine.ts";
+import { toChatHistory } from "./history.ts";
+import { type LlamaCppMode, toLLMResponse } from "./response.ts";
+import { toChatModelFunctions } from "./schema.ts";
+import { describeFunctions, forceFunctionCall } from "./wrapper.ts";
 
-export { ModelNotFoundError } from "./llama-cpp-engine.ts";
-export type { LlamaCppMode } from "./llama-cpp-response.ts";
+export { ModelNotFoundError } from "./engine.ts";
+export type { LlamaCppMode } from "./response.ts";
 
 /** Options of `LlamaCppClient`. */
 export interface LlamaCppClientOptions {

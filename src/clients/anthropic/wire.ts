@@ -3,9 +3,9 @@
  * assembled into the same message shape the other clients read.
  */
 import { z } from "zod";
-import { ChunkType, type StreamChunk } from "../core/types.ts";
-import type { AssembledMessage } from "./openai-wire.ts";
-import { checkStreamEvent } from "./wire.ts";
+import { ChunkType, type StreamChunk } from "../../core/types.ts";
+import type { AssembledMessage } from "../openai-wire.ts";
+import { checkStreamEvent } from "../wire.ts";
 
 const contentBlockSchema = z.object({
   type: z.string(),

@@ -4,8 +4,8 @@
  * the grammar produced to arguments the tool's zod schema accepts.
  */
 import type { ChatModelFunctions, GbnfJsonSchema } from "node-llama-cpp";
-import { type JsonSchema, type ToolSpec, toolJsonSchema } from "../core/tools.ts";
-import { isPlainObject } from "./wire.ts";
+import { type JsonSchema, type ToolSpec, toolJsonSchema } from "../../core/tools.ts";
+import { isPlainObject } from "../wire.ts";
 
 const SCALAR_TYPES = ["string", "number", "integer", "boolean", "null"] as const;
 type ScalarType = (typeof SCALAR_TYPES)[number];
