@@ -1,9 +1,11 @@
-import { accessSync, constants } from "node:fs";
-import { join } from "node:path";
+import { accessSync, constants, statSync } from "node:fs";
+import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** Environment variable that points at an existing `llama-server` binary and bypasses the cache. */
+/** Environment variable that points at an existing `llama-server` binary and bypasses the lookup. */
 export const LLAMA_SERVER_PATH_ENV = "LLAMA_SERVER_PATH";
+
+const LLAMA_SERVER_BINARY = "llama-server";
 
 /** Thrown when no runnable `llama-server` binary can be found. */
 export class LlamaServerNotFoundError extends Error {
@@ -13,6 +15,7 @@ export class LlamaServerNotFoundError extends Error {
 /**
  * Absolute path of the folder where `npm run setup:llama-server` keeps the llama.cpp clone,
  * the CMake build tree, the built binary and its stamp file (`<repo>/.cache/llama-server`).
+ * In an installed package it is relative to the package's folder and usually absent.
  */
 export function llamaServerCacheDir(): string {
   return fileURLToPath(new URL("../../.cache/llama-server/", import.meta.url)).replace(/\/$/, "");
@@ -23,43 +26,70 @@ export function cachedLlamaServerPath(): string {
   return join(llamaServerCacheDir(), "bin", "llama-server");
 }
 
-/** Whether `path` exists and the current user may execute it. */
+/** Whether `path` is a file the current user may execute. */
 export function isExecutable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
-    return true;
+    return statSync(path).isFile();
   } catch {
     return false;
   }
 }
 
+/** The first executable `llama-server` in the folders of `searchPath` (a `PATH` value), if any. */
+function findOnPath(searchPath: string | undefined): string | null {
+  for (const folder of (searchPath ?? "").split(delimiter)) {
+    // An empty entry means the current folder to a shell; a server binary is not looked up there.
+    if (folder === "") continue;
+    const candidate = join(folder, LLAMA_SERVER_BINARY);
+    if (isExecutable(candidate)) return candidate;
+  }
+  return null;
+}
+
+/** Where `resolveLlamaServerPath` looks; the defaults are the process's environment and the cache. */
+export interface LlamaServerLookup {
+  /** Environment holding `LLAMA_SERVER_PATH` and `PATH` (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+  /** The build cache's binary (default `cachedLlamaServerPath()`). */
+  cachedPath?: string;
+}
+
 /**
- * Returns the `llama-server` binary to spawn: `$LLAMA_SERVER_PATH` when set, else the one
- * built into the cache by `npm run setup:llama-server`.
+ * Returns the `llama-server` binary to spawn, looked up in this order:
+ * 1. `$LLAMA_SERVER_PATH` when set: an explicit setting wins over `PATH` (the issue listed `PATH`
+ *    first; a variable set on purpose must not be shadowed by whatever `PATH` holds), and a wrong
+ *    one is an error rather than silently skipped;
+ * 2. the first executable `llama-server` on `PATH` (e.g. `brew install llama.cpp`);
+ * 3. the repository's build cache, written by `npm run setup:llama-server`.
  *
- * @throws {LlamaServerNotFoundError} when the chosen path is missing or not executable.
+ * @throws {LlamaServerNotFoundError} when `$LLAMA_SERVER_PATH` is not an executable file, or when
+ * none of the three has one; the message says what to install or set.
  * @example
  * ```ts
  * const binary = resolveLlamaServerPath();
  * spawn(binary, ["--model", modelPath, "--jinja"]);
  * ```
  */
-export function resolveLlamaServerPath(): string {
-  const override = process.env[LLAMA_SERVER_PATH_ENV];
+export function resolveLlamaServerPath(lookup: LlamaServerLookup = {}): string {
+  const env = lookup.env ?? process.env;
+  const override = env[LLAMA_SERVER_PATH_ENV];
   if (override) {
     if (!isExecutable(override)) {
       throw new LlamaServerNotFoundError(
-        `${LLAMA_SERVER_PATH_ENV}=${override} is not an executable file; unset it to use the cached build.`,
+        `${LLAMA_SERVER_PATH_ENV}=${override} is not an executable file: point it at llama.cpp's ` +
+          `llama-server binary, or unset it to look on PATH.`,
       );
     }
     return override;
   }
-  const cached = cachedLlamaServerPath();
-  if (!isExecutable(cached)) {
-    throw new LlamaServerNotFoundError(
-      `llama-server is not built (expected ${cached}). Run \`npm run setup:llama-server\` ` +
-        `or set ${LLAMA_SERVER_PATH_ENV} to an existing binary.`,
-    );
-  }
-  return cached;
+  const onPath = findOnPath(env.PATH);
+  if (onPath) return onPath;
+  const cached = lookup.cachedPath ?? cachedLlamaServerPath();
+  if (isExecutable(cached)) return cached;
+  throw new LlamaServerNotFoundError(
+    "llama-server not found: install llama.cpp's llama-server (e.g. `brew install llama.cpp`, or " +
+      `build it from source) and put it on PATH, or set ${LLAMA_SERVER_PATH_ENV} to the binary; ` +
+      "in the forge-guardrails repository, `npm run setup:llama-server` builds it.",
+  );
 }

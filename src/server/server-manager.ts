@@ -4,6 +4,7 @@
  * context budget, logging everything it detects and chooses.
  */
 import { createActor, waitFor } from "xstate";
+import { fetchServerProps, type ServerProps } from "../clients/llama-server-props.ts";
 import { BudgetResolutionError, type ForgeError, HardwareDetectionError } from "../core/errors.ts";
 import { checkManualTokens, contextFlagForSlot, halveContext, ollamaTierTokens } from "./budget.ts";
 import { BudgetMode, isBudgetMode } from "./budget-mode.ts";
@@ -12,7 +13,6 @@ import { detectHardware, type HardwareProfile } from "./hardware.ts";
 import { type LaunchConfig, type LaunchOptions, launchConfigSchema } from "./launch-config.ts";
 import { resolveLlamaServerPath } from "./llama-server-path.ts";
 import { defaultServerLogger, type ServerLogger } from "./logger.ts";
-import { fetchServerProps, type ServerProps } from "./props.ts";
 import {
   createServerManagerMachine,
   type ServerBackend,
@@ -29,7 +29,10 @@ export interface ServerManagerOptions {
   port?: number;
   /** Interface llama-server binds; default `127.0.0.1`. */
   host?: string;
-  /** The llama-server binary; default `$LLAMA_SERVER_PATH` or the cached build. */
+  /**
+   * The llama-server binary; default `resolveLlamaServerPath()`: `$LLAMA_SERVER_PATH`, `PATH`,
+   * then the cached build.
+   */
   binaryPath?: string;
   /** Ollama's base URL; default `http://127.0.0.1:11434`. */
   ollamaUrl?: string;
