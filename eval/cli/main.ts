@@ -1,12 +1,8 @@
 /**
- * A standalone entry for the eval commands (`tsx eval/cli/main.ts eval …`), used by the tests
- * and usable before `src/cli/index.ts` registers them.
+ * Entry of the repository's eval commands: `npm run eval -- …`, `npm run eval:report -- …` and
+ * `npm run sim-model -- …` run `tsx eval/cli/main.ts eval|sim-model …`.
  */
-import { Command } from "commander";
-import { registerEvalCommand } from "../../src/cli/eval-command.ts";
-import { registerSimModelCommand } from "../../src/cli/sim-model-command.ts";
+import { runProgram } from "../../src/cli/run-program.ts";
+import { createEvalProgram } from "./program.ts";
 
-const program = new Command().name("forge").showHelpAfterError();
-registerEvalCommand(program);
-registerSimModelCommand(program);
-await program.parseAsync(process.argv);
+await runProgram(createEvalProgram(), process.argv);

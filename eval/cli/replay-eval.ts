@@ -1,5 +1,5 @@
 /**
- * `forge eval replay`: re-run a recorded run from its trace (its persisted start snapshot, its
+ * `npm run eval -- replay`: re-run a recorded run from its trace (its persisted start snapshot, its
  * runId and the recorded LLM responses, through a ScriptedClient) and check that the loop
  * produces the identical history.
  */

@@ -1,5 +1,5 @@
 /**
- * `forge eval report`: read JSONL files (reporting corrupt lines by number), filter, and print
+ * `npm run eval -- report`: read JSONL files (reporting corrupt lines by number), filter, and print
  * the terminal report and/or write Markdown and the HTML dashboard.
  */
 import { z } from "zod";
@@ -8,7 +8,7 @@ import { renderTerminalReport } from "../report/table.ts";
 import { loadRows, reportOf, tracesPathFor, writeHtmlReport, writeText } from "../report/write-report.ts";
 import type { EvalIo } from "./run-eval.ts";
 
-/** Options of `forge eval report`. */
+/** Options of `npm run eval -- report`. */
 export const reportOptionsSchema = z.object({
   html: z.string().optional(),
   markdown: z.string().optional(),
@@ -22,7 +22,7 @@ export const reportOptionsSchema = z.object({
   screenshot: z.string().optional(),
 });
 
-/** Run `forge eval report`. Resolves with the number of rows reported. */
+/** Run `npm run eval -- report`. Resolves with the number of rows reported. */
 export async function reportEval(files: readonly string[], rawOptions: unknown, io: EvalIo): Promise<number> {
   const options = reportOptionsSchema.parse(rawOptions);
   const loaded = loadRows(files, {

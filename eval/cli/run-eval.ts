@@ -1,5 +1,5 @@
 /**
- * `forge eval` (run): validate the options, plan the batch, run it against the backend with
+ * `npm run eval -- run`: validate the options, plan the batch, run it against the backend with
  * progress, append rows, then print the report.
  */
 import { existsSync, mkdirSync } from "node:fs";
@@ -25,7 +25,7 @@ function numberOption(message: string, check: (value: number) => boolean) {
   return z.coerce.number({ error: message }).refine(check, { error: message });
 }
 
-/** The options of `forge eval`, as commander hands them over. */
+/** The options of `npm run eval -- run`, as commander hands them over. */
 export const evalOptionsSchema = z.object({
   runs: positiveInteger.default(1),
   scenario: z.array(z.string()).default([]),
@@ -84,7 +84,7 @@ const defaultIo: EvalIo = {
   stderr: (text) => process.stderr.write(text),
 };
 
-/** Run `forge eval` with raw options; resolves with the rows file written. */
+/** Run `npm run eval -- run` with raw options; resolves with the rows file written. */
 export async function runEval(
   rawOptions: unknown,
   io: EvalIo = defaultIo,

@@ -2,9 +2,11 @@
  * `forge proxy`: the guardrail proxy in front of an external backend (`--backend-url`) or a
  * llama-server it manages (`--backend llamaserver --gguf`).
  */
+import { existsSync } from "node:fs";
 import { type Command, Option } from "commander";
 import type { ProxyBackend } from "../proxy/backend.ts";
 import type { RunningProxy } from "../proxy/server.ts";
+import { PortInUseError, ServerStartError } from "../server/errors.ts";
 import { flagName, type ProxyCliOptions, proxyCliOptionsSchema } from "./proxy-options.ts";
 
 /** Add the `proxy` subcommand to `program`. */
@@ -87,7 +89,7 @@ export async function runProxy(options: ProxyCliOptions): Promise<RunningProxy> 
     return proxy;
   } catch (error) {
     await backend.close?.();
-    throw error;
+    throw isAddressInUse(error) ? portTaken(options.host, options.port, error) : error;
   }
 }
 
@@ -103,10 +105,17 @@ async function backendFor(options: ProxyCliOptions): Promise<ProxyBackend> {
     const { createHttpBackend } = await import("../proxy/http-backend.ts");
     return createHttpBackend({ url: options.backendUrl, ...common });
   }
+  const ggufPath = options.gguf as string;
+  if (!existsSync(ggufPath)) {
+    throw new ServerStartError({
+      kind: "spawn_failed",
+      message: `--gguf ${ggufPath}: no such file; pass the path of a GGUF model file.`,
+    });
+  }
   const { startManagedBackend } = await import("../proxy/managed-backend.ts");
   return startManagedBackend({
     launch: {
-      ggufPath: options.gguf as string,
+      ggufPath,
       ...(options.ctx !== undefined && { ctx: options.ctx }),
       ...(options.slots !== undefined && { slots: options.slots }),
     },
@@ -133,4 +142,20 @@ function stopOnSignals(proxy: RunningProxy): void {
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+}
+
+function isAddressInUse(error: unknown): boolean {
+  return error instanceof Error && "code" in error && error.code === "EADDRINUSE";
+}
+
+function portTaken(host: string, port: number, cause: unknown): PortInUseError {
+  const error = new PortInUseError({
+    kind: "port_in_use",
+    port,
+    message:
+      `port ${port} on ${host} is already in use: stop what holds it (e.g. \`lsof -i :${port}\`), ` +
+      "or pass --port <another> (--port 0 picks a free one).",
+  });
+  error.cause = cause;
+  return error;
 }

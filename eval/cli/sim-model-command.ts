@@ -1,16 +1,12 @@
 /**
- * `forge sim-model`: serve the fault-injecting OpenAI-compatible sim-model on 127.0.0.1, so CI
+ * `npm run sim-model`: serve the fault-injecting OpenAI-compatible sim-model on 127.0.0.1, so CI
  * can measure guardrails offline and any other agent loop can be measured against the same faults.
  */
 import type { Command } from "commander";
 import { z } from "zod";
-import {
-  DEFAULT_PROFILE,
-  FAULT_PROFILES,
-  profileByName,
-  totalFaultRate,
-} from "../../eval/sim-model/profiles.ts";
-import { startSimModel } from "../../eval/sim-model/server.ts";
+import { flagName } from "../../src/cli/proxy-options.ts";
+import { DEFAULT_PROFILE, FAULT_PROFILES, profileByName, totalFaultRate } from "../sim-model/profiles.ts";
+import { startSimModel } from "../sim-model/server.ts";
 
 const simModelOptionsSchema = z.object({
   host: z.string().default("127.0.0.1"),
@@ -40,13 +36,11 @@ export function registerSimModelCommand(program: Command): Command {
     .option("--delay-ms <n>", "latency added per request", "0")
     .option("--no-context-window", "accept requests over the scenario's context budget")
     .option("--list-profiles", "print the profiles and their rates, then exit")
-    .action(async (rawOptions: Record<string, unknown>) => {
+    .action(async (rawOptions: Record<string, unknown>, command: Command) => {
       const parsed = simModelOptionsSchema.safeParse(rawOptions);
       if (!parsed.success) {
-        process.stderr.write(
-          `forge sim-model: ${parsed.error.issues.map((issue) => `--${issue.path.join(".")}: ${issue.message}`).join("; ")}\n`,
-        );
-        process.exit(2);
+        const problems = parsed.error.issues.map((issue) => `${flagName(issue.path[0])}: ${issue.message}`);
+        command.error(`error: ${problems.join("; ")}`, { exitCode: 2 });
       }
       const options = parsed.data;
       if (options.listProfiles) {
@@ -63,8 +57,7 @@ export function registerSimModelCommand(program: Command): Command {
       try {
         profileByName(options.profile);
       } catch (error) {
-        process.stderr.write(`forge sim-model: ${(error as Error).message}\n`);
-        process.exit(2);
+        command.error(`error: ${(error as Error).message}`, { exitCode: 2 });
       }
       const server = await startSimModel({
         host: options.host,

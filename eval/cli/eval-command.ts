@@ -1,41 +1,52 @@
 /**
- * `forge eval`: qualify a model against the eval scenarios (run, report, list, replay).
- * The harness itself lives in `eval/`; this file only declares the command line.
+ * `npm run eval`: qualify a model against the eval scenarios (run, report, list, replay).
+ * A repository-only command (eval/ is not shipped); this file only declares its command line.
  */
 import { type Command, Option } from "commander";
-import { ABLATION_PRESETS } from "../../eval/ablation.ts";
-import { BACKENDS } from "../../eval/backends/registry.ts";
-import { findTrace, replayTrace } from "../../eval/cli/replay-eval.ts";
-import { reportEval } from "../../eval/cli/report-eval.ts";
-import { type EvalIo, runEval } from "../../eval/cli/run-eval.ts";
-import { ALL_SCENARIOS, allTags } from "../../eval/scenarios/index.ts";
-import { FAULT_PROFILES, totalFaultRate } from "../../eval/sim-model/profiles.ts";
+import { ABLATION_PRESETS } from "../ablation.ts";
+import { BACKENDS } from "../backends/registry.ts";
+import { ALL_SCENARIOS, allTags } from "../scenarios/index.ts";
+import { FAULT_PROFILES, totalFaultRate } from "../sim-model/profiles.ts";
+import { findTrace, replayTrace } from "./replay-eval.ts";
+import { reportEval } from "./report-eval.ts";
+import { type EvalIo, runEval } from "./run-eval.ts";
 
 const io: EvalIo = {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
 };
 
-/** Report an error without a stack trace and exit 1 (2 for usage errors). */
-function fail(error: unknown): never {
-  const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`forge eval: ${message}\n`);
-  const usage =
-    error instanceof Error && /Usage|UnknownSelection|UnknownProfile|BackendConfig/.test(error.name);
-  process.exit(usage ? 2 : 1);
+const USAGE_ERRORS = new Set([
+  "EvalUsageError",
+  "UnknownSelectionError",
+  "UnknownProfileError",
+  "BackendConfigError",
+]);
+
+/**
+ * Report a usage error (options that cannot run) as `command`'s error: one line, the usage, exit 2.
+ * Any other error is rethrown: `runProgram` prints it as one line and exits 1.
+ */
+function failWith(command: Command, error: unknown): never {
+  if (error instanceof Error && USAGE_ERRORS.has(error.name)) {
+    command.error(`error: ${error.message}`, { exitCode: 2 });
+  }
+  throw error;
 }
 
 /** Add the `eval` command (with `run` as its default, `report`, `list` and `replay`) to `program`. */
 export function registerEvalCommand(program: Command): Command {
   const evalCommand = program
     .command("eval")
-    .description("Qualify a model: run the eval scenarios under guardrail ablations and report scores");
+    .description(
+      "Qualify a model: run the eval scenarios under guardrail ablations and report scores (`run` is the default command: `npm run eval -- run --help` lists its options)",
+    );
 
   evalCommand
     .command("run", { isDefault: true })
     .description("Run scenarios against a backend and append one JSONL row per run")
     .option("--runs <n>", "runs per scenario and config", "1")
-    .option("--scenario <ids...>", "only these scenarios (see `forge eval list`)")
+    .option("--scenario <ids...>", "only these scenarios (see `npm run eval -- list`)")
     .option("--tags <tags...>", "only scenarios with one of these tags")
     .option("--ablation <presets...>", `configs: ${Object.keys(ABLATION_PRESETS).join(", ")}, all, ai_sdk`, [
       "reforged",
@@ -43,7 +54,7 @@ export function registerEvalCommand(program: Command): Command {
     .option("--peer", "also run the Vercel AI SDK generateText loop against the same backend")
     .addOption(new Option("--backend <name>", "backend").choices(Object.keys(BACKENDS)).default("sim-model"))
     .option("--model <name>", "model name (required by real backends)")
-    .option("--base-url <url>", "backend URL (sim-model: use a running `forge sim-model`)")
+    .option("--base-url <url>", "backend URL (sim-model: use a running `npm run sim-model`)")
     .addOption(new Option("--api-key <key>", "backend credential").env("FORGE_EVAL_API_KEY"))
     .option("--profile <name>", `sim-model fault profile: ${Object.keys(FAULT_PROFILES).join(", ")}`)
     .option(
@@ -85,17 +96,17 @@ export function registerEvalCommand(program: Command): Command {
     .option("--markdown <file>", "write the Markdown report")
     .option("--no-report", "do not print the table")
     .option("--delay-ms <n>", "sim-model: latency added per request")
-    .action(async (options: Record<string, unknown>) => {
+    .action(async (options: Record<string, unknown>, command: Command) => {
       const controller = new AbortController();
       const stop = () => {
-        process.stderr.write("\nforge eval: stopping after the runs in flight (resume with --resume)\n");
+        process.stderr.write("\neval: stopping after the runs in flight (resume with --resume)\n");
         controller.abort();
       };
       process.once("SIGINT", stop);
       try {
         await runEval(options, io, controller.signal);
       } catch (error) {
-        fail(error);
+        failWith(command, error);
       } finally {
         process.off("SIGINT", stop);
       }
@@ -118,11 +129,11 @@ export function registerEvalCommand(program: Command): Command {
     .option("--title <text>", "report title")
     .option("--command <text>", "the command that produced the data, shown in the report")
     .option("--screenshot <png>", "also save a PNG of the dashboard (needs chromium)")
-    .action(async (files: string[], options: Record<string, unknown>) => {
+    .action(async (files: string[], options: Record<string, unknown>, command: Command) => {
       try {
         await reportEval(files, options, io);
       } catch (error) {
-        fail(error);
+        failWith(command, error);
       }
     });
 
@@ -166,18 +177,14 @@ export function registerEvalCommand(program: Command): Command {
     .command("replay <traces> [key]")
     .description("Re-run a recorded run from its trace and check the loop reproduces its history exactly")
     .action(async (traces: string, key: string | undefined) => {
-      try {
-        const trace = findTrace(traces, key);
-        const result = await replayTrace(trace);
-        process.stdout.write(
-          result.identical
-            ? `identical: ${trace.key} (${result.recordedMessages} messages)\n`
-            : `differs: ${trace.key}: ${result.difference}\n`,
-        );
-        if (!result.identical) process.exitCode = 1;
-      } catch (error) {
-        fail(error);
-      }
+      const trace = findTrace(traces, key);
+      const result = await replayTrace(trace);
+      process.stdout.write(
+        result.identical
+          ? `identical: ${trace.key} (${result.recordedMessages} messages)\n`
+          : `differs: ${trace.key}: ${result.difference}\n`,
+      );
+      if (!result.identical) process.exitCode = 1;
     });
 
   return evalCommand;
