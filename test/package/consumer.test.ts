@@ -1,67 +1,28 @@
 /**
- * The package as a user gets it: `npm pack` (which builds dist/ through `prepack`), the tarball
- * installed into a fresh ESM project offline (the tarball plus registry packages from npm's cache,
- * which this repository's own install filled), then plain `node`, `tsc` and the installed `forge`
- * bin used on it. Nothing here reads the repository's sources.
+ * The package as a user gets it: packed (dist/ built by `prepack`) and installed offline into a fresh
+ * ESM project (scripts/consumer-project.ts), then used from plain `node`, `tsc` and the installed
+ * `forge` bin. Nothing here reads the repository's sources.
  */
 
-import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { installConsumer, manifest, packInto, repoRoot } from "../../scripts/consumer-project.ts";
 
-const repo = resolve(import.meta.dirname, "../..");
-const manifest = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as {
-  name: string;
-  version: string;
-  exports: Record<string, string | { default: string }>;
-  dependencies: Record<string, string>;
-  devDependencies: Record<string, string>;
-};
-const tsc = join(repo, "node_modules", "typescript", "bin", "tsc");
+const tsc = join(repoRoot, "node_modules", "typescript", "bin", "tsc");
 
 let work: string;
 let tarball: string;
 let app: string;
 let installed: string;
 
-/** `npm` with the repository's own config out of the way (its `.npmrc` omits optional packages). */
-function npm(args: string[], cwd: string) {
-  return execa("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], {
-    cwd,
-    all: true,
-    reject: false,
-  });
-}
-
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "forge-consumer-"));
-  const pack = await npm(["pack", "--pack-destination", work, "--json"], repo);
-  expect(pack.exitCode, pack.all).toBe(0);
-  const [packed] = JSON.parse(pack.stdout.slice(pack.stdout.indexOf("["))) as { filename: string }[];
-  tarball = join(work, packed?.filename ?? "");
-
+  tarball = await packInto(work);
   app = join(work, "app");
-  mkdirSync(app);
-  writeFileSync(
-    join(app, "package.json"),
-    JSON.stringify({
-      name: "consumer-app",
-      private: true,
-      type: "module",
-      dependencies: {
-        "forge-guardrails": `file:${tarball}`,
-        zod: manifest.dependencies.zod,
-        "@types/node": manifest.devDependencies["@types/node"],
-      },
-    }),
-  );
-  writeFileSync(join(app, "package-lock.json"), JSON.stringify(consumerLockfile(app), null, 2));
-  const install = await npm(["ci", "--offline"], app);
-  expect(install.exitCode, install.all).toBe(0);
-  installed = join(app, "node_modules", manifest.name);
+  installed = await installConsumer(app, tarball, ["zod", "@types/node"]);
 }, 300_000);
 
 afterAll(() => {
@@ -84,16 +45,20 @@ describe("the packed tarball", () => {
   });
 
   it("is clean under publint and Are the Types Wrong (ESM-only profile)", async () => {
-    const publint = await execa(join(repo, "node_modules", ".bin", "publint"), ["--strict", tarball], {
+    const publint = await execa(join(repoRoot, "node_modules", ".bin", "publint"), ["--strict", tarball], {
       all: true,
       reject: false,
     });
     expect(publint.exitCode, publint.all).toBe(0);
     expect(publint.all).toContain("All good!");
-    const attw = await execa(join(repo, "node_modules", ".bin", "attw"), [tarball, "--profile", "esm-only"], {
-      all: true,
-      reject: false,
-    });
+    const attw = await execa(
+      join(repoRoot, "node_modules", ".bin", "attw"),
+      [tarball, "--profile", "esm-only"],
+      {
+        all: true,
+        reject: false,
+      },
+    );
     expect(attw.exitCode, attw.all).toBe(0);
   }, 120_000);
 });
@@ -253,77 +218,6 @@ export { http, result, mode, startProxy };
     expect(proxyHelp.stdout).toContain("--backend-url");
   });
 });
-
-interface LockEntry {
-  version?: string;
-  resolved?: string;
-  integrity?: string;
-  dependencies?: Record<string, string>;
-  optionalDependencies?: Record<string, string>;
-  peerDependencies?: Record<string, string>;
-  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
-  [field: string]: unknown;
-}
-
-/**
- * A lockfile for the consumer app made from the repository's own: the tarball's entry plus the
- * registry packages it and the app need, at the versions and tarball URLs the repository installed
- * (so npm's cache has them and `npm ci --offline` needs no metadata request).
- */
-function consumerLockfile(appDir: string): object {
-  const repoLock = JSON.parse(readFileSync(join(repo, "package-lock.json"), "utf8")) as {
-    packages: Record<string, LockEntry>;
-  };
-  const appManifest = JSON.parse(readFileSync(join(appDir, "package.json"), "utf8")) as {
-    dependencies: Record<string, string>;
-  };
-  const packed = readFileSync(tarball);
-  const packages: Record<string, LockEntry> = {
-    "": { name: "consumer-app", dependencies: appManifest.dependencies },
-    [`node_modules/${manifest.name}`]: {
-      version: manifest.version,
-      resolved: `file:${tarball}`,
-      integrity: `sha512-${createHash("sha512").update(packed).digest("base64")}`,
-      ...pick(manifest as unknown as LockEntry, [
-        "dependencies",
-        "peerDependencies",
-        "peerDependenciesMeta",
-        "bin",
-        "engines",
-        "license",
-      ]),
-    },
-  };
-  /** Finds `name` as Node would from the package at `fromKey`, copying its entry and its own needs. */
-  const add = (fromKey: string, name: string) => {
-    let base = fromKey;
-    for (;;) {
-      const key = `${base ? `${base}/` : ""}node_modules/${name}`;
-      const entry = repoLock.packages[key];
-      if (entry) {
-        if (packages[key]) return;
-        const { dev: _dev, devOptional: _devOptional, ...kept } = entry;
-        packages[key] = kept;
-        for (const dependency of Object.keys(entry.dependencies ?? {})) add(key, dependency);
-        for (const [peer] of Object.entries(entry.peerDependencies ?? {})) {
-          if (!entry.peerDependenciesMeta?.[peer]?.optional) add(key, peer);
-        }
-        return;
-      }
-      if (!base) throw new Error(`${name} (needed by ${fromKey || "the app"}) is not in package-lock.json`);
-      base = base.includes("/node_modules/") ? base.slice(0, base.lastIndexOf("/node_modules/")) : "";
-    }
-  };
-  for (const name of Object.keys(manifest.dependencies)) add(`node_modules/${manifest.name}`, name);
-  for (const name of Object.keys(appManifest.dependencies)) if (name !== manifest.name) add("", name);
-  return { name: "consumer-app", lockfileVersion: 3, requires: true, packages };
-}
-
-function pick(entry: LockEntry, fields: string[]): LockEntry {
-  return Object.fromEntries(
-    fields.filter((field) => entry[field] !== undefined).map((field) => [field, entry[field]]),
-  );
-}
 
 /**
  * The bare package names a module loads at import time: its static `import … from` and
