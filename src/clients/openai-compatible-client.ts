@@ -12,7 +12,6 @@ import {
   type SendOptions,
   type StreamChunk,
 } from "../core/types.ts";
-import { parseServerProps } from "../server/props.ts";
 import { authHeaders, type Exchange, joinUrl, openExchange } from "./http.ts";
 import {
   errorMessageOf,
@@ -20,6 +19,7 @@ import {
   responseFromParseFailure,
   toolParseFailureOutput,
 } from "./llama-server-errors.ts";
+import { parseServerProps } from "./llama-server-props.ts";
 import { streamChatCompletion } from "./openai-stream.ts";
 import {
   chatCompletionSchema,

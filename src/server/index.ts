@@ -1,4 +1,5 @@
 /** Server management: the llama-server / Ollama lifecycle, GPU detection and budget resolution. */
+export { fetchServerProps, parseServerProps, type ServerProps } from "../clients/llama-server-props.ts";
 export {
   checkManualTokens,
   contextFlagForSlot,
@@ -44,7 +45,6 @@ export {
   resolveLlamaServerPath,
 } from "./llama-server-path.ts";
 export { defaultServerLogger, type ServerLogger } from "./logger.ts";
-export { fetchServerProps, parseServerProps, type ServerProps } from "./props.ts";
 export {
   createServerManagerMachine,
   type ServerBackend,

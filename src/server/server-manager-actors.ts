@@ -6,11 +6,11 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fromCallback, fromPromise } from "xstate";
+import { fetchServerProps, type ServerProps } from "../clients/llama-server-props.ts";
 import { OllamaClient } from "../clients/ollama-client.ts";
 import { PortInUseError, portInUseMessage, type ServerExit, ServerStartError } from "./errors.ts";
 import { describePortOccupant, findFreePort, isPortFree } from "./ports.ts";
 import { LogTail } from "./process-log.ts";
-import { fetchServerProps, type ServerProps } from "./props.ts";
 
 /** Events the process actor sends back to the machine. */
 export type ServerProcessEvent =

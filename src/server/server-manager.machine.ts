@@ -5,9 +5,9 @@
  * are invoked actors, replaceable with `machine.provide({ actors })`.
  */
 import { type ActorRefFrom, assign, emit, type SnapshotFrom, sendTo, setup } from "xstate";
+import type { ServerProps } from "../clients/llama-server-props.ts";
 import { failureOfEarlyExit, failureOfError, type ServerExit, type ServerFailure } from "./errors.ts";
 import { buildLlamaServerArgs, type LaunchConfig, sameLaunchConfig } from "./launch-config.ts";
-import type { ServerProps } from "./props.ts";
 import {
   awaitReadyLogic,
   createServerProcessLogic,

@@ -2,6 +2,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
+import { parseServerProps } from "../../src/clients/llama-server-props.ts";
 import { ContextDiscoveryError, ForgeError } from "../../src/core/errors.ts";
 import {
   errorOfFailure,
@@ -14,7 +15,6 @@ import {
 } from "../../src/server/errors.ts";
 import { describePortOccupant, findFreePort, isPortFree } from "../../src/server/ports.ts";
 import { LogTail } from "../../src/server/process-log.ts";
-import { parseServerProps } from "../../src/server/props.ts";
 
 describe("errors", () => {
   it("are ForgeErrors named after their class", () => {

@@ -1,4 +1,4 @@
-/** llama-server's `/props`: the wire schema and the fields the server manager keeps. */
+/** llama-server's `/props`: its wire schema and the fields the server manager and clients read. */
 import { z } from "zod";
 import { ContextDiscoveryError } from "../core/errors.ts";
 
