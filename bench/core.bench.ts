@@ -8,12 +8,12 @@ import { assign, createActor, sendTo, setup, toPromise } from "xstate";
 import { z } from "zod";
 import { ContextManager, NoCompact } from "../src/context/index.ts";
 import { appendMessages } from "../src/core/history.ts";
+import { HistorySerializer } from "../src/core/history-serializer.ts";
 import {
   createMessage,
   type Message,
   MessageRole,
   MessageType,
-  serializeHistory,
   type ToolCallInfo,
 } from "../src/core/messages.ts";
 import { defineTool } from "../src/core/tools.ts";
@@ -81,6 +81,7 @@ async function plainRun(iterations: number): Promise<number> {
   const contextManager = new ContextManager({ strategy: new NoCompact(), budgetTokens: 100_000_000 });
   const tools = workflowToolSpecs(workflow);
   const toolNames = Object.keys(workflow.tools);
+  const serializer = new HistorySerializer("openai");
   const start = performance.now();
   let messages: Message[] = Object.freeze([
     createMessage(MessageRole.SYSTEM, "s", { type: MessageType.SYSTEM_PROMPT }),
@@ -89,7 +90,7 @@ async function plainRun(iterations: number): Promise<number> {
   let progress = createStepProgress();
   for (let iteration = 0; iteration < iterations; iteration += 1) {
     messages = contextManager.maybeCompact(messages, iteration, stepSummaryHint(progress));
-    const response = await client.send(serializeHistory(messages, "openai"), tools);
+    const response = await client.send(serializer.serialize(messages), tools);
     const verdict = validateResponse(response, { toolNames, rescueEnabled: true });
     if (verdict.kind !== "calls") throw new Error("unexpected verdict");
     if (findPrematureTerminal(verdict.calls, workflow.terminalTools, workflow.requiredSteps, progress))
@@ -132,6 +133,7 @@ async function bareMachineRun(iterations: number): Promise<number> {
   const contextManager = new ContextManager({ strategy: new NoCompact(), budgetTokens: 100_000_000 });
   const tools = workflowToolSpecs(workflow);
   const toolNames = Object.keys(workflow.tools);
+  const serializer = new HistorySerializer("openai");
   type Context = { messages: Message[]; progress: StepProgress; iteration: number; verdict: Verdict | null };
   const machine = setup({
     types: {
@@ -144,7 +146,7 @@ async function bareMachineRun(iterations: number): Promise<number> {
     },
     actors: {
       inference: fromRequests("inference", (messages: Message[]) =>
-        client.send(serializeHistory(messages, "openai"), tools),
+        client.send(serializer.serialize(messages), tools),
       ),
       executeTools: fromRequests("tools", async (calls: ToolCallInfo[]) => {
         const outcomes: ToolOutcome[] = [];

@@ -2,7 +2,7 @@
  * Message model: the history the model sees, tagged with metadata that drives compaction.
  * Messages are plain JSON so a run's history can be persisted, inspected and replayed.
  */
-import { extendsHistory, hasReasoning } from "./history.ts";
+import { hasReasoning } from "./history.ts";
 
 /** Who a message is from, as chat APIs name it. */
 export const MessageRole = {
@@ -146,62 +146,14 @@ function reasoningAsText(parts: string[]): Message {
   return createMessage(MessageRole.ASSISTANT, parts.join("\n\n"), { type: MessageType.REASONING });
 }
 
-const wireCache: Record<ApiFormat, WeakMap<Message, Record<string, unknown>>> = {
-  openai: new WeakMap(),
-  ollama: new WeakMap(),
-};
-
 /**
- * Fold reasoning and serialize the whole history for a client's wire format. Each message's wire
- * object is built once and reused (and frozen, so no client can corrupt it), which keeps a long
- * run's per-iteration cost to one pass over references.
+ * Fold reasoning and serialize the whole history for a client's wire format, from scratch and
+ * keeping nothing. A loop that serializes its growing history every iteration uses a
+ * `HistorySerializer` of its own instead (same output, only the appended messages serialized).
  */
 export function serializeHistory(messages: readonly Message[], format: ApiFormat): Record<string, unknown>[] {
-  const cache = wireCache[format];
   const source = hasReasoning(messages) ? foldReasoning(messages) : messages;
-  // A loop appends to its history: reuse the wire objects of the unchanged prefix of the last call.
-  const last = lastSerialized[format];
-  let wire: Record<string, unknown>[];
-  let shared = 0;
-  if (last?.frozen && extendsHistory(source, last.source)) {
-    // Known without comparing: the last wire list (never handed out) grows in place.
-    wire = last.wire;
-    shared = last.source.length;
-  } else {
-    if (last) {
-      const limit = Math.min(last.source.length, source.length);
-      while (shared < limit && last.source[shared] === source[shared]) shared += 1;
-    }
-    wire = last ? last.wire.slice(0, shared) : [];
-  }
-  for (let index = shared; index < source.length; index += 1) {
-    const message = source[index] as Message;
-    let serialized = cache.get(message);
-    if (serialized === undefined) {
-      serialized = deepFreeze(toApiMessage(message, format));
-      cache.set(message, serialized);
-    }
-    wire.push(serialized);
-  }
-  // Only a history frozen when it was serialized is known not to have changed since.
-  lastSerialized[format] = { source, wire, frozen: Object.isFrozen(source) };
-  return wire.slice();
-}
-
-const lastSerialized: Record<
-  ApiFormat,
-  { source: readonly Message[]; wire: Record<string, unknown>[]; frozen: boolean } | undefined
-> = {
-  openai: undefined,
-  ollama: undefined,
-};
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    for (const item of Object.values(value)) deepFreeze(item);
-    Object.freeze(value);
-  }
-  return value;
+  return source.map((message) => toApiMessage(message, format));
 }
 
 /**

@@ -12,7 +12,8 @@ import {
   ToolResolutionError,
   WorkflowDefinitionError,
 } from "../core/errors.ts";
-import { type Message, serializeHistory, type ToolCallInfo } from "../core/messages.ts";
+import { HistorySerializer } from "../core/history-serializer.ts";
+import { type ApiFormat, type Message, serializeHistory, type ToolCallInfo } from "../core/messages.ts";
 import type { ToolDef, ToolSpec } from "../core/tools.ts";
 import {
   ChunkType,
@@ -55,12 +56,23 @@ export interface InferenceRequest {
  * actor (cancellation) aborts the request in flight.
  */
 export function createInferenceLogic(source: DepsSource<InferenceDeps>) {
+  // One serializer per workflow actor: its incremental state is the run's own (docs/decisions/005).
+  const serializers = new WeakMap<AnyActorRef, HistorySerializer>();
+  const serialize = (messages: readonly Message[], format: ApiFormat, parent: AnyActorRef | undefined) => {
+    if (parent === undefined) return serializeHistory(messages, format);
+    let serializer = serializers.get(parent);
+    if (serializer?.format !== format) {
+      serializer = new HistorySerializer(format);
+      serializers.set(parent, serializer);
+    }
+    return serializer.serialize(messages);
+  };
   return fromRequests(
     "inference",
     async (request: InferenceRequest, signal, parent): Promise<LLMResponse> => {
       const deps = resolveDeps(source, parent);
       const tools = toolListOf(deps.toolSpecs);
-      const messages = serializeHistory(request.messages, deps.client.apiFormat);
+      const messages = serialize(request.messages, deps.client.apiFormat, parent);
       const response = deps.stream
         ? await collectStream(deps.client.sendStream(messages, tools, { signal }), deps.onChunk, signal)
         : await deps.client.send(messages, tools, { signal });

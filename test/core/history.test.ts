@@ -2,13 +2,13 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { TokenCounter } from "../../src/context/token-counter.ts";
 import { appendMessages, extendsHistory, hasReasoning } from "../../src/core/history.ts";
+import { HistorySerializer } from "../../src/core/history-serializer.ts";
 import {
   createMessage,
   foldReasoning,
   type Message,
   MessageRole,
   MessageType,
-  serializeHistory,
   toApiMessage,
 } from "../../src/core/messages.ts";
 
@@ -138,6 +138,7 @@ describe("histories grown by appendMessages", () => {
           { minLength: 1, maxLength: 20 },
         ),
         (operations) => {
+          const serializer = new HistorySerializer("openai");
           const histories: (readonly Message[])[] = [
             Object.freeze([message(MessageType.SYSTEM_PROMPT), message(MessageType.USER_INPUT)]),
           ];
@@ -149,7 +150,7 @@ describe("histories grown by appendMessages", () => {
               added.map((type) => message(type)),
             );
             histories.push(next);
-            expect(serializeHistory(next, "openai")).toEqual(
+            expect(serializer.serialize(next)).toEqual(
               foldReasoning(next).map((item) => toApiMessage(item, "openai")),
             );
           }
