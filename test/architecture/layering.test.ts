@@ -1,0 +1,131 @@
+/**
+ * The package map's layers (docs/architecture.md, "Layers"): every relative import in `src/` points
+ * to the importing file's own folder, to a lower level, or along one of the few sibling imports
+ * listed here, and nothing in `src/` imports a file outside it.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+const SRC = resolve(import.meta.dirname, "../../src");
+
+/** Top-level folders of `src/`, lowest level first; a folder may import any folder of a lower level. */
+const LEVELS: readonly (readonly string[])[] = [
+  ["core", "tools"],
+  ["prompts", "context", "guardrails"],
+  ["machines"],
+  ["loop"],
+  ["clients", "server", "testing"],
+  ["proxy"],
+  ["cli"],
+];
+
+/** The only imports allowed between two folders of one level, as "from → to". */
+const SIBLING_IMPORTS: ReadonlySet<string> = new Set([
+  // `respond` is a tool built with core's `defineTool`.
+  "tools → core",
+  // The guardrail classes build their nudges and rescue with the prompts' functions.
+  "guardrails → prompts",
+  // The server manager talks to the backends it runs through their clients (OllamaClient, /props).
+  "server → clients",
+]);
+
+/** Folders no file in `src/` may import: test doubles, reached through the `/testing` subpath. */
+const LEAVES: ReadonlySet<string> = new Set(["testing"]);
+
+/** Re-export barrels that may import every layer: the root entry point. */
+const EXEMPT: ReadonlySet<string> = new Set(["index.ts"]);
+
+function levelOf(folder: string): number {
+  return LEVELS.findIndex((level) => level.includes(folder));
+}
+
+/** The top-level folder of `src/` that holds `path` (relative to `src/`), or undefined for a root file. */
+function folderOf(path: string): string | undefined {
+  const parts = path.split(sep);
+  return parts.length > 1 ? parts[0] : undefined;
+}
+
+/**
+ * Why `file` (relative to `src/`) may not import `specifier`, or undefined when it may.
+ * @example importViolation("core/messages.ts", "../loop/runner.ts") // "core → loop: loop is above core"
+ */
+function importViolation(file: string, specifier: string): string | undefined {
+  if (!specifier.startsWith(".") && !specifier.startsWith("/")) return undefined;
+  const target = relative(SRC, resolve(SRC, dirname(file), specifier));
+  if (target.startsWith("..") || target.startsWith(sep) || specifier.startsWith("/")) {
+    return "imports a file outside src/";
+  }
+  if (EXEMPT.has(file)) return undefined;
+  const from = folderOf(file);
+  const to = folderOf(target);
+  if (from === undefined || levelOf(from) < 0) return `${from ?? file} has no layer: add it to LEVELS`;
+  if (to === undefined) return `${from} → ${target}: only the root entry point lives at src/`;
+  if (levelOf(to) < 0) return `${to} has no layer: add it to LEVELS`;
+  if (from === to) return undefined;
+  if (LEAVES.has(to)) return `${from} → ${to}: ${to} is a leaf, nothing in src/ imports it`;
+  if (levelOf(to) < levelOf(from)) return undefined;
+  if (levelOf(to) > levelOf(from)) return `${from} → ${to}: ${to} is above ${from}`;
+  return SIBLING_IMPORTS.has(`${from} → ${to}`)
+    ? undefined
+    : `${from} → ${to}: same level, and not a listed sibling import`;
+}
+
+function sourceFiles(directory: string): string[] {
+  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(directory, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** Every module specifier of a file: static imports, `export … from`, and `import("…")` with a literal. */
+function specifiersOf(path: string): string[] {
+  const { importedFiles } = ts.preProcessFile(readFileSync(path, "utf8"), true, true);
+  return importedFiles.map((imported) => imported.fileName);
+}
+
+describe("layering", () => {
+  it("gives every folder of src/ a layer", () => {
+    const folders = readdirSync(SRC, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+    expect(folders.filter((folder) => levelOf(folder) < 0)).toEqual([]);
+  });
+
+  it("has no import from a lower layer to a higher one, and none out of src/", () => {
+    const violations: string[] = [];
+    for (const path of sourceFiles(SRC)) {
+      const file = relative(SRC, path);
+      for (const specifier of specifiersOf(path)) {
+        const why = importViolation(file, specifier);
+        if (why !== undefined) violations.push(`src/${file} → ${specifier} (${why})`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("tells an allowed import from a forbidden one", () => {
+    expect(importViolation("loop/runner.ts", "../machines/workflow.machine.ts")).toBeUndefined();
+    expect(importViolation("machines/workflow-actors.ts", "./request-worker.ts")).toBeUndefined();
+    expect(importViolation("guardrails/nudge.ts", "../prompts/nudges.ts")).toBeUndefined();
+    expect(importViolation("server/budget.ts", "../clients/ollama-client.ts")).toBeUndefined();
+    expect(importViolation("index.ts", "./proxy/index.ts")).toBeUndefined();
+    expect(importViolation("proxy/app.ts", "hono")).toBeUndefined();
+    expect(importViolation("core/messages.ts", "../loop/runner.ts")).toBe("core → loop: loop is above core");
+    expect(importViolation("prompts/nudges.ts", "../guardrails/nudge.ts")).toBe(
+      "prompts → guardrails: same level, and not a listed sibling import",
+    );
+    expect(importViolation("clients/http.ts", "../server/props.ts")).toBe(
+      "clients → server: same level, and not a listed sibling import",
+    );
+    expect(importViolation("proxy/app.ts", "../testing/index.ts")).toBe(
+      "proxy → testing: testing is a leaf, nothing in src/ imports it",
+    );
+    expect(importViolation("cli/index.ts", "../../eval/cli/eval-command.ts")).toBe(
+      "imports a file outside src/",
+    );
+    expect(importViolation("index.ts", "../scripts/demo.ts")).toBe("imports a file outside src/");
+  });
+});
