@@ -178,7 +178,7 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
   "sim-model": {
     name: "sim-model",
     description:
-      "The fault-injecting OpenAI-compatible sim-model (in-process unless --base-url points at a running `forge sim-model`); --profile picks the faults.",
+      "The fault-injecting OpenAI-compatible sim-model (in-process unless --base-url points at a running `npm run sim-model`); --profile picks the faults.",
     capabilities: SIMULATED,
     async start(options) {
       // `--model sim/<profile>` names the profile too.

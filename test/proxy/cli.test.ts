@@ -1,5 +1,5 @@
 /**
- * `forge proxy` as a user runs it: the bin shim starts the proxy on 127.0.0.1 in front of a
+ * `forge proxy` as a user runs it (from the sources): the CLI starts the proxy on 127.0.0.1 in front of a
  * scripted backend, the openai SDK gets clean tool calls through it, and SIGTERM stops it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -9,10 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { weatherToolOpenAI } from "./helpers/proxy-fixture.ts";
 import { type ScriptedBackend, startScriptedBackend, textCompletion } from "./helpers/scripted-backend.ts";
 
-const BIN = fileURLToPath(new URL("../../bin/forge.js", import.meta.url));
+/** `forge` from the sources (what `npm run forge` runs); the compiled bin is test/package's. */
+const FORGE = fileURLToPath(new URL("../../scripts/forge.ts", import.meta.url));
 
 function runForge(args: string[]): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", FORGE, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout?.on("data", (chunk) => {
     output += String(chunk);
