@@ -72,7 +72,8 @@ export function llamaCppBundlePath(): string {
 
 /**
  * Ensures a built `llama-server` exists and returns its absolute path, building it from the
- * bundled llama.cpp source when the cache is missing or stale (about 5 minutes on 2 cores).
+ * bundled llama.cpp source when the cache is missing or stale (5 to 20 minutes on 2 cores; no
+ * step has a time limit).
  *
  * @throws {LlamaServerSetupError} when build tools are missing or a build step fails.
  */
@@ -128,15 +129,18 @@ export async function setupLlamaServer(options: SetupLlamaServerOptions = {}): P
     await runLogged("cmake", ["-S", sourceDir, "-B", buildDir, ...cmakeFlags], logPath);
     log(`configured in ${elapsed(started)}; building target llama-server with ${jobs} jobs`);
 
+    // A line every 10% and at least once a minute: a busy 2-core machine takes up to ~20 minutes.
     let lastReported = -10;
+    let lastReportedAt = Date.now();
     await runLogged(
       "cmake",
       ["--build", buildDir, "--config", "Release", "--target", "llama-server", "--parallel", String(jobs)],
       logPath,
       (line) => {
         const percent = Number(/^\[\s*(\d+)%\]/.exec(line)?.[1] ?? Number.NaN);
-        if (percent >= lastReported + 10) {
+        if (percent >= lastReported + 10 || (percent >= 0 && Date.now() - lastReportedAt >= 60_000)) {
           lastReported = percent;
+          lastReportedAt = Date.now();
           log(`building ${percent}% (${elapsed(started)})`);
         }
       },
@@ -176,7 +180,8 @@ export async function assertToolsInstalled(tools: readonly string[]): Promise<vo
   }
   if (missing.length > 0) {
     throw new LlamaServerSetupError(
-      `missing build tools: ${missing.join(", ")}. Install them with \`apt-get install cmake g++ git\`.`,
+      `missing build tools: ${missing.join(", ")}. Install them with ` +
+        "`apt-get update && apt-get install -y cmake g++ make git` (`npm test` does when run as root).",
     );
   }
 }
