@@ -1,5 +1,5 @@
 import { availableParallelism } from "node:os";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LlamaCppClient, ModelNotFoundError } from "../../src/clients/llama-cpp/client.ts";
 import { toChatHistory } from "../../src/clients/llama-cpp/history.ts";
@@ -13,6 +13,7 @@ import { describeFunctions, forceFunctionCall } from "../../src/clients/llama-cp
 import { ForgeError, UnsupportedModelError } from "../../src/core/errors.ts";
 import { defineTool, type ToolSpec, toolJsonSchema } from "../../src/core/tools.ts";
 import { ChunkType, type LLMResponse, type StreamChunk, type ToolCall } from "../../src/core/types.ts";
+import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { ensureTestModel } from "../helpers/test-model.ts";
 
 const weather = defineTool({
@@ -77,7 +78,7 @@ describe("LlamaCppClient on the tiny random test model", () => {
     return client;
   };
 
-  beforeAll(async () => {
+  beforeAllOrFail(async () => {
     modelPath = await ensureTestModel();
   });
 

@@ -57,51 +57,45 @@ describe("text reports", () => {
 });
 
 describe("the HTML dashboard in headless Chromium", () => {
-  const skip = !chromiumAvailable();
-  if (skip) {
-    console.warn(
-      `Skipping the Chromium render test: ${CHROMIUM_PATH} is not installed. Install it with: apt-get update && apt-get install -y chromium`,
+  it("renders offline with its charts and no console errors, and so do its run timelines", async () => {
+    // `npm test`'s pretest step installs Chromium when root; a missing browser fails here.
+    expect(
+      chromiumAvailable(),
+      `${CHROMIUM_PATH} is not installed. Install it with: apt-get update && apt-get install -y chromium`,
+    ).toBe(true);
+    const dir = mkdtempSync(join(tmpdir(), "forge-dash-"));
+    const out = join(dir, "rows.jsonl");
+    await runEval(
+      {
+        runs: 1,
+        scenario: ["compaction_chain_p3", "tool_selection_stateful"],
+        ablation: ["reforged", "bare", "no_compact"],
+        peer: true,
+        profile: "hostile",
+        out,
+        progress: false,
+        report: false,
+        workers: 1,
+      },
+      quietIo,
     );
-  }
-
-  it.skipIf(skip)(
-    "renders offline with its charts and no console errors, and so do its run timelines",
-    async () => {
-      const dir = mkdtempSync(join(tmpdir(), "forge-dash-"));
-      const out = join(dir, "rows.jsonl");
-      await runEval(
-        {
-          runs: 1,
-          scenario: ["compaction_chain_p3", "tool_selection_stateful"],
-          ablation: ["reforged", "bare", "no_compact"],
-          peer: true,
-          profile: "hostile",
-          out,
-          progress: false,
-          report: false,
-          workers: 1,
-        },
-        quietIo,
-      );
-      const report = buildReport(loadRows([out]).rows);
-      const written = writeHtmlReport(report, {
-        outDir: join(dir, "html"),
-        tracesFiles: [out.replace(/\.jsonl$/, ".traces.jsonl")],
-      });
-      expect(written.timelines).toBe(8);
-      const html = readFileSync(written.dashboard, "utf8");
-      expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/);
-      const timelines = readdirSync(join(dir, "html", "runs"));
-      const [dashboard, timeline] = await renderPages([
-        written.dashboard,
-        join(dir, "html", "runs", timelines[0] as string),
-      ]);
-      expect(dashboard?.consoleErrors).toEqual([]);
-      expect(dashboard?.failedRequests).toEqual([]);
-      expect(dashboard?.charts).toBe(3);
-      expect(timeline?.consoleErrors).toEqual([]);
-      expect(timeline?.charts).toBe(1);
-    },
-    60_000,
-  );
+    const report = buildReport(loadRows([out]).rows);
+    const written = writeHtmlReport(report, {
+      outDir: join(dir, "html"),
+      tracesFiles: [out.replace(/\.jsonl$/, ".traces.jsonl")],
+    });
+    expect(written.timelines).toBe(8);
+    const html = readFileSync(written.dashboard, "utf8");
+    expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/);
+    const timelines = readdirSync(join(dir, "html", "runs"));
+    const [dashboard, timeline] = await renderPages([
+      written.dashboard,
+      join(dir, "html", "runs", timelines[0] as string),
+    ]);
+    expect(dashboard?.consoleErrors).toEqual([]);
+    expect(dashboard?.failedRequests).toEqual([]);
+    expect(dashboard?.charts).toBe(3);
+    expect(timeline?.consoleErrors).toEqual([]);
+    expect(timeline?.charts).toBe(1);
+  }, 60_000);
 });

@@ -5,7 +5,7 @@
  * typed `context_exceeded` outcome, for this library's loop (before sending) and for the AI SDK
  * peer (from the server's own refusal).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { ABLATION_PRESETS, AI_SDK_CONFIG, type LoopConfig } from "../../eval/ablation.ts";
 import { type BackendSession, startBackend } from "../../eval/backends/registry.ts";
 import { executeTask } from "../../eval/batch/batch.ts";
@@ -21,6 +21,7 @@ import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-clie
 import { toOpenAITool } from "../../src/core/tools.ts";
 import { renderSystemPrompt } from "../../src/core/workflow.ts";
 import { scenario } from "../eval/helpers.ts";
+import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { startTestLlamaServer, type TestLlamaServer } from "../helpers/llama-server-process.ts";
 
 const CONTEXT = 1024;
@@ -34,7 +35,7 @@ let session: BackendSession | undefined;
 let tokenizer: PromptTokenizer;
 let v1: string;
 
-beforeAll(async () => {
+beforeAllOrFail(async () => {
   server = await startTestLlamaServer({ ctx: CONTEXT, slots: 1, threads: 1 });
   v1 = `${server.baseUrl}/v1`;
   session = await startBackend("openai-compatible", {

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { execa, type ResultPromise } from "execa";
 import getPort from "get-port";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { ensureLlamaServer, ensureTestModel } from "../helpers/test-model.ts";
 
 const weatherTool = {
@@ -22,7 +23,7 @@ describe("llama-server built from the bundled llama.cpp", () => {
   let baseUrl = "";
   let serverLog = "";
 
-  beforeAll(async () => {
+  beforeAllOrFail(async () => {
     const [binary, modelPath] = await Promise.all([ensureLlamaServer(), ensureTestModel()]);
     const port = await getPort({ host: "127.0.0.1" });
     baseUrl = `http://127.0.0.1:${port}`;

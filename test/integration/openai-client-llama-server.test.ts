@@ -7,7 +7,7 @@
  * One server for the file; temperature 0, a fixed seed and at most 64 new tokens per request.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import {
   OpenAICompatibleClient,
@@ -28,6 +28,7 @@ import { type Message, MessageType } from "../../src/core/messages.ts";
 import { defineTool, type ToolSpec } from "../../src/core/tools.ts";
 import { ChunkType, type LLMResponse, type StreamChunk, type ToolCall } from "../../src/core/types.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
+import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { startTestLlamaServer, type TestLlamaServer } from "../helpers/llama-server-process.ts";
 import { weatherWorkflow } from "../helpers/workflows.ts";
 
@@ -84,7 +85,7 @@ let server: TestLlamaServer | undefined;
 let baseUrl = "";
 const exchanges: RecordedExchange[] = [];
 
-beforeAll(async () => {
+beforeAllOrFail(async () => {
   server = await startTestLlamaServer({ ctx: 2048, slots: 1, threads: 2 });
   baseUrl = server.baseUrl;
   const realFetch = globalThis.fetch;

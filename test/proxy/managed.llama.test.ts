@@ -6,9 +6,10 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { startManagedBackend } from "../../src/proxy/managed-backend.ts";
 import { type RunningProxy, startProxy } from "../../src/proxy/server.ts";
+import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { ensureLlamaServer, ensureTestModel } from "../helpers/test-model.ts";
 import { isAlive, PidReaper } from "../server/helpers/server-processes.ts";
 import { weatherToolOpenAI } from "./helpers/proxy-fixture.ts";
@@ -16,7 +17,7 @@ import { weatherToolOpenAI } from "./helpers/proxy-fixture.ts";
 const reaper = new PidReaper();
 let proxy: RunningProxy;
 
-beforeAll(async () => {
+beforeAllOrFail(async () => {
   const [binaryPath, modelPath] = await Promise.all([ensureLlamaServer(), ensureTestModel()]);
   const backend = await startManagedBackend({
     launch: { ggufPath: modelPath, ctx: 2048, slots: 1, threads: 2 },

@@ -3,9 +3,10 @@
  * unified KV buffer over two slots are accepted (the server logs the cache types it allocated),
  * and a cache type the model cannot take ends the start in a typed error with the server's reason.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { ServerStartError } from "../../src/server/errors.ts";
 import { type ServerInfo, ServerManager } from "../../src/server/server-manager.ts";
+import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { ensureHead32TestModel } from "./helpers/kv-test-model.ts";
 import { llamaServerFixtures, PidReaper } from "./helpers/server-processes.ts";
 
@@ -16,7 +17,7 @@ let modelPath = "";
 let manager: ServerManager;
 let info: ServerInfo;
 
-beforeAll(async () => {
+beforeAllOrFail(async () => {
   ({ binaryPath, modelPath } = await llamaServerFixtures());
   const head32Model = await ensureHead32TestModel();
   manager = new ServerManager({

@@ -4,7 +4,7 @@
  * a kill -9 noticed as a crash, restart on request, and stop. One server for the whole file.
  */
 import { createServer, type Server } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createActor, fromPromise, waitFor } from "xstate";
 import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
 import { ContextManager } from "../../src/context/context-manager.ts";
@@ -16,6 +16,7 @@ import { PortInUseError, ServerCrashedError } from "../../src/server/errors.ts";
 import { launchConfigSchema } from "../../src/server/launch-config.ts";
 import { createServerManagerMachine } from "../../src/server/server-manager.machine.ts";
 import { type ServerInfo, ServerManager } from "../../src/server/server-manager.ts";
+import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { weatherWorkflow } from "../helpers/workflows.ts";
 import {
   isAlive,
@@ -38,7 +39,7 @@ function launch() {
   return { ggufPath: modelPath, ctx: 2048, slots: 1, threads: 2 };
 }
 
-beforeAll(async () => {
+beforeAllOrFail(async () => {
   ({ binaryPath, modelPath } = await llamaServerFixtures());
   manager = new ServerManager({
     backend: "llamaserver",

@@ -4,13 +4,14 @@
  * hands back a ContextManager with it. GPU detection is replaced by a fixed profile: llama-server
  * sizes its own context, so VRAM is only logged.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { TieredCompact } from "../../src/context/tiered-compact.ts";
 import { BudgetResolutionError } from "../../src/core/errors.ts";
 import { BudgetMode } from "../../src/server/budget-mode.ts";
 import type { HardwareProfile } from "../../src/server/hardware.ts";
 import { ServerManager } from "../../src/server/server-manager.ts";
 import { setupBackend } from "../../src/server/setup-backend.ts";
+import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import {
   llamaServerFixtures,
   llamaServerPidsOnPort,
@@ -36,7 +37,7 @@ const logger = recordingLogger();
 let ggufPath = "";
 let server: ServerManager;
 
-beforeAll(async () => {
+beforeAllOrFail(async () => {
   const fixtures = await llamaServerFixtures();
   ggufPath = fixtures.modelPath;
   server = new ServerManager({

@@ -5,17 +5,10 @@
  * (`forbidden_strings()`, read from the source files); this test collects them independently from
  * the scenario objects and checks a large sample drawn with the trainer's own seeds.
  */
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { ALL_SCENARIOS } from "../../eval/scenarios/index.ts";
 import { DEMO_QUESTION, weatherWorkflow } from "../../scripts/demo-workflow.ts";
 import { type Sample, type SampleOptions, sampleConversations } from "../helpers/forge-gen.ts";
-
-const scenariosModule = fileURLToPath(new URL("../../eval/scenarios/index.ts", import.meta.url));
-const present = existsSync(scenariosModule);
-if (!present) {
-  console.warn(`forge-tiny disjointness check skipped: ${scenariosModule} does not exist.`);
-}
 
 /**
  * 20,000 conversations: the first draws of a fresh run's data worker (seed 1 * 7919 * 1000) in
@@ -56,11 +49,8 @@ function textOf(sample: Sample): string {
   return parts.join("\n").toLowerCase();
 }
 
-describe.skipIf(!present)("forge-tiny training data vs the eval scenarios and the demo", () => {
+describe("forge-tiny training data vs the eval scenarios and the demo", () => {
   it("shares no tool name, user message or argument value with any eval scenario or the demo", async () => {
-    const { ALL_SCENARIOS } = (await import(
-      scenariosModule
-    )) as typeof import("../../eval/scenarios/index.ts");
     expect(ALL_SCENARIOS.length).toBeGreaterThan(0);
     const tools = new Set(Object.keys(weatherWorkflow().tools));
     const messages = [DEMO_QUESTION.toLowerCase()];

@@ -7,7 +7,7 @@
  * tokenizer fixture, which carries forge-tiny's chat template.
  */
 import type { ChatHistoryItem, LlamaModel } from "node-llama-cpp";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   acquireModel,
@@ -18,6 +18,7 @@ import {
 import { toChatHistory } from "../../src/clients/llama-cpp/history.ts";
 import { toChatModelFunctions } from "../../src/clients/llama-cpp/schema.ts";
 import { defineTool, type ToolSpec, toOpenAITool } from "../../src/core/tools.ts";
+import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { type Sample, type SampleTool, sampleConversations } from "../helpers/forge-gen.ts";
 import { startTestLlamaServer, type TestLlamaServer } from "../helpers/llama-server-process.ts";
 import { ensureForgeTinyFixture } from "../helpers/test-model.ts";
@@ -81,7 +82,7 @@ let modelPath = "";
 let library: Sample[] = [];
 let llamacpp: Sample[] = [];
 
-beforeAll(async () => {
+beforeAllOrFail(async () => {
   [modelPath, library, llamacpp] = await Promise.all([
     ensureForgeTinyFixture(),
     sampleConversations({ count: LIBRARY_CONVERSATIONS, seed: 31_337, variant: "library" }),
@@ -91,7 +92,7 @@ beforeAll(async () => {
 
 describe("forge_gen.py's library variant", () => {
   let server: TestLlamaServer | undefined;
-  beforeAll(async () => {
+  beforeAllOrFail(async () => {
     server = await startTestLlamaServer({ modelPath, threads: 1, ctx: 512 });
   }, 900_000);
   afterAll(() => server?.stop());
@@ -140,7 +141,7 @@ describe("forge_gen.py's library variant", () => {
 
 describe("forge_gen.py's llamacpp variant", () => {
   let model: LlamaModel | undefined;
-  beforeAll(async () => {
+  beforeAllOrFail(async () => {
     model = await acquireModel(modelPath);
   }, 120_000);
   afterAll(() => releaseModel(modelPath));

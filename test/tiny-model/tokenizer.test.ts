@@ -5,7 +5,8 @@
  * against the tokenizer fixture (forge-tiny's tokenizer and template, random weights), not the
  * committed model.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { FORGE_TOKENIZER, type Sample, sampleConversations } from "../helpers/forge-gen.ts";
 import { startTestLlamaServer, type TestLlamaServer } from "../helpers/llama-server-process.ts";
 import { ensureForgeTinyFixture } from "../helpers/test-model.ts";
@@ -66,7 +67,7 @@ async function splitDifference(pieces: readonly string[]): Promise<string | null
   return `${JSON.stringify(pieces)}: whole ${JSON.stringify(whole)} vs pieces ${JSON.stringify(parts)}`;
 }
 
-beforeAll(async () => {
+beforeAllOrFail(async () => {
   const [modelPath, generated] = await Promise.all([
     ensureForgeTinyFixture(),
     sampleConversations({
