@@ -85,10 +85,23 @@ describe("forge proxy in managed mode", () => {
 describe("forge proxy --backend llamaserver (CLI)", () => {
   it("starts llama-server, serves through it, and stops it on SIGTERM", async () => {
     const modelPath = await ensureTestModel();
-    const bin = fileURLToPath(new URL("../../bin/forge.js", import.meta.url));
+    const forge = fileURLToPath(new URL("../../scripts/forge.ts", import.meta.url));
     const child = spawn(
       process.execPath,
-      [bin, "proxy", "--backend", "llamaserver", "--gguf", modelPath, "--ctx", "2048", "--port", "0"],
+      [
+        "--import",
+        "tsx",
+        forge,
+        "proxy",
+        "--backend",
+        "llamaserver",
+        "--gguf",
+        modelPath,
+        "--ctx",
+        "2048",
+        "--port",
+        "0",
+      ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     let output = "";
