@@ -110,6 +110,7 @@ export function apiOfPath(path: string): ProxyApi {
 }
 
 function errorResponse(c: Context, error: ProxyHttpError): Response {
+  if (error.retryAfterSeconds !== undefined) c.header("retry-after", String(error.retryAfterSeconds));
   // 499 (client gone) is nginx's convention; nobody reads it, but it must not look like a 5xx.
   return c.json(errorBody(apiOfPath(c.req.path), error), error.status as 400);
 }

@@ -19,6 +19,7 @@ export const ProxyErrorKind = {
   BACKEND_ERROR: "backend_error",
   RETRIES_EXHAUSTED: "retries_exhausted",
   CLIENT_CLOSED: "client_closed",
+  OVERLOADED: "overloaded",
   INTERNAL: "internal",
 } as const;
 export type ProxyErrorKind = (typeof ProxyErrorKind)[keyof typeof ProxyErrorKind];
@@ -30,18 +31,26 @@ export class ProxyHttpError extends ForgeError {
   readonly param: string | null;
   /** Extra fields of the error object (for example the model's last raw output). */
   readonly details: Record<string, unknown>;
+  /** Seconds after which the client may try again, sent as `Retry-After`. */
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(
     status: number,
     kind: ProxyErrorKind,
     message: string,
-    options: { param?: string | null; details?: Record<string, unknown>; cause?: unknown } = {},
+    options: {
+      param?: string | null;
+      details?: Record<string, unknown>;
+      cause?: unknown;
+      retryAfterSeconds?: number;
+    } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.status = status;
     this.kind = kind;
     this.param = options.param ?? null;
     this.details = options.details ?? {};
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 
@@ -198,6 +207,7 @@ const OPENAI_TYPES: Record<ProxyErrorKind, string> = {
   backend_error: "server_error",
   retries_exhausted: "server_error",
   client_closed: "invalid_request_error",
+  overloaded: "server_error",
   internal: "server_error",
 };
 
@@ -211,6 +221,7 @@ const ANTHROPIC_TYPES: Record<ProxyErrorKind, string> = {
   backend_error: "api_error",
   retries_exhausted: "api_error",
   client_closed: "invalid_request_error",
+  overloaded: "overloaded_error",
   internal: "api_error",
 };
 

@@ -1,0 +1,62 @@
+/**
+ * A request's total deadline (`--deadline`): one signal that aborts when the client leaves or
+ * when the request has run for its deadline, and the 504 that reports the second case. Every
+ * backend call of the request (retries included) and a forwarded stream run under it.
+ */
+import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
+
+/** The deadline of one request. */
+export class RequestDeadline {
+  readonly #controller = new AbortController();
+  readonly #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #unfollow: () => void;
+  #error: ProxyHttpError | undefined;
+
+  /** Follow `clientSignal`; past `totalMs` (0: never) abort with a 504. */
+  constructor(clientSignal: AbortSignal, totalMs: number) {
+    const abort = () => this.#controller.abort(clientSignal.reason);
+    if (clientSignal.aborted) abort();
+    else clientSignal.addEventListener("abort", abort, { once: true });
+    this.#unfollow = () => clientSignal.removeEventListener("abort", abort);
+    if (totalMs > 0) {
+      this.#timer = setTimeout(() => {
+        this.#error = new ProxyHttpError(
+          504,
+          ProxyErrorKind.BACKEND_TIMEOUT,
+          `The request did not complete within its ${totalMs} ms deadline (--deadline)`,
+        );
+        this.#controller.abort(this.#error);
+      }, totalMs);
+    }
+  }
+
+  /** Aborts when the client leaves or the deadline passes. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The 504, once the deadline has passed. */
+  get error(): ProxyHttpError | undefined {
+    return this.#error;
+  }
+
+  /** The request is over: stop the timer and stop following the client. */
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#unfollow();
+  }
+
+  /**
+   * Run `job` under the deadline and stop it when the job settles. A job that fails because the
+   * deadline passed (however its code reports the abort) fails with the deadline's 504.
+   */
+  async run<T>(job: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    try {
+      return await job(this.signal);
+    } catch (error) {
+      throw this.#error ?? error;
+    } finally {
+      this.stop();
+    }
+  }
+}
