@@ -47,7 +47,14 @@ export function registerProxyCommand(program: Command): Command {
     .option("--no-rescue", "do not rescue tool calls written as text")
     .option("--serialize", "send one request at a time to the backend (single-slot servers)", false)
     .option("--max-body-bytes <n>", "largest request body accepted (413 above)", String(10 * 1024 * 1024))
-    .option("--timeout <ms>", "how long the backend may stay silent (504 after)", "600000")
+    .option("--timeout <ms>", "how long the backend may take to start answering (504 after)", "600000")
+    .option("--idle-timeout <ms>", "longest backend silence within an answer's body (504; 0: none)", "300000")
+    .option("--deadline <ms>", "total time a request may take, retries included (504; 0: none)", "0")
+    .option("--max-response-bytes <n>", "largest backend answer (502 above)", String(32 * 1024 * 1024))
+    .option("--max-in-flight <n>", "requests served at once; more wait in line", "64")
+    .option("--max-queue <n>", "requests that may wait (in-flight and --serialize lines; 503 above)", "256")
+    .option("--max-json-depth <n>", "deepest nesting of arrays and objects in a body (400 deeper)", "64")
+    .option("--drain-timeout <ms>", "on SIGTERM/SIGINT, how long requests in flight may finish", "30000")
     .option("--budget-tokens <n>", "context budget for compaction (default: the backend's context length)")
     .addOption(
       new Option("--tool-mode <mode>", "how tools reach an OpenAI-compatible backend")
@@ -62,7 +69,7 @@ export function registerProxyCommand(program: Command): Command {
         return;
       }
       const proxy = await runProxy(parsed.data);
-      stopOnSignals(proxy);
+      stopOnSignals(proxy, parsed.data.drainTimeout);
     });
 }
 
@@ -82,6 +89,11 @@ export async function runProxy(options: ProxyCliOptions): Promise<RunningProxy> 
       serialize: options.serialize,
       maxBodyBytes: options.maxBodyBytes,
       budgetTokens: options.budgetTokens,
+      deadlineMs: options.deadline,
+      maxJsonDepth: options.maxJsonDepth,
+      maxInFlight: options.maxInFlight,
+      maxQueue: options.maxQueue,
+      drainTimeoutMs: options.drainTimeout,
     });
     console.info(
       `forge proxy listening on ${proxy.url} (OpenAI: ${proxy.url}/v1, Anthropic: ${proxy.url}) → ${backend.url} [${backend.format}]`,
@@ -99,6 +111,8 @@ async function backendFor(options: ProxyCliOptions): Promise<ProxyBackend> {
     ...(options.backendApiKey && { apiKey: options.backendApiKey }),
     ...(options.model && { defaultModel: options.model }),
     timeoutMs: options.timeout,
+    idleTimeoutMs: options.idleTimeout,
+    maxResponseBytes: options.maxResponseBytes,
     toolMode: options.toolMode,
   };
   if (options.backendUrl !== undefined) {
@@ -121,17 +135,21 @@ async function backendFor(options: ProxyCliOptions): Promise<ProxyBackend> {
     },
     ...(options.backendPort !== undefined && { port: options.backendPort }),
     timeoutMs: options.timeout,
+    idleTimeoutMs: options.idleTimeout,
+    maxResponseBytes: options.maxResponseBytes,
     toolMode: options.toolMode,
     ...(options.model && { defaultModel: options.model }),
   });
 }
 
-function stopOnSignals(proxy: RunningProxy): void {
+function stopOnSignals(proxy: RunningProxy, drainTimeoutMs: number): void {
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    console.info(`forge proxy: ${signal}, shutting down`);
+    console.info(
+      `forge proxy: ${signal}, not accepting new connections; draining requests in flight (up to ${drainTimeoutMs} ms)`,
+    );
     proxy.close().then(
       () => process.exit(0),
       (error: unknown) => {

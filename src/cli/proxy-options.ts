@@ -25,6 +25,17 @@ export const proxyCliOptionsSchema = z
       .positive()
       .default(10 * 1024 * 1024),
     timeout: z.coerce.number().int().positive().default(600_000),
+    idleTimeout: z.coerce.number().int().min(0).default(300_000),
+    deadline: z.coerce.number().int().min(0).default(0),
+    maxResponseBytes: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(32 * 1024 * 1024),
+    maxInFlight: z.coerce.number().int().positive().default(64),
+    maxQueue: z.coerce.number().int().min(0).default(256),
+    maxJsonDepth: z.coerce.number().int().positive().default(64),
+    drainTimeout: z.coerce.number().int().min(0).default(30_000),
     budgetTokens: z.coerce.number().int().positive().optional(),
     toolMode: z.enum(["native", "prompt", "auto"]).default("auto"),
     backendPort: z.coerce.number().int().min(1).max(65_535).optional(),

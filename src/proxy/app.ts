@@ -3,13 +3,16 @@
  * health, with every fault answered in the shape of the API the client speaks.
  */
 import { timingSafeEqual } from "node:crypto";
+import type { ServerResponse } from "node:http";
 import { type Context, Hono } from "hono";
 import type { ProxyBackend } from "./backend.ts";
 import { createChatService } from "./chat-service.ts";
+import { RequestDeadline } from "./deadline.ts";
 import { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
 import { forwardToBackend } from "./passthrough.ts";
+import { DEFAULT_MAX_JSON_DEPTH } from "./read-body.ts";
 import { anthropicMessagesHandler, openAIChatHandler, type RouteDeps } from "./routes.ts";
-import { SerialQueue } from "./serial-queue.ts";
+import { AdmissionQueue, SerialQueue } from "./serial-queue.ts";
 
 /** Options of `createProxy`. */
 export interface ProxyOptions {
@@ -26,7 +29,20 @@ export interface ProxyOptions {
   maxBodyBytes?: number | undefined;
   /** Context budget for compaction; default: the backend's context length when it reports one. */
   budgetTokens?: number | undefined;
+  /** Total deadline of a request in milliseconds, all retries included (default 0: none); 504 past it. */
+  deadlineMs?: number | undefined;
+  /** Deepest nesting of arrays and objects accepted in a body (default 64); 400 deeper. */
+  maxJsonDepth?: number | undefined;
+  /** Requests served at once (default 64); more wait in line. */
+  maxInFlight?: number | undefined;
+  /** Requests that may wait, for `maxInFlight` and for `serialize` each (default 256); more get 503. */
+  maxQueue?: number | undefined;
 }
+
+/** Default in-flight cap: 64 requests (above a single-GPU server's slots, so it only bounds floods). */
+export const DEFAULT_MAX_IN_FLIGHT = 64;
+/** Default waiting line: 256 requests. */
+export const DEFAULT_MAX_QUEUE = 256;
 
 /** Default body limit: 10 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -39,7 +55,13 @@ export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
  */
 export function createProxy(options: ProxyOptions): Hono {
   const { backend } = options;
-  const queue = options.serialize ? new SerialQueue() : undefined;
+  const maxQueue = options.maxQueue ?? DEFAULT_MAX_QUEUE;
+  const queue = options.serialize ? new SerialQueue({ maxWaiting: maxQueue }) : undefined;
+  const inFlight = new AdmissionQueue({
+    capacity: options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT,
+    maxWaiting: maxQueue,
+    name: "the --max-in-flight queue",
+  });
   const service = createChatService({
     backend,
     maxRetries: options.maxRetries ?? 3,
@@ -52,6 +74,8 @@ export function createProxy(options: ProxyOptions): Hono {
     service,
     queue,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxJsonDepth: options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
+    deadlineMs: options.deadlineMs ?? 0,
   };
   const startedAt = Date.now();
   const app = new Hono();
@@ -88,6 +112,9 @@ export function createProxy(options: ProxyOptions): Hono {
   });
 
   if (options.apiKey !== undefined) app.use("*", authenticate(options.apiKey));
+  const gate = admit(inFlight);
+  for (const path of ["/v1/chat/completions", "/chat/completions", "/v1/messages"]) app.use(path, gate);
+  for (const path of ["/v1/models", "/models", "/props"]) app.use(path, gate);
   const chat = openAIChatHandler(deps);
   app.post("/v1/chat/completions", chat);
   app.post("/chat/completions", chat);
@@ -96,8 +123,9 @@ export function createProxy(options: ProxyOptions): Hono {
     app.get(path, (c) =>
       forwardToBackend(
         backend,
-        { method: "GET", path: path === "/models" ? "/v1/models" : path, signal: c.req.raw.signal },
+        { method: "GET", path: path === "/models" ? "/v1/models" : path },
         queue,
+        new RequestDeadline(c.req.raw.signal, deps.deadlineMs),
       ),
     );
   }
@@ -113,6 +141,31 @@ function errorResponse(c: Context, error: ProxyHttpError): Response {
   if (error.retryAfterSeconds !== undefined) c.header("retry-after", String(error.retryAfterSeconds));
   // 499 (client gone) is nginx's convention; nobody reads it, but it must not look like a 5xx.
   return c.json(errorBody(apiOfPath(c.req.path), error), error.status as 400);
+}
+
+/**
+ * Hold one of the in-flight slots from admission until the answer has been sent (the response's
+ * `close`, so a streamed answer counts until its end) or, in-process, until the handler returns.
+ */
+function admit(gate: AdmissionQueue) {
+  return async (c: Context, next: () => Promise<void>) => {
+    const signal = c.req.raw.signal;
+    const release = await gate.acquire(signal).catch((error: unknown) => {
+      if (!signal.aborted) throw error;
+      throw new ProxyHttpError(
+        499,
+        ProxyErrorKind.CLIENT_CLOSED,
+        "Client closed the request while it waited",
+      );
+    });
+    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+    if (outgoing) outgoing.once("close", release);
+    try {
+      await next();
+    } finally {
+      if (!outgoing) release();
+    }
+  };
 }
 
 /** Accept `Authorization: Bearer <key>` or `x-api-key: <key>`, compared in constant time. */

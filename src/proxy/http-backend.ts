@@ -38,6 +38,13 @@ export interface HttpBackendOptions {
   apiKey?: string;
   /** Milliseconds the backend may stay silent before a request fails with 504 (default 600 000). */
   timeoutMs?: number;
+  /**
+   * Longest silence between two reads of an answer's body, once its headers came (default 300 000;
+   * 0: none). A stalled body fails with 504; a stalled forwarded stream ends with an error event.
+   */
+  idleTimeoutMs?: number;
+  /** Largest backend answer in bytes (default 32 MiB); a larger one is dropped with 502. */
+  maxResponseBytes?: number;
   /** How tools reach an OpenAI-compatible backend (default `auto`: native, prompt if it refuses). */
   toolMode?: ProxyToolMode;
   /** Model for requests that name none (Ollama and Anthropic backends need one). */
@@ -70,7 +77,13 @@ export function createHttpBackend(options: HttpBackendOptions): ProxyBackend {
   }
   if (format === "anthropic") headers["anthropic-version"] = "2023-06-01";
 
-  const transport = new BackendTransport({ baseUrl: url, headers, timeoutMs: config.timeoutMs });
+  const transport = new BackendTransport({
+    baseUrl: url,
+    headers,
+    timeoutMs: config.timeoutMs,
+    ...(options.idleTimeoutMs !== undefined && { idleTimeoutMs: options.idleTimeoutMs }),
+    ...(options.maxResponseBytes !== undefined && { maxResponseBytes: options.maxResponseBytes }),
+  });
   const forward = (request: ForwardRequest) => transport.forward(request);
   const createClient =
     options.createClient ?? defaultClientFactory(transport, config, options.toolMode, options.defaultModel);

@@ -17,6 +17,10 @@ export interface ManagedBackendOptions {
   port?: number;
   /** Silence allowed from llama-server before a request fails with 504. */
   timeoutMs?: number;
+  /** Longest silence between two reads of an answer's body (see `HttpBackendOptions`). */
+  idleTimeoutMs?: number;
+  /** Largest answer from llama-server in bytes (see `HttpBackendOptions`). */
+  maxResponseBytes?: number;
   toolMode?: ProxyToolMode;
   defaultModel?: string;
   /** Passed to the ServerManager (binary path, logger, start timeout, …). */
@@ -48,6 +52,8 @@ export async function startManagedBackend(options: ManagedBackendOptions): Promi
     url: info.baseUrl,
     format: "openai",
     ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+    ...(options.idleTimeoutMs !== undefined && { idleTimeoutMs: options.idleTimeoutMs }),
+    ...(options.maxResponseBytes !== undefined && { maxResponseBytes: options.maxResponseBytes }),
     ...(options.toolMode && { toolMode: options.toolMode }),
     ...(options.defaultModel && { defaultModel: options.defaultModel }),
     detail: () => ({

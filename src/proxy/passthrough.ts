@@ -1,39 +1,57 @@
 /**
  * Requests the proxy forwards without guardrails (model list, `/props`, tool-less chat): the
  * backend's status, content type and body go back as they came, streams included. Under
- * `--serialize` the slot is held until the body has been sent.
+ * `--serialize` the slot is held until the body has been sent; the request's deadline, when it
+ * has one, runs until then too.
  */
 import { BackendError } from "../core/errors.ts";
 import type { ForwardRequest, ProxyBackend } from "./backend.ts";
+import type { RequestDeadline } from "./deadline.ts";
 import { toProxyHttpError } from "./errors.ts";
 import type { Release, SerialQueue } from "./serial-queue.ts";
 
-/** Forward `request` and answer with what the backend said. Backend 5xx, 401 and 403 answers become 502. */
+/**
+ * Forward `request` and answer with what the backend said. Backend 5xx, 401 and 403 answers
+ * become 502. With a `deadline`, the request runs under its signal, and a request it cuts short
+ * fails with its 504.
+ */
 export async function forwardToBackend(
   backend: ProxyBackend,
   request: ForwardRequest,
   queue?: SerialQueue,
+  deadline?: RequestDeadline,
 ): Promise<Response> {
-  const release = queue ? await queue.acquire(request.signal) : undefined;
+  if (deadline) request = { ...request, signal: deadline.signal };
+  let release: Release | undefined;
   let upstream: Response;
   try {
+    release = queue ? await queue.acquire(request.signal) : undefined;
     upstream = await backend.forward(request);
   } catch (error) {
     release?.();
-    throw error;
+    deadline?.stop();
+    throw deadline?.error ?? error;
   }
   // The backend's credential is the operator's, not the client's: 401/403 from it are a proxy fault.
   if (upstream.status >= 500 || upstream.status === 401 || upstream.status === 403) {
-    const body = await upstream.text().finally(() => release?.());
+    const body = await upstream.text().finally(() => {
+      release?.();
+      deadline?.stop();
+    });
     throw toProxyHttpError(new BackendError(upstream.status, body));
   }
-  if (!release) return upstream;
-  // Under --serialize a streamed answer holds the slot until it has been sent; others are read already.
+  // A streamed answer holds the slot and the deadline until it has been sent; others are read already.
   if (!upstream.headers.get("content-type")?.startsWith("text/event-stream") || !upstream.body) {
-    release();
+    release?.();
+    deadline?.stop();
     return upstream;
   }
-  return new Response(releaseWhenDone(upstream.body, release, request.signal), {
+  if (!release && !deadline) return upstream;
+  const done = () => {
+    release?.();
+    deadline?.stop();
+  };
+  return new Response(releaseWhenDone(upstream.body, done, request.signal), {
     status: upstream.status,
     headers: upstream.headers,
   });
@@ -45,12 +63,9 @@ function releaseWhenDone(
   signal: AbortSignal | undefined,
 ): ReadableStream<Uint8Array> {
   signal?.addEventListener("abort", release, { once: true });
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      flush: () => {
-        signal?.removeEventListener("abort", release);
-        release();
-      },
-    }),
-  );
+  const done = () => {
+    signal?.removeEventListener("abort", release);
+    release();
+  };
+  return body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({ flush: done }));
 }

@@ -1,11 +1,11 @@
 /**
- * Reading a request body: at most the size limit (413 beyond), JSON that parses, an object, and
- * its zod schema; each failure is a 400 naming the field.
+ * Reading a request body: at most the size limit (413 beyond), JSON that parses, an object, no
+ * deeper than the depth limit, and its zod schema; each failure is a 400 naming the field.
  */
 import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 import type { z } from "zod";
-import { invalidRequestFromZod, ProxyErrorKind, ProxyHttpError } from "./errors.ts";
+import { formatPath, invalidRequestFromZod, ProxyErrorKind, ProxyHttpError } from "./errors.ts";
 
 /**
  * The body as text, refused with 413 past `maxBytes` (declared or streamed). Under
@@ -40,10 +40,17 @@ export interface ReadBody<T> {
   value: T;
 }
 
-/** Parse and validate `text` with `schema`. Throws `ProxyHttpError` (400). */
+/** Default deepest nesting of arrays and objects in a request body. */
+export const DEFAULT_MAX_JSON_DEPTH = 64;
+
+/**
+ * Parse and validate `text` with `schema`; arrays and objects nested deeper than `maxDepth` are
+ * refused before anything recurses into them. Throws `ProxyHttpError` (400).
+ */
 export function parseBody<Schema extends z.ZodType>(
   text: string,
   schema: Schema,
+  maxDepth = DEFAULT_MAX_JSON_DEPTH,
 ): ReadBody<z.output<Schema>> {
   let json: unknown;
   try {
@@ -58,7 +65,60 @@ export function parseBody<Schema extends z.ZodType>(
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
     throw new ProxyHttpError(400, ProxyErrorKind.INVALID_REQUEST, "The request body must be a JSON object");
   }
+  checkDepth(json, maxDepth);
   const parsed = schema.safeParse(json);
   if (!parsed.success) throw invalidRequestFromZod(parsed.error);
   return { text, value: parsed.data };
+}
+
+/** A value still to walk, and how it was reached (the path is only spelled out for an error). */
+interface Nested {
+  value: object;
+  depth: number;
+  parent: Nested | undefined;
+  key: string | number;
+}
+
+/**
+ * Refuse JSON nested deeper than `maxDepth` with a 400 naming where, walking with an explicit
+ * stack: the schema, the history code and the tool-schema code all recurse, and 10 000 nested
+ * arrays (20 KB) overflowed the call stack (a 500).
+ */
+function checkDepth(root: object, maxDepth: number): void {
+  const stack: Nested[] = [{ value: root, depth: 1, parent: undefined, key: "" }];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const { value, depth } = item;
+    if (depth > maxDepth) {
+      const param = pathOf(item);
+      throw new ProxyHttpError(
+        400,
+        ProxyErrorKind.INVALID_REQUEST,
+        `${param}: JSON nested deeper than ${maxDepth} levels (--max-json-depth)`,
+        { param },
+      );
+    }
+    if (Array.isArray(value)) {
+      for (let index = 0; index < value.length; index += 1) {
+        const child: unknown = value[index];
+        if (typeof child === "object" && child !== null) {
+          stack.push({ value: child, depth: depth + 1, parent: item, key: index });
+        }
+      }
+      continue;
+    }
+    for (const key in value) {
+      const child: unknown = (value as Record<string, unknown>)[key];
+      if (typeof child === "object" && child !== null) {
+        stack.push({ value: child, depth: depth + 1, parent: item, key });
+      }
+    }
+  }
+}
+
+function pathOf(item: Nested): string {
+  const keys: (string | number)[] = [];
+  for (let current: Nested | undefined = item; current?.parent !== undefined; current = current.parent) {
+    keys.push(current.key);
+  }
+  return formatPath(keys.reverse());
 }

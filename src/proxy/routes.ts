@@ -6,6 +6,7 @@ import type { Context } from "hono";
 import { messagesRequestSchema } from "./anthropic-schema.ts";
 import type { ProxyBackend } from "./backend.ts";
 import type { ChatService } from "./chat-service.ts";
+import { RequestDeadline } from "./deadline.ts";
 import { proxyRequestFromAnthropic } from "./from-anthropic.ts";
 import { openAIRequestHasTools, proxyRequestFromOpenAI } from "./from-openai.ts";
 import { chatCompletionRequestSchema } from "./openai-schema.ts";
@@ -21,6 +22,10 @@ export interface RouteDeps {
   service: ChatService;
   queue: SerialQueue | undefined;
   maxBodyBytes: number;
+  /** Deepest nesting of arrays and objects accepted in a body (400 deeper). */
+  maxJsonDepth: number;
+  /** Total deadline of a request in milliseconds (0: none); 504 past it. */
+  deadlineMs: number;
 }
 
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
@@ -31,17 +36,22 @@ const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache
  */
 export function openAIChatHandler(deps: RouteDeps) {
   return async (c: Context): Promise<Response> => {
-    const { text, value } = parseBody(await readBodyText(c, deps.maxBodyBytes), chatCompletionRequestSchema);
-    const signal = c.req.raw.signal;
+    const { text, value } = parseBody(
+      await readBodyText(c, deps.maxBodyBytes),
+      chatCompletionRequestSchema,
+      deps.maxJsonDepth,
+    );
+    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
     if (!openAIRequestHasTools(value) && deps.backend.format === "openai") {
       return forwardToBackend(
         deps.backend,
-        { method: "POST", path: "/v1/chat/completions", body: text, signal },
+        { method: "POST", path: "/v1/chat/completions", body: text },
         deps.queue,
+        deadline,
       );
     }
     const request = proxyRequestFromOpenAI(value);
-    const answer = await deps.service.answer(request, signal);
+    const answer = await deadline.run((signal) => deps.service.answer(request, signal));
     if (request.stream) {
       return new Response(renderChatCompletionStream(answer, { includeUsage: request.includeUsage }), {
         headers: SSE_HEADERS,
@@ -54,9 +64,14 @@ export function openAIChatHandler(deps: RouteDeps) {
 /** `POST /v1/messages`: Anthropic Messages in, Anthropic Messages out, an OpenAI-compatible backend behind. */
 export function anthropicMessagesHandler(deps: RouteDeps) {
   return async (c: Context): Promise<Response> => {
-    const { value } = parseBody(await readBodyText(c, deps.maxBodyBytes), messagesRequestSchema);
+    const { value } = parseBody(
+      await readBodyText(c, deps.maxBodyBytes),
+      messagesRequestSchema,
+      deps.maxJsonDepth,
+    );
     const request = proxyRequestFromAnthropic(value);
-    const answer = await deps.service.answer(request, c.req.raw.signal);
+    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
+    const answer = await deadline.run((signal) => deps.service.answer(request, signal));
     if (request.stream) return new Response(renderMessageStream(answer), { headers: SSE_HEADERS });
     return c.json(renderMessage(answer));
   };

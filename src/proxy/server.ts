@@ -1,12 +1,16 @@
 /**
- * Serving the proxy app over HTTP with `@hono/node-server`, on 127.0.0.1 unless told otherwise.
+ * Serving the proxy app over HTTP with `@hono/node-server`, on 127.0.0.1 unless told otherwise,
+ * and closing it gracefully: stop accepting, let the requests in flight finish (up to the drain
+ * deadline), then release the backend.
  */
+import type { ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import { createProxy, type ProxyOptions } from "./app.ts";
 
-const CLOSE_GRACE_MS = 2_000;
+/** Default drain deadline on close: 30 s for the requests in flight to finish. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 
 /** Options of `startProxy`. */
 export interface StartProxyOptions extends ProxyOptions {
@@ -14,6 +18,8 @@ export interface StartProxyOptions extends ProxyOptions {
   host?: string;
   /** Port (default 8081; 0 picks a free one). */
   port?: number;
+  /** How long `close()` lets requests in flight finish before cutting them (default 30 000 ms). */
+  drainTimeoutMs?: number;
 }
 
 /** A listening proxy. */
@@ -23,7 +29,10 @@ export interface RunningProxy {
   port: number;
   /** Base URL, e.g. `http://127.0.0.1:8081`; OpenAI clients use `${url}/v1`. */
   url: string;
-  /** Stop listening, drop idle connections, and release the backend (a managed server stops). */
+  /**
+   * Stop accepting connections, let the requests in flight finish (cut past the drain deadline),
+   * then release the backend (a managed server stops).
+   */
   close(): Promise<void>;
 }
 
@@ -43,6 +52,16 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     started.once("error", reject);
   });
   const { port } = server.address() as AddressInfo;
+  // Answers not yet sent, so that closing knows when the last request in flight is done.
+  const inFlight = new Set<ServerResponse>();
+  let draining: (() => void) | undefined;
+  server.on("request", (_request, response: ServerResponse) => {
+    inFlight.add(response);
+    response.once("close", () => {
+      inFlight.delete(response);
+      if (draining) setImmediate(draining);
+    });
+  });
   const urlHost = host.includes(":") ? `[${host}]` : host;
   let closing: Promise<void> | undefined;
   return {
@@ -53,13 +72,22 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     close() {
       closing ??= (async () => {
         await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          if ("closeIdleConnections" in server) server.closeIdleConnections();
-          // Requests still running get a moment to finish, then their connections are cut.
-          const force = setTimeout(() => {
+          const cutAll = () => {
             if ("closeAllConnections" in server) server.closeAllConnections();
-          }, CLOSE_GRACE_MS);
+          };
+          // Once nothing is in flight, keep-alive connections are idle: close them all.
+          draining = () => {
+            if (inFlight.size === 0) cutAll();
+            else if ("closeIdleConnections" in server) server.closeIdleConnections();
+          };
+          // Requests still running past the drain deadline are cut.
+          const force = setTimeout(cutAll, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
           force.unref();
+          server.close(() => {
+            clearTimeout(force);
+            resolve();
+          });
+          draining();
         });
         await options.backend.close?.();
       })();
