@@ -142,14 +142,16 @@ export function hugeAnswer(
     });
     const piece = Buffer.alloc(1024 * 1024, "a");
     let closed = false;
+    let wake = () => {};
     outgoing.once("close", () => {
       closed = true;
+      wake();
     });
+    outgoing.on("drain", () => wake());
     for (let sent = 0; sent < totalBytes && !closed; sent += piece.length) {
       if (!outgoing.write(piece)) {
         await new Promise<void>((resolve) => {
-          outgoing.once("drain", resolve);
-          outgoing.once("close", resolve);
+          wake = resolve;
         });
       }
     }
