@@ -11,7 +11,7 @@ import {
   type SendOptions,
   type StreamChunk,
 } from "../core/types.ts";
-import { type Exchange, joinUrl, openExchange } from "./http.ts";
+import { authHeaders, type Exchange, joinUrl, openExchange } from "./http.ts";
 import {
   isKnownThinkingModel,
   isOllamaChat,
@@ -32,6 +32,8 @@ export interface OllamaClientOptions {
   model: string;
   /** Default `http://127.0.0.1:11434`. */
   baseUrl?: string;
+  /** Sent as `Authorization: Bearer <key>` (an Ollama behind an authenticating proxy, or Ollama's cloud). */
+  apiKey?: string;
   /**
    * `undefined` (auto): send `think: true` only for models known to think, and drop it for good if
    * Ollama answers that the model does not support thinking. `true`: always send it
@@ -79,6 +81,7 @@ export class OllamaClient implements LLMClient {
   readonly #timeoutMs: number;
   readonly #logger: (line: string) => void;
   readonly #chatUrl: string;
+  readonly #headers: Record<string, string> | undefined;
   #numCtx: number | undefined;
   #autoThink: boolean;
 
@@ -89,6 +92,7 @@ export class OllamaClient implements LLMClient {
     this.#timeoutMs = options.timeoutMs ?? 300_000;
     this.#logger = options.logger ?? ((line) => console.info(line));
     this.#chatUrl = joinUrl(this.baseUrl, "api/chat");
+    this.#headers = authHeaders(options.apiKey);
     this.#numCtx = options.numCtx;
     this.#autoThink = isKnownThinkingModel(options.model);
     this.sampling = resolveSampling({
@@ -163,6 +167,7 @@ export class OllamaClient implements LLMClient {
       method: "POST",
       url,
       json: { model: this.model, keep_alive: 0 },
+      headers: this.#headers,
       timeoutMs: this.#timeoutMs,
       signal: options.signal,
     });
@@ -182,6 +187,7 @@ export class OllamaClient implements LLMClient {
       method: "POST",
       url: this.#chatUrl,
       json: this.#requestBody(messages, tools, stream, think),
+      headers: this.#headers,
       timeoutMs: this.#timeoutMs,
       signal,
     });

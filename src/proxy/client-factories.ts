@@ -40,13 +40,14 @@ export function samplingFromBody(extraBody: Record<string, unknown>): MappedSamp
   return sampling;
 }
 
-/** Clients for an Ollama server; `defaultModel` serves requests that name none. */
+/** Clients for an Ollama server, sent the backend key as Bearer; `defaultModel` serves requests that name none. */
 export function ollamaClientFactory(defaultModel?: string): BackendClientFactory {
   return cachedFactory((model, sampling, config) => {
     const { maxTokens, ...rest } = sampling;
     return new OllamaClient({
       model,
       baseUrl: config.baseUrl,
+      ...(config.apiKey !== undefined && { apiKey: config.apiKey }),
       timeoutMs: config.timeoutMs,
       ...rest,
       ...(maxTokens !== undefined && { maxTokens }),
@@ -55,20 +56,43 @@ export function ollamaClientFactory(defaultModel?: string): BackendClientFactory
   }, defaultModel);
 }
 
-/** Clients for an Anthropic-shaped Messages API; `defaultModel` serves requests that name none. */
+/**
+ * Clients for an Anthropic-shaped Messages API; `defaultModel` serves requests that name none.
+ * The backend key is sent as `x-api-key`. Without one, only Anthropic's own API
+ * (`https://api.anthropic.com`) gets the SDK's ambient credential (`ANTHROPIC_API_KEY`); any
+ * other URL gets no credential at all.
+ */
 export function anthropicClientFactory(defaultModel?: string): BackendClientFactory {
   return cachedFactory((model, sampling, config) => {
     const { minP: _unused, seed: _alsoUnused, ...supported } = sampling;
     return new AnthropicClient({
       model,
       baseURL: config.baseUrl,
-      ...(config.apiKey !== undefined && { apiKey: config.apiKey }),
+      ...anthropicCredential(config),
       timeoutMs: config.timeoutMs,
       ...supported,
       logger: () => {},
     });
   }, defaultModel);
 }
+
+/** The `apiKey` option of an Anthropic client: the backend key, the SDK's ambient one, or none. */
+export function anthropicCredential(config: BackendClientConfig): { apiKey?: string | null } {
+  if (config.apiKey !== undefined) return { apiKey: config.apiKey };
+  return isAnthropicApi(config.baseUrl) ? {} : { apiKey: null };
+}
+
+/** Whether `url` is Anthropic's own API, the only place an ambient Anthropic credential may go. */
+export function isAnthropicApi(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === "https:" && parsed.hostname === ANTHROPIC_API_HOST && parsed.port === "";
+  } catch {
+    return false;
+  }
+}
+
+const ANTHROPIC_API_HOST = "api.anthropic.com";
 
 function cachedFactory(
   build: (model: string, sampling: MappedSampling, config: BackendClientConfig) => LLMClient,

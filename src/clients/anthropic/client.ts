@@ -28,8 +28,12 @@ import {
 export interface AnthropicClientOptions {
   /** e.g. `claude-sonnet-4-5`. */
   model: string;
-  /** Default: the SDK's (`ANTHROPIC_API_KEY`). */
-  apiKey?: string;
+  /**
+   * Default (`undefined`): the SDK's (`ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`, then its
+   * credential profiles). `null`: send no credential at all, whatever the environment holds (for an
+   * Anthropic-shaped server that is not Anthropic's, which must never receive the user's key).
+   */
+  apiKey?: string | null;
   /** Default: the SDK's (`https://api.anthropic.com`, or `ANTHROPIC_BASE_URL`). */
   baseURL?: string;
   /** Default 4096. */
@@ -57,6 +61,24 @@ const STATUS_OF_ERROR_TYPE: Readonly<Record<string, number>> = {
   rate_limit_error: 429,
   api_error: 500,
   overloaded_error: 529,
+};
+
+/**
+ * SDK options that send no credential: no key or token from the environment, and the headers a
+ * credential profile would add are removed from each request before it leaves (the `fetch`
+ * option), so nothing ambient can reach the server.
+ */
+const WITHOUT_CREDENTIALS = {
+  apiKey: null,
+  authToken: null,
+  // A null header tells the SDK that no Authorization is wanted (it checks before each request).
+  defaultHeaders: { authorization: null, "x-api-key": null },
+  fetch: (input: string | URL | Request, init?: RequestInit) => {
+    const headers = new Headers(init?.headers);
+    headers.delete("authorization");
+    headers.delete("x-api-key");
+    return globalThis.fetch(input, { ...init, headers });
+  },
 };
 
 /**
@@ -93,7 +115,8 @@ export class AnthropicClient implements LLMClient {
       logger: options.logger ?? ((line) => console.info(line)),
     });
     this.#sdk = new Anthropic({
-      ...(options.apiKey !== undefined && { apiKey: options.apiKey }),
+      ...(typeof options.apiKey === "string" && { apiKey: options.apiKey }),
+      ...(options.apiKey === null && WITHOUT_CREDENTIALS),
       ...(options.baseURL !== undefined && { baseURL: options.baseURL }),
       maxRetries: 0,
       timeout: this.#timeoutMs,
