@@ -147,10 +147,18 @@ export class ContextDiscoveryError extends ForgeError {}
 export class BackendError extends ForgeError {
   readonly statusCode: number;
   readonly body: string;
-  constructor(statusCode: number, body: string, message?: string, options?: { cause?: unknown }) {
+  /** The backend's `Retry-After`, in seconds, when it sent one (429, 503). */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(
+    statusCode: number,
+    body: string,
+    message?: string,
+    options?: { cause?: unknown; retryAfterSeconds?: number | undefined },
+  ) {
     super(message ?? `Backend returned HTTP ${statusCode}: ${body.slice(0, 500)}`, options);
     this.statusCode = statusCode;
     this.body = body;
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 }
 

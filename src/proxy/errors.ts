@@ -12,6 +12,7 @@ export type ProxyApi = "openai" | "anthropic";
 export const ProxyErrorKind = {
   INVALID_REQUEST: "invalid_request",
   AUTHENTICATION: "authentication",
+  FORBIDDEN: "forbidden",
   NOT_FOUND: "not_found",
   TOO_LARGE: "request_too_large",
   BACKEND_UNREACHABLE: "backend_unreachable",
@@ -131,14 +132,40 @@ function fromBackendError(error: BackendError): ProxyHttpError {
   if (statusCode === 0 || (statusCode === 503 && error.cause !== undefined)) {
     return new ProxyHttpError(502, ProxyErrorKind.BACKEND_UNREACHABLE, error.message, { cause: error });
   }
-  if (statusCode >= 400 && statusCode < 500 && statusCode !== 401 && statusCode !== 403) {
+  const retryAfter =
+    error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds };
+  if (statusCode === 401 || statusCode === 403) {
+    // The backend's credential is the operator's, and its body may echo it: the proxy writes its own.
+    return new ProxyHttpError(
+      502,
+      ProxyErrorKind.BACKEND_ERROR,
+      `The backend refused the proxy's credential (HTTP ${statusCode}); the proxy's operator must check --backend-api-key`,
+    );
+  }
+  if (statusCode >= 400 && statusCode < 500) {
     // The backend rejected what the client sent (context too long, bad parameter): the client's to fix.
     return new ProxyHttpError(statusCode, ProxyErrorKind.BACKEND_ERROR, backendMessage(error), {
       cause: error,
+      ...retryAfter,
     });
   }
-  // A backend credential problem or a backend crash is the proxy operator's, not the client's.
-  return new ProxyHttpError(502, ProxyErrorKind.BACKEND_ERROR, backendMessage(error), { cause: error });
+  // A backend crash is the proxy operator's, not the client's.
+  return new ProxyHttpError(502, ProxyErrorKind.BACKEND_ERROR, backendMessage(error), {
+    cause: error,
+    ...retryAfter,
+  });
+}
+
+/**
+ * A `Retry-After` header in seconds: delay-seconds as given, an HTTP date as the seconds until
+ * then (0 when past); `undefined` when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
+  const text = value?.trim();
+  if (!text) return undefined;
+  if (/^\d+$/.test(text)) return Number(text);
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
 }
 
 function backendMessage(error: BackendError): string {
@@ -200,6 +227,7 @@ function describe(error: unknown): string {
 const OPENAI_TYPES: Record<ProxyErrorKind, string> = {
   invalid_request: "invalid_request_error",
   authentication: "authentication_error",
+  forbidden: "permission_error",
   not_found: "not_found_error",
   request_too_large: "invalid_request_error",
   backend_unreachable: "server_error",
@@ -214,6 +242,7 @@ const OPENAI_TYPES: Record<ProxyErrorKind, string> = {
 const ANTHROPIC_TYPES: Record<ProxyErrorKind, string> = {
   invalid_request: "invalid_request_error",
   authentication: "authentication_error",
+  forbidden: "permission_error",
   not_found: "not_found_error",
   request_too_large: "request_too_large",
   backend_unreachable: "api_error",

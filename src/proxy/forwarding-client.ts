@@ -31,6 +31,7 @@ import {
   type StreamChunk,
 } from "../core/types.ts";
 import type { ForwardRequest } from "./backend.ts";
+import { parseRetryAfter } from "./errors.ts";
 import type { BufferedAnswer } from "./transport.ts";
 
 /** Path of the chat endpoint on an OpenAI-compatible server root. */
@@ -115,7 +116,11 @@ export class ForwardingChatClient implements LLMClient {
         return this.send(messages, tools, options);
       }
       const output = toolParseFailureOutput(answer.status, body);
-      if (output === null) throw new BackendError(answer.status, body);
+      if (output === null) {
+        throw new BackendError(answer.status, body, undefined, {
+          retryAfterSeconds: parseRetryAfter(answer.retryAfter),
+        });
+      }
       return responseFromParseFailure(output, toolNames, undefined);
     }
     if (tools.length > 0) target.settle(mode);

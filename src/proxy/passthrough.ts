@@ -7,7 +7,7 @@
 import { BackendError } from "../core/errors.ts";
 import type { ForwardRequest, ProxyBackend } from "./backend.ts";
 import type { RequestDeadline } from "./deadline.ts";
-import { toProxyHttpError } from "./errors.ts";
+import { parseRetryAfter, toProxyHttpError } from "./errors.ts";
 import type { Release, SerialQueue } from "./serial-queue.ts";
 
 /**
@@ -38,7 +38,8 @@ export async function forwardToBackend(
       release?.();
       deadline?.stop();
     });
-    throw toProxyHttpError(new BackendError(upstream.status, body));
+    const retryAfterSeconds = parseRetryAfter(upstream.headers.get("retry-after"));
+    throw toProxyHttpError(new BackendError(upstream.status, body, undefined, { retryAfterSeconds }));
   }
   // A streamed answer holds the slot and the deadline until it has been sent; others are read already.
   if (!upstream.headers.get("content-type")?.startsWith("text/event-stream") || !upstream.body) {

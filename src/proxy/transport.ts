@@ -32,6 +32,8 @@ export interface BodyLimits {
 export interface BufferedAnswer {
   status: number;
   contentType: string | undefined;
+  /** The backend's `Retry-After` header, as sent. */
+  retryAfter: string | undefined;
   body: Buffer;
 }
 
@@ -146,6 +148,7 @@ export class BackendTransport {
             settle(undefined, {
               status: response.statusCode ?? 502,
               contentType: response.headers["content-type"],
+              retryAfter: response.headers["retry-after"],
               body,
             });
         });
@@ -182,6 +185,8 @@ export class BackendTransport {
     const contentType = incoming.headers["content-type"];
     const headers: Record<string, string> = {};
     if (contentType) headers["content-type"] = contentType;
+    const retryAfter = incoming.headers["retry-after"];
+    if (retryAfter) headers["retry-after"] = retryAfter;
     if (contentType?.startsWith("text/event-stream")) {
       headers["cache-control"] = "no-cache";
       return new Response(streamBody(incoming, this.#limits, request.signal), { status, headers });
