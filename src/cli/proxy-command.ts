@@ -43,6 +43,12 @@ export function registerProxyCommand(program: Command): Command {
     .option("--model <name>", "model for requests that name none")
     .option("--host <host>", "interface to listen on", "127.0.0.1")
     .option("--port <port>", "port to listen on", "8081")
+    .option(
+      "--allow-host <host>",
+      "Host name served besides localhost/127.0.0.1/[::1] (name or name:port; * any; repeatable)",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
     .option("--max-retries <n>", "nudged retries per request (at most n + 1 LLM calls)", "3")
     .option("--no-rescue", "do not rescue tool calls written as text")
     .option("--serialize", "send one request at a time to the backend (single-slot servers)", false)
@@ -52,6 +58,11 @@ export function registerProxyCommand(program: Command): Command {
     .option("--deadline <ms>", "total time a request may take, retries included (504; 0: none)", "0")
     .option("--max-response-bytes <n>", "largest backend answer (502 above)", String(32 * 1024 * 1024))
     .option("--max-in-flight <n>", "requests served at once; more wait in line", "64")
+    .option(
+      "--max-body-memory <n>",
+      "request body bytes served at once; more wait in line",
+      String(32 * 1024 * 1024),
+    )
     .option("--max-queue <n>", "requests that may wait (in-flight and --serialize lines; 503 above)", "256")
     .option("--max-json-depth <n>", "deepest nesting of arrays and objects in a body (400 deeper)", "64")
     .option("--drain-timeout <ms>", "on SIGTERM/SIGINT, how long requests in flight may finish", "30000")
@@ -84,6 +95,7 @@ export async function runProxy(options: ProxyCliOptions): Promise<RunningProxy> 
       host: options.host,
       port: options.port,
       apiKey: options.apiKey,
+      allowedHosts: options.allowHost,
       maxRetries: options.maxRetries,
       rescueEnabled: options.rescue,
       serialize: options.serialize,
@@ -93,6 +105,7 @@ export async function runProxy(options: ProxyCliOptions): Promise<RunningProxy> 
       maxJsonDepth: options.maxJsonDepth,
       maxInFlight: options.maxInFlight,
       maxQueue: options.maxQueue,
+      maxBodyMemoryBytes: options.maxBodyMemory,
       drainTimeoutMs: options.drainTimeout,
     });
     console.info(

@@ -15,6 +15,7 @@ export const proxyCliOptionsSchema = z
     apiKey: z.string().min(1).optional(),
     model: z.string().min(1).optional(),
     host: z.string().min(1).default("127.0.0.1"),
+    allowHost: z.array(z.string().min(1)).default([]),
     port: z.coerce.number().int().min(0).max(65_535).default(8081),
     maxRetries: z.coerce.number().int().min(0).max(20).default(3),
     rescue: z.boolean().default(true),
@@ -34,6 +35,11 @@ export const proxyCliOptionsSchema = z
       .default(32 * 1024 * 1024),
     maxInFlight: z.coerce.number().int().positive().default(64),
     maxQueue: z.coerce.number().int().min(0).default(256),
+    maxBodyMemory: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(32 * 1024 * 1024),
     maxJsonDepth: z.coerce.number().int().positive().default(64),
     drainTimeout: z.coerce.number().int().min(0).default(30_000),
     budgetTokens: z.coerce.number().int().positive().optional(),

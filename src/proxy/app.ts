@@ -9,6 +9,7 @@ import type { ProxyBackend } from "./backend.ts";
 import { createChatService } from "./chat-service.ts";
 import { RequestDeadline } from "./deadline.ts";
 import { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
+import { guardHostAndOrigin } from "./host-guard.ts";
 import { forwardToBackend } from "./passthrough.ts";
 import { DEFAULT_MAX_JSON_DEPTH } from "./read-body.ts";
 import { anthropicMessagesHandler, openAIChatHandler, type RouteDeps } from "./routes.ts";
@@ -35,14 +36,26 @@ export interface ProxyOptions {
   maxJsonDepth?: number | undefined;
   /** Requests served at once (default 64); more wait in line. */
   maxInFlight?: number | undefined;
-  /** Requests that may wait, for `maxInFlight` and for `serialize` each (default 256); more get 503. */
+  /**
+   * Request body bytes served at once (default 32 MiB): a request weighs its `content-length` (the
+   * body limit when it declares none); more wait in line. One body larger than this runs alone.
+   */
+  maxBodyMemoryBytes?: number | undefined;
+  /** Requests that may wait, in each of the lines above and for `serialize` (default 256); more get 503. */
   maxQueue?: number | undefined;
+  /**
+   * `Host` names served besides localhost, 127.0.0.1 and [::1] (`name` or `name:port`; `*`: any);
+   * others get 421. Without `apiKey`, browser requests from another origin get 403.
+   */
+  allowedHosts?: readonly string[] | undefined;
 }
 
 /** Default in-flight cap: 64 requests (above a single-GPU server's slots, so it only bounds floods). */
 export const DEFAULT_MAX_IN_FLIGHT = 64;
 /** Default waiting line: 256 requests. */
 export const DEFAULT_MAX_QUEUE = 256;
+/** Default request body bytes in flight: 32 MiB (each body costs several times its size while served). */
+export const DEFAULT_MAX_BODY_MEMORY_BYTES = 32 * 1024 * 1024;
 
 /** Default body limit: 10 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -61,6 +74,11 @@ export function createProxy(options: ProxyOptions): Hono {
     capacity: options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT,
     maxWaiting: maxQueue,
     name: "the --max-in-flight queue",
+  });
+  const bodyMemory = new AdmissionQueue({
+    capacity: options.maxBodyMemoryBytes ?? DEFAULT_MAX_BODY_MEMORY_BYTES,
+    maxWaiting: maxQueue,
+    name: "the --max-body-memory queue",
   });
   const service = createChatService({
     backend,
@@ -88,6 +106,14 @@ export function createProxy(options: ProxyOptions): Hono {
     ),
   );
 
+  // Before every route, health included: a rebound name must not even read the proxy's state.
+  app.use(
+    "*",
+    guardHostAndOrigin(
+      { allowedHosts: options.allowedHosts ?? [], checkOrigin: options.apiKey === undefined },
+      errorResponse,
+    ),
+  );
   app.get("/health", async (c) => {
     const health = await backend.health();
     return c.json(
@@ -112,7 +138,7 @@ export function createProxy(options: ProxyOptions): Hono {
   });
 
   if (options.apiKey !== undefined) app.use("*", authenticate(options.apiKey));
-  const gate = admit(inFlight);
+  const gate = admit(inFlight, bodyMemory, deps.maxBodyBytes);
   for (const path of ["/v1/chat/completions", "/chat/completions", "/v1/messages"]) app.use(path, gate);
   for (const path of ["/v1/models", "/models", "/props"]) app.use(path, gate);
   const chat = openAIChatHandler(deps);
@@ -144,13 +170,30 @@ function errorResponse(c: Context, error: ProxyHttpError): Response {
 }
 
 /**
- * Hold one of the in-flight slots from admission until the answer has been sent (the response's
- * `close`, so a streamed answer counts until its end) or, in-process, until the handler returns.
+ * Hold an in-flight slot, and room for the body in the body memory budget, from admission until
+ * the answer has been sent (the response's `close`, so a streamed answer counts until its end) or,
+ * in-process, until the handler returns.
  */
-function admit(gate: AdmissionQueue) {
+function admit(inFlight: AdmissionQueue, bodyMemory: AdmissionQueue, maxBodyBytes: number) {
   return async (c: Context, next: () => Promise<void>) => {
     const signal = c.req.raw.signal;
-    const release = await gate.acquire(signal).catch((error: unknown) => {
+    const declared = Number(c.req.header("content-length") ?? Number.NaN);
+    const bodyBytes = c.req.method !== "POST" ? 0 : Number.isFinite(declared) ? declared : maxBodyBytes;
+    const acquire = async () => {
+      const releaseSlot = await inFlight.acquire(signal);
+      if (bodyBytes === 0) return releaseSlot;
+      try {
+        const releaseMemory = await bodyMemory.acquire(signal, Math.min(bodyBytes, maxBodyBytes));
+        return () => {
+          releaseMemory();
+          releaseSlot();
+        };
+      } catch (error) {
+        releaseSlot();
+        throw error;
+      }
+    };
+    const release = await acquire().catch((error: unknown) => {
       if (!signal.aborted) throw error;
       throw new ProxyHttpError(
         499,

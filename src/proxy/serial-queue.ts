@@ -1,6 +1,8 @@
 /**
- * FIFO admission gates: `AdmissionQueue` lets up to `capacity` jobs run at once (the in-flight
- * cap, `--max-in-flight`), `SerialQueue` one at a time, for single-slot backends (`--serialize`).
+ * FIFO admission gates: `AdmissionQueue` lets jobs whose weights add up to at most `capacity` run
+ * at once (the in-flight cap, `--max-in-flight`, weighs each request 1; the body memory cap,
+ * `--max-body-memory`, weighs it by its size), `SerialQueue` one at a time, for single-slot
+ * backends (`--serialize`).
  * Their waiting lines are bounded (`--max-queue`): past it a request is refused at once with 503
  * and `Retry-After`. A waiter whose request is aborted leaves the line without ever running.
  */
@@ -11,7 +13,7 @@ export type Release = () => void;
 
 /** Options of `AdmissionQueue`. */
 export interface AdmissionQueueOptions {
-  /** Jobs running at once. */
+  /** Total weight of the jobs running at once; one job heavier than this runs alone. */
   capacity: number;
   /** Requests that may wait for a slot (default: no bound); more get 503. */
   maxWaiting?: number | undefined;
@@ -21,14 +23,15 @@ export interface AdmissionQueueOptions {
   retryAfterSeconds?: number | undefined;
 }
 
-/** Up to `capacity` admissions at a time, the rest in arrival order. */
+/** Admissions up to `capacity` in weight at a time, the rest in arrival order. */
 export class AdmissionQueue {
   readonly #capacity: number;
   readonly #maxWaiting: number;
   readonly #name: string;
   readonly #retryAfterSeconds: number;
   #running = 0;
-  readonly #waiting: { admit: () => void; reject: (reason: unknown) => void }[] = [];
+  #weight = 0;
+  readonly #waiting: { weight: number; admit: () => void }[] = [];
 
   constructor(options: AdmissionQueueOptions) {
     this.#capacity = options.capacity;
@@ -48,28 +51,30 @@ export class AdmissionQueue {
   }
 
   /**
-   * Wait for a slot. Rejects with the signal's reason if it aborts first, and at once with a 503
-   * `ProxyHttpError` (with `Retry-After`) when the waiting line is full.
+   * Wait for room for `weight` (default 1). Rejects with the signal's reason if it aborts first,
+   * and at once with a 503 `ProxyHttpError` (with `Retry-After`) when the waiting line is full.
    */
-  acquire(signal?: AbortSignal): Promise<Release> {
+  acquire(signal?: AbortSignal, weight = 1): Promise<Release> {
     signal?.throwIfAborted();
-    if (this.#running < this.#capacity) {
-      this.#running += 1;
-      return Promise.resolve(this.#releaser());
+    if (this.#waiting.length === 0 && this.#fits(weight)) {
+      this.#take(weight);
+      return Promise.resolve(this.#releaser(weight));
     }
     if (this.#waiting.length >= this.#maxWaiting) return Promise.reject(this.#full());
     return new Promise<Release>((resolve, reject) => {
       const entry = {
+        weight,
         admit: () => {
           signal?.removeEventListener("abort", onAbort);
-          resolve(this.#releaser());
+          resolve(this.#releaser(weight));
         },
-        reject,
       };
       const onAbort = () => {
         const index = this.#waiting.indexOf(entry);
         if (index >= 0) this.#waiting.splice(index, 1);
         reject(signal?.reason);
+        // A heavy request that leaves may unblock lighter ones behind it.
+        if (index === 0) this.#admitWaiting();
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       this.#waiting.push(entry);
@@ -95,16 +100,37 @@ export class AdmissionQueue {
     );
   }
 
-  #releaser(): Release {
+  #fits(weight: number): boolean {
+    return this.#running === 0 || this.#weight + weight <= this.#capacity;
+  }
+
+  #take(weight: number): void {
+    this.#running += 1;
+    this.#weight += weight;
+  }
+
+  #releaser(weight: number): Release {
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      // The slot passes straight to the next in line, or is freed.
-      const next = this.#waiting.shift();
-      if (next) next.admit();
-      else this.#running -= 1;
+      this.#running -= 1;
+      this.#weight -= weight;
+      this.#admitWaiting();
     };
+  }
+
+  /** Admit from the head of the line while the next one fits (arrival order is kept). */
+  #admitWaiting(): void {
+    for (
+      let next = this.#waiting[0];
+      next !== undefined && this.#fits(next.weight);
+      next = this.#waiting[0]
+    ) {
+      this.#waiting.shift();
+      this.#take(next.weight);
+      next.admit();
+    }
   }
 }
 

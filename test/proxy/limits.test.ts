@@ -134,6 +134,30 @@ describe("bounded waiting lines", () => {
   });
 });
 
+describe("body memory budget", () => {
+  it("lets request bodies past --max-body-memory wait (503 when the line is full) while small ones pass", async () => {
+    const release = gate();
+    backend = await startMisbehavingBackend([
+      answerWhen(release.go, textCompletion("big")),
+      reply(textCompletion("small")),
+    ]);
+    proxy = await startTestProxy({ backendUrl: backend.url, maxBodyMemoryBytes: 100_000, maxQueue: 0 });
+    const big = { model: "m", messages: [{ role: "user", content: "x".repeat(60_000) }] };
+    const first = chat(proxy.url, big);
+    await backend.received(1);
+    const refused = await chat(proxy.url, big);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(await refused.json()).toMatchObject({
+      error: { message: expect.stringMatching(/--max-body-memory queue is full/) },
+    });
+    const small = await chat(proxy.url, PLAIN);
+    expect(await small.json()).toMatchObject({ choices: [{ message: { content: "small" } }] });
+    release.open();
+    expect(await (await first).json()).toMatchObject({ choices: [{ message: { content: "big" } }] });
+  });
+});
+
 describe("JSON depth limit", () => {
   it("refuses 10 000 nested arrays with a 400 naming where, and keeps serving", async () => {
     backend = await startMisbehavingBackend([reply(toolCallCompletion([{ name: "get_weather", args: {} }]))]);
