@@ -53,14 +53,22 @@ export function parseServerProps(body: string, url: string): ServerProps {
 }
 
 /**
- * Read `GET <baseUrl>/props`.
+ * Read `GET <baseUrl>/props`, sending `apiKey` as a Bearer token when given (llama-server started
+ * with `--api-key` answers `/props` with 401 otherwise).
  * @throws {ContextDiscoveryError} when the server does not answer 200 with a usable body.
  */
-export async function fetchServerProps(baseUrl: string, signal?: AbortSignal): Promise<ServerProps> {
+export async function fetchServerProps(
+  baseUrl: string,
+  signal?: AbortSignal,
+  apiKey?: string | null,
+): Promise<ServerProps> {
   const url = `${baseUrl}/props`;
   let response: Response;
   try {
-    response = await fetch(url, { signal: signal ?? AbortSignal.timeout(5_000) });
+    response = await fetch(url, {
+      signal: signal ?? AbortSignal.timeout(5_000),
+      ...(apiKey && { headers: { authorization: `Bearer ${apiKey}` } }),
+    });
   } catch (error) {
     throw new ContextDiscoveryError(`${url} could not be reached: ${(error as Error).message}`, {
       cause: error,

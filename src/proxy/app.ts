@@ -5,7 +5,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { type Context, Hono } from "hono";
-import type { ProxyBackend } from "./backend.ts";
+import type { BackendHealth, ProxyBackend } from "./backend.ts";
 import { createChatService } from "./chat-service.ts";
 import { RequestDeadline } from "./deadline.ts";
 import { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
@@ -121,10 +121,14 @@ export function createProxy(options: ProxyOptions): Hono {
       health.status === "ok" ? 200 : 503,
     );
   });
+  const isOperator = options.apiKey === undefined ? () => false : carriesKey(options.apiKey);
   app.get("/forge/health", async (c) => {
     const health = await backend.health();
+    const status = health.status === "ok" ? "ok" : "degraded";
+    // The backend's address and the settings only for the key's holder: a managed llama-server's port must stay unknown.
+    if (!isOperator(c)) return c.json(publicHealth(status, health, queue?.pending ?? 0));
     return c.json({
-      status: health.status === "ok" ? "ok" : "degraded",
+      status,
       proxy: {
         status: "ok",
         uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
@@ -211,18 +215,47 @@ function admit(inFlight: AdmissionQueue, bodyMemory: AdmissionQueue, maxBodyByte
   };
 }
 
-/** Accept `Authorization: Bearer <key>` or `x-api-key: <key>`, compared in constant time. */
-function authenticate(apiKey: string) {
+/**
+ * `/forge/health` for anyone without the proxy's key (or when the proxy has none): statuses and
+ * counts only, no backend address, pid, model path or settings.
+ */
+function publicHealth(status: string, health: BackendHealth, queued: number) {
+  const detail = health.detail;
+  return {
+    status,
+    proxy: { status: "ok", queued },
+    backend: {
+      status: health.status,
+      format: health.format,
+      ...(health.httpStatus !== undefined && { httpStatus: health.httpStatus }),
+      ...(detail?.managed === true && {
+        detail: { managed: true, status: detail.status, restarts: detail.restarts },
+      }),
+    },
+  };
+}
+
+/** Whether a request carries `apiKey` (`Authorization: Bearer <key>` or `x-api-key`), compared in constant time. */
+function carriesKey(apiKey: string) {
   const expected = Buffer.from(apiKey);
   const matches = (candidate: string | undefined) => {
     if (candidate === undefined) return false;
     const given = Buffer.from(candidate);
     return given.length === expected.length && timingSafeEqual(given, expected);
   };
-  return async (c: Context, next: () => Promise<void>) => {
+  return (c: Context) => {
     const authorization = c.req.header("authorization");
     const bearer = authorization?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
-    if (matches(bearer) || matches(c.req.header("x-api-key"))) return next();
+    return matches(bearer) || matches(c.req.header("x-api-key"));
+  };
+}
+
+/** Accept `Authorization: Bearer <key>` or `x-api-key: <key>`, compared in constant time. */
+function authenticate(apiKey: string) {
+  const carries = carriesKey(apiKey);
+  return async (c: Context, next: () => Promise<void>) => {
+    const authorization = c.req.header("authorization");
+    if (carries(c)) return next();
     const message =
       authorization === undefined && c.req.header("x-api-key") === undefined
         ? "Missing API key: send Authorization: Bearer <key> or x-api-key"

@@ -12,7 +12,9 @@ export interface ServerFailure {
     | "start_timeout"
     | "spawn_failed"
     | "unreachable"
-    | "bad_props";
+    | "bad_props"
+    | "unresponsive"
+    | "gave_up";
   message: string;
   port?: number;
   exitCode?: number | null;

@@ -1,24 +1,27 @@
 /**
  * The server manager's invoked actors: the llama-server process (`fromCallback`: it spawns,
  * reports its pid and exit, and terminates on request), the port check before a spawn, the
- * readiness probe (`/health`, then `/props`), and Ollama's reachability check and model unload.
+ * readiness probe (`/health`, then `/props`), the liveness probe of a healthy server, and
+ * Ollama's reachability check and model unload.
  * Factories take their dependencies; data enters through `input`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { fromCallback, fromPromise } from "xstate";
+import { type EventObject, fromCallback, fromPromise } from "xstate";
 import { fetchServerProps, type ServerProps } from "../clients/llama-server-props.ts";
 import { OllamaClient } from "../clients/ollama-client.ts";
 import { PortInUseError, portInUseMessage, type ServerExit, ServerStartError } from "./errors.ts";
+import { withParentDeathSignal } from "./parent-death.ts";
 import { describePortOccupant, findFreePort, isPortFree } from "./ports.ts";
 import { LogTail } from "./process-log.ts";
+import type { SupervisionPolicy } from "./supervision.ts";
 
 /** Events the process actor sends back to the machine. */
 export type ServerProcessEvent =
   | { type: "server.spawned"; pid: number }
   | { type: "server.exited"; exit: ServerExit };
 
-/** Commands the process actor accepts. */
-export type ServerProcessCommand = { type: "process.terminate" };
+/** Commands the process actor accepts: SIGTERM then SIGKILL after the grace, or SIGKILL now. */
+export type ServerProcessCommand = { type: "process.terminate" } | { type: "process.kill" };
 
 /** Input of the process actor. */
 export interface ServerProcessInput {
@@ -26,6 +29,8 @@ export interface ServerProcessInput {
   args: string[];
   /** Grace between SIGTERM and SIGKILL. */
   stopTimeoutMs: number;
+  /** llama-server's API key, passed as `LLAMA_API_KEY` (not on the command line, which `ps` shows). */
+  apiKey?: string | null;
 }
 
 /** What the process actor needs besides its input. */
@@ -60,8 +65,11 @@ export function createServerProcessLogic(deps: ServerProcessDeps) {
       const tail = new LogTail();
       let exited = false;
       let killTimer: NodeJS.Timeout | undefined;
-      deps.log(`spawning ${input.binaryPath} ${input.args.join(" ")}`);
-      const child = spawn(input.binaryPath, input.args, { stdio: ["ignore", "pipe", "pipe"] });
+      // The kernel kills the server when this process dies, even by SIGKILL (Linux with setpriv).
+      const { command, args } = withParentDeathSignal(input.binaryPath, input.args);
+      deps.log(`spawning ${command} ${args.join(" ")}${input.apiKey ? " (API key in LLAMA_API_KEY)" : ""}`);
+      const env = input.apiKey ? { ...process.env, LLAMA_API_KEY: input.apiKey } : process.env;
+      const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env });
       track(child);
       const onOutput = (chunk: Buffer) => {
         for (const line of tail.push(chunk.toString("utf8"))) deps.onServerLine?.(line);
@@ -98,7 +106,12 @@ export function createServerProcessLogic(deps: ServerProcessDeps) {
         killTimer.unref();
       };
       receive((command) => {
-        if (command.type !== "process.terminate") return;
+        if (exited) return;
+        if (command.type === "process.kill") {
+          deps.log(`killing pid ${String(child.pid)} with SIGKILL`);
+          child.kill("SIGKILL");
+          return;
+        }
         deps.log(`stopping pid ${String(child.pid)} with SIGTERM`);
         terminate(input.stopTimeoutMs);
       });
@@ -140,6 +153,8 @@ export interface AwaitReadyInput {
   baseUrl: string;
   timeoutMs: number;
   pollMs?: number;
+  /** Sent as a Bearer token to `/health` and `/props`. */
+  apiKey?: string | null;
 }
 
 /**
@@ -152,11 +167,12 @@ export const awaitReadyLogic = fromPromise<ServerProps, AwaitReadyInput>(async (
     signal.throwIfAborted();
     const status = await fetch(`${input.baseUrl}/health`, {
       signal: AbortSignal.any([signal, AbortSignal.timeout(2_000)]),
+      headers: bearer(input.apiKey),
     }).then(
       (response) => response.status,
       () => 0,
     );
-    if (status === 200) return fetchServerProps(input.baseUrl, signal);
+    if (status === 200) return fetchServerProps(input.baseUrl, signal, input.apiKey);
     await new Promise((resolve) => setTimeout(resolve, input.pollMs ?? 100));
   }
   throw new ServerStartError({
@@ -164,6 +180,72 @@ export const awaitReadyLogic = fromPromise<ServerProps, AwaitReadyInput>(async (
     message: `llama-server at ${input.baseUrl} did not answer /health with 200 within ${input.timeoutMs} ms. Raise startTimeoutMs for large models.`,
   });
 });
+
+function bearer(apiKey: string | null | undefined): Record<string, string> {
+  return apiKey ? { authorization: `Bearer ${apiKey}` } : {};
+}
+
+/** Input of the liveness probe. */
+export interface LivenessProbeInput {
+  baseUrl: string;
+  apiKey?: string | null;
+  /** The probe's cadence, deadline and tolerance; `null` (or an interval of 0): no probe. */
+  policy: SupervisionPolicy | null;
+}
+
+/** What the liveness probe reports: the server failed `probeFailures` probes in a row. */
+export type LivenessProbeEvent = { type: "server.unresponsive"; message: string };
+
+/**
+ * Ask `/health` every `probeIntervalMs`, each within `probeTimeoutMs`; after `probeFailures`
+ * failures in a row (no answer in time, or not 200) report `server.unresponsive` once and stop.
+ * A stopped (SIGSTOP) or deadlocked server still accepts connections but never answers, so the
+ * deadline is what notices it.
+ */
+export const livenessProbeLogic = fromCallback<EventObject, LivenessProbeInput, LivenessProbeEvent>(
+  ({ input, sendBack }) => {
+    const policy = input.policy;
+    if (policy === null || policy.probeIntervalMs === 0) return;
+    const controller = new AbortController();
+    let failures = 0;
+    let last = "";
+    let timer: NodeJS.Timeout | undefined;
+    const probe = async () => {
+      const status = await fetch(`${input.baseUrl}/health`, {
+        signal: AbortSignal.any([controller.signal, AbortSignal.timeout(policy.probeTimeoutMs)]),
+        headers: bearer(input.apiKey),
+      }).then(
+        async (response) => {
+          await response.body?.cancel();
+          return response.status;
+        },
+        () => 0,
+      );
+      if (controller.signal.aborted) return;
+      if (status === 200) {
+        failures = 0;
+      } else {
+        failures += 1;
+        last = status === 0 ? `no answer within ${policy.probeTimeoutMs} ms` : `HTTP ${status}`;
+      }
+      if (failures >= policy.probeFailures) {
+        sendBack({
+          type: "server.unresponsive",
+          message:
+            `llama-server at ${input.baseUrl} failed ${failures} liveness probes in a row (GET /health, ` +
+            `last: ${last}); killing it to restart it.`,
+        });
+        return;
+      }
+      timer = setTimeout(() => void probe(), policy.probeIntervalMs);
+    };
+    timer = setTimeout(() => void probe(), policy.probeIntervalMs);
+    return () => {
+      controller.abort();
+      clearTimeout(timer);
+    };
+  },
+);
 
 /** Input of the Ollama actors. */
 export interface OllamaInput {

@@ -1,21 +1,25 @@
 /**
  * The server manager's statechart: a llama-server process from port check to health to exit
- * (stop, crash, restart), or, for Ollama, a reachability check and a model unload. The context is
- * plain data (configuration, pid, `/props`, the last exit and failure); the process and the probes
- * are invoked actors, replaceable with `machine.provide({ actors })`.
+ * (stop, crash, restart), or, for Ollama, a reachability check and a model unload. Under a
+ * supervision policy a crash, a failed restart or a hung server (the liveness probe) leads to a
+ * restart after a backoff, until the policy's limit; then the manager gives up (`failed`). The
+ * context is plain data (configuration, pid, `/props`, the last exit and failure, restart times);
+ * the process and the probes are invoked actors, replaceable with `machine.provide({ actors })`.
  */
-import { type ActorRefFrom, assign, emit, type SnapshotFrom, sendTo, setup } from "xstate";
+import { type ActorRefFrom, and, assign, emit, type SnapshotFrom, sendTo, setup } from "xstate";
 import type { ServerProps } from "../clients/llama-server-props.ts";
 import { failureOfEarlyExit, failureOfError, type ServerExit, type ServerFailure } from "./errors.ts";
 import { buildLlamaServerArgs, type LaunchConfig, sameLaunchConfig } from "./launch-config.ts";
 import {
   awaitReadyLogic,
   createServerProcessLogic,
+  livenessProbeLogic,
   ollamaConnectLogic,
   ollamaUnloadLogic,
   preparePortLogic,
   type ServerProcessDeps,
 } from "./server-manager-actors.ts";
+import { describeExit, gaveUpMessage, nextRestart, type SupervisionPolicy } from "./supervision.ts";
 
 /** The backends a server manager drives. */
 export type ServerBackend = "llamaserver" | "ollama";
@@ -31,6 +35,10 @@ export interface ServerManagerInput {
   ollamaUrl: string;
   startTimeoutMs: number;
   stopTimeoutMs: number;
+  /** Restart after crashes and watch `/health` (absent or null: a crash is reported, nothing more). */
+  supervision?: SupervisionPolicy | null;
+  /** llama-server's API key (passed in its environment), sent by every probe. */
+  apiKey?: string | null;
 }
 
 /** The machine's JSON context. */
@@ -48,6 +56,14 @@ export interface ServerManagerContext extends ServerManagerInput {
   launches: number;
   /** What follows the exit the machine is waiting for in `stopping`. */
   afterExit: "stop" | "restart" | "fail";
+  /** Whether a crash now restarts the server (true once healthy under a supervision policy). */
+  supervising: boolean;
+  /** When the supervised restarts happened (epoch ms), for the policy's window. */
+  restartTimes: number[];
+  /** Supervised restarts since the last explicit start. */
+  restarts: number;
+  /** The backoff before the next supervised restart. */
+  restartDelayMs: number;
 }
 
 /** Events the manager accepts (the `server.spawned` / `server.exited` ones come from its process). */
@@ -56,7 +72,8 @@ export type ServerManagerEvent =
   | { type: "server.stop" }
   | { type: "server.restart"; config?: LaunchConfig }
   | { type: "server.spawned"; pid: number }
-  | { type: "server.exited"; exit: ServerExit };
+  | { type: "server.exited"; exit: ServerExit }
+  | { type: "server.unresponsive"; message: string };
 
 /** Events the manager emits (`actor.on(type, listener)`). */
 export type ServerManagerEmitted =
@@ -64,16 +81,25 @@ export type ServerManagerEmitted =
   | { type: "server.reused"; pid: number | null }
   | { type: "server.crashed"; exit: ServerExit }
   | { type: "server.stopped" }
-  | { type: "server.failed"; failure: ServerFailure };
+  | { type: "server.failed"; failure: ServerFailure }
+  | { type: "server.unhealthy"; message: string; pid: number | null }
+  | { type: "server.restarting"; attempt: number; delayMs: number };
 
+const FRESH = ["storeConfig", "clearOutcome", "resetSupervision"] as const;
 const LAUNCH = [
-  { guard: "isOllama", target: "#serverManager.attached", actions: ["storeConfig", "clearOutcome"] },
-  { target: "#serverManager.preparing", actions: ["storeConfig", "clearOutcome"] },
+  { guard: "isOllama", target: "#serverManager.attached", actions: FRESH },
+  { target: "#serverManager.preparing", actions: FRESH },
 ] as const;
 const RELAUNCH = [
   { guard: "cannotRelaunch" },
-  { guard: "isOllama", target: "#serverManager.attached", actions: ["storeConfig", "clearOutcome"] },
-  { target: "#serverManager.preparing", actions: ["storeConfig", "clearOutcome"] },
+  { guard: "isOllama", target: "#serverManager.attached", actions: FRESH },
+  { target: "#serverManager.preparing", actions: FRESH },
+] as const;
+const RECONFIGURE = ["storeConfig", "markRestart", "resetSupervision"] as const;
+/** After an unexpected exit: restart after the backoff, or give up once the policy's limit is reached. */
+const SUPERVISED_EXIT = [
+  { guard: "mayRestart", target: "#serverManager.backoff", actions: ["storeExit", "scheduleRestart"] },
+  { guard: "isSupervising", target: "#serverManager.failed", actions: ["storeExit", "storeGaveUp"] },
 ] as const;
 
 /**
@@ -97,6 +123,10 @@ export function createServerManagerMachine(deps: ServerProcessDeps) {
       awaitReady: awaitReadyLogic,
       ollamaConnect: ollamaConnectLogic,
       ollamaUnload: ollamaUnloadLogic,
+      livenessProbe: livenessProbeLogic,
+    },
+    delays: {
+      restartBackoff: ({ context }) => context.restartDelayMs,
     },
     guards: {
       isOllama: ({ context }) => context.backend === "ollama",
@@ -108,6 +138,11 @@ export function createServerManagerMachine(deps: ServerProcessDeps) {
         event.type === "server.restart" && event.config === undefined && context.config === null,
       restartAfterExit: ({ context }) => context.afterExit === "restart",
       failAfterExit: ({ context }) => context.afterExit === "fail",
+      isSupervising: ({ context }) => context.supervising,
+      mayRestart: ({ context }) =>
+        context.supervising &&
+        context.supervision != null &&
+        nextRestart(context.restartTimes, Date.now(), context.supervision) !== null,
     },
     actions: {
       storeConfig: assign({
@@ -129,6 +164,43 @@ export function createServerManagerMachine(deps: ServerProcessDeps) {
       markStop: assign({ afterExit: "stop" }),
       markRestart: assign({ afterExit: "restart" }),
       terminateProcess: sendTo("process", { type: "process.terminate" }),
+      killProcess: sendTo("process", { type: "process.kill" }),
+      startSupervising: assign({ supervising: ({ context }) => context.supervision != null }),
+      resetSupervision: assign({ supervising: false, restartTimes: [], restarts: 0 }),
+      scheduleRestart: assign(({ context }) => {
+        const now = Date.now();
+        const policy = context.supervision!;
+        return {
+          restartDelayMs: nextRestart(context.restartTimes, now, policy)?.delayMs ?? 0,
+          restartTimes: [...context.restartTimes.filter((time) => now - time < policy.windowMs), now],
+          restarts: context.restarts + 1,
+        };
+      }),
+      storeGaveUp: assign({
+        failure: ({ context }) => ({
+          kind: "gave_up" as const,
+          message: gaveUpMessage(
+            context.supervision!,
+            context.failure?.message ?? (context.exit ? describeExit(context.exit) : "unknown"),
+          ),
+        }),
+      }),
+      storeUnresponsive: assign({
+        failure: ({ event }) => ({
+          kind: "unresponsive" as const,
+          message: event.type === "server.unresponsive" ? event.message : "unresponsive",
+        }),
+      }),
+      emitUnhealthy: emit(({ context, event }) => ({
+        type: "server.unhealthy" as const,
+        message: event.type === "server.unresponsive" ? event.message : "unresponsive",
+        pid: context.pid,
+      })),
+      emitRestarting: emit(({ context }) => ({
+        type: "server.restarting" as const,
+        attempt: context.restarts,
+        delayMs: context.restartDelayMs,
+      })),
       emitReady: emit(({ context }) => ({
         type: "server.ready" as const,
         props: context.props,
@@ -159,6 +231,10 @@ export function createServerManagerMachine(deps: ServerProcessDeps) {
       loadedModel: null,
       launches: 0,
       afterExit: "stop",
+      supervising: false,
+      restartTimes: [],
+      restarts: 0,
+      restartDelayMs: 0,
     }),
     initial: "idle",
     states: {
@@ -191,6 +267,7 @@ export function createServerManagerMachine(deps: ServerProcessDeps) {
             binaryPath: context.binaryPath ?? "llama-server",
             args: buildLlamaServerArgs(context.config!, { host: context.host, port: context.boundPort! }),
             stopTimeoutMs: context.stopTimeoutMs,
+            apiKey: context.apiKey ?? null,
           }),
         },
         on: { "server.spawned": { actions: "storePid" } },
@@ -203,6 +280,7 @@ export function createServerManagerMachine(deps: ServerProcessDeps) {
               input: ({ context }) => ({
                 baseUrl: `http://${context.host}:${context.boundPort}`,
                 timeoutMs: context.startTimeoutMs,
+                apiKey: context.apiKey ?? null,
               }),
               onDone: {
                 target: "healthy",
@@ -217,24 +295,67 @@ export function createServerManagerMachine(deps: ServerProcessDeps) {
               },
             },
             on: {
-              "server.exited": { target: "#serverManager.failed", actions: ["storeExit", "storeEarlyExit"] },
-              "server.start": [
-                { guard: "sameConfig" },
-                { target: "stopping", actions: ["storeConfig", "markRestart"] },
+              "server.exited": [
+                {
+                  guard: "mayRestart",
+                  target: "#serverManager.backoff",
+                  actions: ["storeExit", "storeEarlyExit", "scheduleRestart"],
+                },
+                {
+                  guard: "isSupervising",
+                  target: "#serverManager.failed",
+                  actions: ["storeExit", "storeEarlyExit", "storeGaveUp"],
+                },
+                { target: "#serverManager.failed", actions: ["storeExit", "storeEarlyExit"] },
               ],
-              "server.restart": { target: "stopping", actions: ["storeConfig", "markRestart"] },
+              "server.start": [{ guard: "sameConfig" }, { target: "stopping", actions: RECONFIGURE }],
+              "server.restart": { target: "stopping", actions: RECONFIGURE },
               "server.stop": { target: "stopping", actions: "markStop" },
             },
           },
           healthy: {
+            description: "Serving; under supervision the liveness probe asks /health on a deadline.",
             tags: ["healthy"],
+            entry: "startSupervising",
+            invoke: {
+              src: "livenessProbe",
+              input: ({ context }) => ({
+                baseUrl: `http://${context.host}:${context.boundPort}`,
+                apiKey: context.apiKey ?? null,
+                policy: context.supervision ?? null,
+              }),
+            },
             on: {
-              "server.exited": { target: "#serverManager.crashed", actions: ["storeExit", "emitCrashed"] },
+              "server.exited": [
+                {
+                  guard: "mayRestart",
+                  target: "#serverManager.backoff",
+                  actions: ["storeExit", "emitCrashed", "scheduleRestart"],
+                },
+                {
+                  guard: "isSupervising",
+                  target: "#serverManager.failed",
+                  actions: ["storeExit", "emitCrashed", "storeGaveUp"],
+                },
+                { target: "#serverManager.crashed", actions: ["storeExit", "emitCrashed"] },
+              ],
+              "server.unresponsive": { target: "unhealthy", actions: ["storeUnresponsive", "emitUnhealthy"] },
               "server.start": [
                 { guard: "sameConfig", actions: "emitReused" },
-                { target: "stopping", actions: ["storeConfig", "markRestart"] },
+                { target: "stopping", actions: RECONFIGURE },
               ],
-              "server.restart": { target: "stopping", actions: ["storeConfig", "markRestart"] },
+              "server.restart": { target: "stopping", actions: RECONFIGURE },
+              "server.stop": { target: "stopping", actions: "markStop" },
+            },
+          },
+          unhealthy: {
+            description:
+              "The liveness probe failed too often: the process is killed (SIGKILL), then restarted.",
+            tags: ["unhealthy"],
+            entry: "killProcess",
+            on: {
+              "server.exited": SUPERVISED_EXIT,
+              "server.restart": { target: "stopping", actions: RECONFIGURE },
               "server.stop": { target: "stopping", actions: "markStop" },
             },
           },
@@ -244,6 +365,16 @@ export function createServerManagerMachine(deps: ServerProcessDeps) {
             on: {
               "server.exited": [
                 { guard: "restartAfterExit", target: "#serverManager.preparing", actions: "clearOutcome" },
+                {
+                  guard: and(["failAfterExit", "mayRestart"]),
+                  target: "#serverManager.backoff",
+                  actions: ["storeExit", "scheduleRestart"],
+                },
+                {
+                  guard: and(["failAfterExit", "isSupervising"]),
+                  target: "#serverManager.failed",
+                  actions: ["storeExit", "storeGaveUp"],
+                },
                 { guard: "failAfterExit", target: "#serverManager.failed", actions: "storeExit" },
                 { target: "#serverManager.stopped", actions: "storeExit" },
               ],
@@ -303,6 +434,13 @@ export function createServerManagerMachine(deps: ServerProcessDeps) {
           },
         },
       },
+      backoff: {
+        description: "A supervised restart waits its backoff, then starts the same configuration again.",
+        tags: ["restarting"],
+        entry: "emitRestarting",
+        after: { restartBackoff: { target: "preparing", actions: "clearOutcome" } },
+        on: { "server.start": LAUNCH, "server.restart": RELAUNCH, "server.stop": { target: "stopped" } },
+      },
       crashed: {
         on: { "server.start": LAUNCH, "server.restart": RELAUNCH, "server.stop": { target: "stopped" } },
       },
@@ -326,12 +464,23 @@ export type ServerManagerActor = ActorRefFrom<ServerManagerMachine>;
 export type ServerManagerSnapshot = SnapshotFrom<ServerManagerMachine>;
 
 /** Lifecycle status, derived from a snapshot's state and tags. */
-export type ServerStatus = "idle" | "starting" | "healthy" | "stopping" | "crashed" | "failed" | "stopped";
+export type ServerStatus =
+  | "idle"
+  | "starting"
+  | "healthy"
+  | "unhealthy"
+  | "restarting"
+  | "stopping"
+  | "crashed"
+  | "failed"
+  | "stopped";
 
 /** The status a snapshot stands for. */
 export function serverStatusOf(snapshot: ServerManagerSnapshot): ServerStatus {
   if (snapshot.hasTag("starting")) return "starting";
   if (snapshot.hasTag("healthy")) return "healthy";
+  if (snapshot.hasTag("unhealthy")) return "unhealthy";
+  if (snapshot.hasTag("restarting")) return "restarting";
   if (snapshot.hasTag("stopping")) return "stopping";
   if (snapshot.matches("crashed")) return "crashed";
   if (snapshot.matches("failed")) return "failed";

@@ -21,6 +21,7 @@ import {
   type ServerStatus,
   serverStatusOf,
 } from "./server-manager.machine.ts";
+import { type SupervisionOptions, supervisionPolicySchema } from "./supervision.ts";
 
 /** Options of {@link ServerManager}. */
 export interface ServerManagerOptions {
@@ -46,6 +47,16 @@ export interface ServerManagerOptions {
   stopTimeoutMs?: number;
   /** Replaces GPU detection (default: systeminformation + amdgpu sysfs). */
   detectHardware?: () => Promise<HardwareProfile | null>;
+  /**
+   * llama-server's API key: passed to it in `LLAMA_API_KEY` (so every route but `/health` needs
+   * it) and sent by the manager's own probes. Unset: llama-server runs without a key.
+   */
+  apiKey?: string;
+  /**
+   * Restart llama-server after a crash or a failed liveness probe, within limits (see
+   * `SupervisionOptions`; `{}` takes the defaults). Unset: a crash is reported and nothing more.
+   */
+  supervision?: SupervisionOptions;
 }
 
 /** A running server. */
@@ -67,6 +78,10 @@ export interface ServerManagerEvents {
   "server.failed": ForgeError;
   "server.stopped": undefined;
   "server.status": ServerStatus;
+  /** The liveness probe failed (the message says how); the server is being killed. */
+  "server.unhealthy": string;
+  /** A supervised restart is scheduled. */
+  "server.restarting": { attempt: number; delayMs: number };
 }
 
 type Listener<K extends keyof ServerManagerEvents> = (payload: ServerManagerEvents[K]) => void;
@@ -96,12 +111,14 @@ export class ServerManager {
   readonly #detect: () => Promise<HardwareProfile | null>;
   #hardware: Promise<HardwareProfile | null> | undefined;
   #lastError: ForgeError | null = null;
+  readonly #apiKey: string | null;
 
   constructor(options: ServerManagerOptions) {
     this.backend = options.backend;
     this.host = options.host ?? "127.0.0.1";
     this.#log = options.logger ?? defaultServerLogger;
     this.#label = options.backend === "ollama" ? "Ollama" : "llama-server";
+    this.#apiKey = options.apiKey ?? null;
     const log = this.#log;
     this.#detect =
       options.detectHardware ??
@@ -120,6 +137,8 @@ export class ServerManager {
         ollamaUrl: (options.ollamaUrl ?? "http://127.0.0.1:11434").replace(/\/+$/, ""),
         startTimeoutMs: options.startTimeoutMs ?? 60_000,
         stopTimeoutMs: options.stopTimeoutMs ?? 5_000,
+        supervision: options.supervision ? supervisionPolicySchema.parse(options.supervision) : null,
+        apiKey: options.apiKey ?? null,
       },
     });
     this.#wireEvents();
@@ -135,6 +154,11 @@ export class ServerManager {
   get info(): ServerInfo | null {
     const snapshot = this.actor.getSnapshot();
     return snapshot.hasTag("healthy") ? this.#infoOf(snapshot) : null;
+  }
+
+  /** Supervised restarts since the last explicit `start()` or `restart()`. */
+  get restarts(): number {
+    return this.actor.getSnapshot().context.restarts;
   }
 
   /** The error of the last failed start or crash, if any. */
@@ -242,7 +266,7 @@ export class ServerManager {
 
   async #manualBudget(tokens: number): Promise<number> {
     if (this.backend === "llamaserver" && this.status === "healthy") {
-      const { nCtx } = await fetchServerProps(this.info!.baseUrl);
+      const { nCtx } = await fetchServerProps(this.info!.baseUrl, undefined, this.#apiKey);
       if (nCtx < tokens) {
         this.#log(`warning: the manual budget of ${tokens} tokens exceeds llama-server's n_ctx of ${nCtx}`);
       }
@@ -270,7 +294,7 @@ export class ServerManager {
       );
     }
     try {
-      return (await fetchServerProps(info.baseUrl)).nCtx;
+      return (await fetchServerProps(info.baseUrl, undefined, this.#apiKey)).nCtx;
     } catch (error) {
       throw new BudgetResolutionError(
         `Cannot resolve a '${mode}' budget: ${error instanceof Error ? error.message : String(error)}`,
@@ -347,8 +371,22 @@ export class ServerManager {
     this.actor.on("server.failed", ({ failure }) => {
       const error = errorOfFailure(failure);
       this.#lastError = error;
-      this.#log(`${this.#label} failed to start: ${failure.message}`);
+      this.#log(
+        failure.kind === "gave_up"
+          ? `error: ${failure.message}`
+          : `${this.#label} failed to start: ${failure.message}`,
+      );
       this.#emit("server.failed", error);
+    });
+    this.actor.on("server.unhealthy", ({ message }) => {
+      this.#lastError = new ServerStartError({ kind: "unresponsive", message });
+      this.#log(`error: ${message}`);
+      this.#emit("server.unhealthy", message);
+    });
+    this.actor.on("server.restarting", ({ attempt, delayMs }) => {
+      const cause = this.#lastError ? ` after: ${this.#lastError.message.split("\n")[0]}` : "";
+      this.#log(`restarting ${this.#label} in ${delayMs} ms (supervised restart ${attempt})${cause}`);
+      this.#emit("server.restarting", { attempt, delayMs });
     });
     this.actor.on("server.stopped", () => {
       const { failure } = this.actor.getSnapshot().context;

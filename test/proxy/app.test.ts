@@ -304,14 +304,32 @@ describe("pass-through and health routes in-process", () => {
     }
   });
 
-  it("reports proxy and backend state on /forge/health", async () => {
+  it("reports proxy and backend state on /forge/health to the key's holder", async () => {
     const app = createProxy({ backend: createFakeBackend([]), serialize: true, apiKey: "k" });
-    const body = (await (await app.request("/forge/health")).json()) as Record<string, unknown>;
+    const request = new Request("http://proxy/forge/health", { headers: { authorization: "Bearer k" } });
+    const body = (await (await app.request(request)).json()) as Record<string, unknown>;
     expect(body).toMatchObject({
       status: "ok",
       proxy: { status: "ok", serialize: true, queued: 0, authentication: true },
-      backend: { status: "ok" },
+      backend: { status: "ok", url: expect.any(String) },
     });
+  });
+
+  it("shows only statuses on /forge/health without the key, or when the proxy has none", async () => {
+    const backend = createFakeBackend([]);
+    const publicView = { status: "ok", proxy: { status: "ok", queued: 0 }, backend: { status: "ok" } };
+    for (const [app, headers] of [
+      [createProxy({ backend, serialize: true, apiKey: "k" }), {}],
+      [createProxy({ backend, serialize: true, apiKey: "k" }), { authorization: "Bearer wrong" }],
+      [createProxy({ backend, serialize: true }), { authorization: "Bearer k" }],
+    ] as const) {
+      const body = (await (
+        await app.request(new Request("http://proxy/forge/health", { headers }))
+      ).json()) as { backend: Record<string, unknown>; proxy: Record<string, unknown> };
+      expect(body).toMatchObject(publicView);
+      expect(body.backend.url).toBeUndefined();
+      expect(Object.keys(body.proxy).sort()).toEqual(["queued", "status"]);
+    }
   });
 
   it("answers 499 in-process when the client's signal aborts mid-inference", async () => {

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createActor, createMachine, sendTo } from "xstate";
+import { withParentDeathSignal } from "../../src/server/parent-death.ts";
 import { createServerProcessLogic, type ServerProcessEvent } from "../../src/server/server-manager-actors.ts";
 import { isAlive } from "./helpers/server-processes.ts";
 
@@ -59,8 +60,9 @@ describe("server process actor", () => {
     run.parent.send({ type: "terminate" });
     const { exit } = await run.exited();
     expect(exit).toMatchObject({ pid, signal: "SIGKILL", exitCode: null, stderrTail: "ready" });
+    const spawned = withParentDeathSignal("/bin/sh", ["-c", "trap '' TERM; echo ready; exec sleep 30"]);
     expect(run.logs).toEqual([
-      "spawning /bin/sh -c trap '' TERM; echo ready; exec sleep 30",
+      `spawning ${spawned.command} ${spawned.args.join(" ")}`,
       `stopping pid ${pid} with SIGTERM`,
       `pid ${pid} did not exit 200 ms after SIGTERM; sending SIGKILL`,
     ]);

@@ -1,0 +1,62 @@
+/**
+ * Tie a child's life to its parent's: on Linux the server is spawned through util-linux's
+ * `setpriv --pdeathsig KILL`, which asks the kernel (`prctl(PR_SET_PDEATHSIG)`) to SIGKILL it when
+ * the proxy dies, even by `kill -9`, then execs the server under the same pid.
+ */
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
+
+/** A command line to spawn. */
+export interface SpawnCommand {
+  command: string;
+  args: string[];
+  /** Whether the child is killed by the kernel when this process dies. */
+  diesWithParent: boolean;
+}
+
+/**
+ * The command that runs `binaryPath args` and dies with this process: through `setpriv` on Linux
+ * when it is installed (Debian and most distributions ship it in util-linux), else unchanged. On
+ * macOS and Windows no such mechanism exists: the child outlives a parent killed by SIGKILL (a
+ * normal exit or SIGTERM still stops it).
+ * @example
+ * withParentDeathSignal("/usr/bin/llama-server", ["--port", "8080"], "linux", "/usr/bin:/bin")
+ * // { command: "/usr/bin/setpriv", args: ["--pdeathsig", "KILL", "--", "/usr/bin/llama-server", "--port", "8080"], diesWithParent: true }
+ */
+export function withParentDeathSignal(
+  binaryPath: string,
+  args: string[],
+  platform: NodeJS.Platform = process.platform,
+  searchPath: string = process.env.PATH ?? "",
+): SpawnCommand {
+  const setpriv = platform === "linux" ? findExecutable("setpriv", searchPath) : null;
+  // A binary that cannot run is spawned directly, so its ENOENT/EACCES is reported as a spawn error.
+  if (setpriv === null || !canExecute(binaryPath, searchPath)) {
+    return { command: binaryPath, args, diesWithParent: false };
+  }
+  return { command: setpriv, args: ["--pdeathsig", "KILL", "--", binaryPath, ...args], diesWithParent: true };
+}
+
+function canExecute(binaryPath: string, searchPath: string): boolean {
+  if (!binaryPath.includes("/")) return findExecutable(binaryPath, searchPath) !== null;
+  try {
+    accessSync(binaryPath, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function findExecutable(name: string, searchPath: string): string | null {
+  const directories = [...searchPath.split(delimiter).filter(Boolean), "/usr/bin", "/bin"];
+  for (const directory of directories) {
+    const candidate = join(directory, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // Not here.
+    }
+  }
+  return null;
+}
