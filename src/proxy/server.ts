@@ -44,7 +44,11 @@ export interface RunningProxy {
  */
 export async function startProxy(options: StartProxyOptions): Promise<RunningProxy> {
   const host = options.host ?? "127.0.0.1";
-  const app = createProxy(options);
+  // The address it listens on is a name clients use: a specific one is served like the loopback names.
+  const wildcard = host === "0.0.0.0" || host === "::";
+  const boundHost = host.includes(":") ? `[${host}]` : host;
+  const allowedHosts = [...(options.allowedHosts ?? []), ...(wildcard ? [] : [boundHost])];
+  const app = createProxy({ ...options, allowedHosts });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const started = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 8081 }, () =>
       resolve(started),
