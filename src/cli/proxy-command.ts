@@ -27,6 +27,12 @@ export function registerProxyCommand(program: Command): Command {
     .option("--backend-port <port>", "port of the managed llama-server (default: a free one)")
     .option("--ctx <tokens>", "context size of the managed llama-server (default: llama-server's choice)")
     .option("--slots <n>", "parallel slots of the managed llama-server")
+    .option("--max-restarts <n>", "managed llama-server: restarts allowed within --restart-window", "5")
+    .option("--restart-window <ms>", "managed llama-server: window of --max-restarts", "600000")
+    .option("--restart-backoff <ms>", "managed llama-server: first restart delay, doubled each time", "500")
+    .option("--probe-interval <ms>", "managed llama-server: /health liveness probe period (0: off)", "10000")
+    .option("--probe-timeout <ms>", "managed llama-server: deadline of one liveness probe", "5000")
+    .option("--probe-failures <n>", "managed llama-server: failed probes in a row before a restart", "3")
     .addOption(
       new Option("--backend-format <format>", "wire format of --backend-url")
         .choices(["openai", "ollama", "anthropic"])
@@ -147,6 +153,14 @@ async function backendFor(options: ProxyCliOptions): Promise<ProxyBackend> {
       ...(options.slots !== undefined && { slots: options.slots }),
     },
     ...(options.backendPort !== undefined && { port: options.backendPort }),
+    supervision: {
+      maxRestarts: options.maxRestarts,
+      windowMs: options.restartWindow,
+      backoffMs: options.restartBackoff,
+      probeIntervalMs: options.probeInterval,
+      probeTimeoutMs: options.probeTimeout,
+      probeFailures: options.probeFailures,
+    },
     timeoutMs: options.timeout,
     idleTimeoutMs: options.idleTimeout,
     maxResponseBytes: options.maxResponseBytes,

@@ -47,6 +47,12 @@ export const proxyCliOptionsSchema = z
     backendPort: z.coerce.number().int().min(1).max(65_535).optional(),
     ctx: z.coerce.number().int().positive().optional(),
     slots: z.coerce.number().int().positive().optional(),
+    maxRestarts: z.coerce.number().int().min(0).default(5),
+    restartWindow: z.coerce.number().int().positive().default(600_000),
+    restartBackoff: z.coerce.number().int().min(0).default(500),
+    probeInterval: z.coerce.number().int().min(0).default(10_000),
+    probeTimeout: z.coerce.number().int().positive().default(5_000),
+    probeFailures: z.coerce.number().int().positive().default(3),
   })
   .superRefine((options, context) => {
     if ((options.backendUrl === undefined) === (options.backend === undefined)) {
