@@ -55,6 +55,12 @@ export function registerProxyCommand(program: Command): Command {
       (value: string, previous: string[]) => [...previous, value],
       [] as string[],
     )
+    .addOption(
+      new Option("--log-format <format>", "access log lines on stderr, one per request")
+        .choices(["text", "json"])
+        .default("text"),
+    )
+    .option("--quiet", "no access log", false)
     .option("--max-retries <n>", "nudged retries per request (at most n + 1 LLM calls)", "3")
     .option("--no-rescue", "do not rescue tool calls written as text")
     .option("--serialize", "send one request at a time to the backend (single-slot servers)", false)
@@ -102,6 +108,9 @@ export async function runProxy(options: ProxyCliOptions): Promise<RunningProxy> 
       port: options.port,
       apiKey: options.apiKey,
       allowedHosts: options.allowHost,
+      accessLog: options.quiet
+        ? undefined
+        : { format: options.logFormat, write: (line: string) => process.stderr.write(`${line}\n`) },
       maxRetries: options.maxRetries,
       rescueEnabled: options.rescue,
       serialize: options.serialize,

@@ -16,6 +16,8 @@ export const proxyCliOptionsSchema = z
     model: z.string().min(1).optional(),
     host: z.string().min(1).default("127.0.0.1"),
     allowHost: z.array(z.string().min(1)).default([]),
+    logFormat: z.enum(["text", "json"]).default("text"),
+    quiet: z.boolean().default(false),
     port: z.coerce.number().int().min(0).max(65_535).default(8081),
     maxRetries: z.coerce.number().int().min(0).max(20).default(3),
     rescue: z.boolean().default(true),

@@ -5,13 +5,17 @@
 import { timingSafeEqual } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { type Context, Hono } from "hono";
+import { requestId } from "hono/request-id";
+import { type AccessLogOptions, observeRequests } from "./access-log.ts";
 import type { BackendHealth, ProxyBackend } from "./backend.ts";
 import { createChatService } from "./chat-service.ts";
 import { RequestDeadline } from "./deadline.ts";
 import { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
 import { guardHostAndOrigin } from "./host-guard.ts";
+import { ProxyMetrics } from "./metrics.ts";
 import { forwardToBackend } from "./passthrough.ts";
 import { DEFAULT_MAX_JSON_DEPTH } from "./read-body.ts";
+import { requestStatsOf } from "./request-stats.ts";
 import { anthropicMessagesHandler, openAIChatHandler, type RouteDeps } from "./routes.ts";
 import { AdmissionQueue, SerialQueue } from "./serial-queue.ts";
 
@@ -48,6 +52,8 @@ export interface ProxyOptions {
    * others get 421. Without `apiKey`, browser requests from another origin get 403.
    */
   allowedHosts?: readonly string[] | undefined;
+  /** One line per request (id, route, model, status, times, retries, rescues, nudges, compactions); default none. */
+  accessLog?: AccessLogOptions | undefined;
 }
 
 /** Default in-flight cap: 64 requests (above a single-GPU server's slots, so it only bounds floods). */
@@ -56,6 +62,9 @@ export const DEFAULT_MAX_IN_FLIGHT = 64;
 export const DEFAULT_MAX_QUEUE = 256;
 /** Default request body bytes in flight: 32 MiB (each body costs several times its size while served). */
 export const DEFAULT_MAX_BODY_MEMORY_BYTES = 32 * 1024 * 1024;
+
+/** The header that carries a request's id: the client's when sane (word characters, `-`, `=`; 128 at most), else a UUID. */
+const REQUEST_ID_HEADER = "x-request-id";
 
 /** Default body limit: 10 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -106,6 +115,10 @@ export function createProxy(options: ProxyOptions): Hono {
     ),
   );
 
+  // Every answer, refusals included, carries an id (the client's when sane) and is counted.
+  const metrics = new ProxyMetrics();
+  app.use("*", requestId({ headerName: REQUEST_ID_HEADER, limitLength: 128 }));
+  app.use("*", observeRequests(metrics, options.accessLog));
   // Before every route, health included: a rebound name must not even read the proxy's state.
   app.use(
     "*",
@@ -142,6 +155,10 @@ export function createProxy(options: ProxyOptions): Hono {
   });
 
   if (options.apiKey !== undefined) app.use("*", authenticate(options.apiKey));
+  app.get("/forge/metrics", async (c) => {
+    const { body, contentType } = await metrics.exposition();
+    return c.body(body, 200, { "content-type": contentType });
+  });
   const gate = admit(inFlight, bodyMemory, deps.maxBodyBytes);
   for (const path of ["/v1/chat/completions", "/chat/completions", "/v1/messages"]) app.use(path, gate);
   for (const path of ["/v1/models", "/models", "/props"]) app.use(path, gate);
@@ -156,6 +173,7 @@ export function createProxy(options: ProxyOptions): Hono {
         { method: "GET", path: path === "/models" ? "/v1/models" : path },
         queue,
         new RequestDeadline(c.req.raw.signal, deps.deadlineMs),
+        requestStatsOf(c),
       ),
     );
   }

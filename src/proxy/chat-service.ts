@@ -14,6 +14,13 @@ import { RESPOND_TOOL_NAME, respondTool } from "../tools/respond.ts";
 import { answerFromCalls, answerFromResponse, type ProxyAnswer } from "./answer.ts";
 import type { ProxyBackend } from "./backend.ts";
 import type { ProxyRequest } from "./proxy-request.ts";
+import {
+  CountingClient,
+  countCompactions,
+  createRequestStats,
+  noteAppendedMessage,
+  type RequestStats,
+} from "./request-stats.ts";
 import type { SerialQueue } from "./serial-queue.ts";
 
 /** Options of `createChatService`. */
@@ -30,7 +37,8 @@ export interface ChatServiceOptions {
 
 /** Answers one request. */
 export interface ChatService {
-  answer(request: ProxyRequest, signal: AbortSignal): Promise<ProxyAnswer>;
+  /** Answer `request`, counting backend time, calls, rescues, nudges and compactions in `stats`. */
+  answer(request: ProxyRequest, signal: AbortSignal, stats?: RequestStats): Promise<ProxyAnswer>;
 }
 
 const RESPOND_SPEC: ToolSpec = respondTool().spec;
@@ -43,19 +51,30 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   const budget = createBudgetSource(options);
   const compactorFor = createCompactorCache();
 
-  async function answerWithTools(request: ProxyRequest, signal: AbortSignal): Promise<ProxyAnswer> {
+  async function answerWithTools(
+    request: ProxyRequest,
+    signal: AbortSignal,
+    stats: RequestStats,
+  ): Promise<ProxyAnswer> {
     const respondInjected = !request.tools.some((tool) => tool.name === RESPOND_TOOL_NAME);
     const tools = respondInjected ? [...request.tools, RESPOND_SPEC] : request.tools;
     const budgetTokens = await budget();
+    const client = new CountingClient(
+      backend.client({ model: request.model, extraBody: request.extraBody }),
+      stats,
+    );
     const result = await runInference({
-      client: backend.client({ model: request.model, extraBody: request.extraBody }),
-      contextManager: compactorFor(budgetTokens),
+      client,
+      contextManager: countCompactions(compactorFor(budgetTokens), stats),
       messages: request.messages,
       tools,
       maxRetries: options.maxRetries,
       rescueEnabled: options.rescueEnabled,
+      onMessage: (message) => noteAppendedMessage(stats, message),
       signal,
     });
+    // A batch accepted from a text answer is one the rescue parsed out of the text.
+    if (client.lastAnswerWasText) stats.rescues += 1;
     return answerFromCalls(result.toolCalls, {
       model: modelName(request),
       respondInjected,
@@ -64,10 +83,17 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     });
   }
 
-  async function answerWithoutTools(request: ProxyRequest, signal: AbortSignal): Promise<ProxyAnswer> {
-    const client = backend.client({ model: request.model, extraBody: request.extraBody });
+  async function answerWithoutTools(
+    request: ProxyRequest,
+    signal: AbortSignal,
+    stats: RequestStats,
+  ): Promise<ProxyAnswer> {
+    const client = new CountingClient(
+      backend.client({ model: request.model, extraBody: request.extraBody }),
+      stats,
+    );
     const budgetTokens = await budget();
-    const messages = compactorFor(budgetTokens).maybeCompact(request.messages, 0);
+    const messages = countCompactions(compactorFor(budgetTokens), stats).maybeCompact(request.messages, 0);
     const response = await client.send(serializeHistory(messages, client.apiFormat), undefined, { signal });
     return answerFromResponse(response, {
       model: modelName(request),
@@ -77,9 +103,11 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   }
 
   return {
-    answer(request, signal) {
+    answer(request, signal, stats = createRequestStats()) {
+      stats.model = request.model;
       const answer = request.tools.length > 0 ? answerWithTools : answerWithoutTools;
-      return queue ? queue.run(() => answer(request, signal), signal) : answer(request, signal);
+      const run = () => answer(request, signal, stats);
+      return queue ? queue.run(run, signal) : run();
     },
   };
 }

@@ -8,25 +8,34 @@ import { BackendError } from "../core/errors.ts";
 import type { ForwardRequest, ProxyBackend } from "./backend.ts";
 import type { RequestDeadline } from "./deadline.ts";
 import { parseRetryAfter, toProxyHttpError } from "./errors.ts";
+import type { RequestStats } from "./request-stats.ts";
 import type { Release, SerialQueue } from "./serial-queue.ts";
 
 /**
  * Forward `request` and answer with what the backend said. Backend 5xx, 401 and 403 answers
  * become 502. With a `deadline`, the request runs under its signal, and a request it cuts short
- * fails with its 504.
+ * fails with its 504. `stats`, when given, counts the call and the wait for the backend's answer
+ * (its headers, for a stream).
  */
 export async function forwardToBackend(
   backend: ProxyBackend,
   request: ForwardRequest,
   queue?: SerialQueue,
   deadline?: RequestDeadline,
+  stats?: RequestStats,
 ): Promise<Response> {
   if (deadline) request = { ...request, signal: deadline.signal };
   let release: Release | undefined;
   let upstream: Response;
   try {
     release = queue ? await queue.acquire(request.signal) : undefined;
-    upstream = await backend.forward(request);
+    const started = performance.now();
+    if (stats) stats.backendCalls += 1;
+    try {
+      upstream = await backend.forward(request);
+    } finally {
+      if (stats) stats.backendMs += performance.now() - started;
+    }
   } catch (error) {
     release?.();
     deadline?.stop();

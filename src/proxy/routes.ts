@@ -14,6 +14,7 @@ import { forwardToBackend } from "./passthrough.ts";
 import { parseBody, readBodyText } from "./read-body.ts";
 import { renderMessage, renderMessageStream } from "./render-anthropic.ts";
 import { renderChatCompletion, renderChatCompletionStream } from "./render-openai.ts";
+import { requestStatsOf } from "./request-stats.ts";
 import type { SerialQueue } from "./serial-queue.ts";
 
 /** What the route handlers need. */
@@ -43,15 +44,18 @@ export function openAIChatHandler(deps: RouteDeps) {
     );
     const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
     if (!openAIRequestHasTools(value) && deps.backend.format === "openai") {
+      const stats = requestStatsOf(c);
+      stats.model = value.model;
       return forwardToBackend(
         deps.backend,
         { method: "POST", path: "/v1/chat/completions", body: text },
         deps.queue,
         deadline,
+        stats,
       );
     }
     const request = proxyRequestFromOpenAI(value);
-    const answer = await deadline.run((signal) => deps.service.answer(request, signal));
+    const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
     if (request.stream) {
       return new Response(renderChatCompletionStream(answer, { includeUsage: request.includeUsage }), {
         headers: SSE_HEADERS,
@@ -71,7 +75,7 @@ export function anthropicMessagesHandler(deps: RouteDeps) {
     );
     const request = proxyRequestFromAnthropic(value);
     const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
-    const answer = await deadline.run((signal) => deps.service.answer(request, signal));
+    const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
     if (request.stream) return new Response(renderMessageStream(answer), { headers: SSE_HEADERS });
     return c.json(renderMessage(answer));
   };

@@ -1,0 +1,141 @@
+/**
+ * One access log line per request and the request metrics, written when the answer has been sent
+ * (a streamed answer at its end). Hono's `logger` middleware prints method, path, status and time
+ * only; this line also carries the request id, the model and what the guardrails did (retries,
+ * rescues, nudges, compactions), which the chat service records in the request's `RequestStats`.
+ */
+import type { ServerResponse } from "node:http";
+import type { MiddlewareHandler } from "hono";
+import { type ProxyMetrics, routeLabel } from "./metrics.ts";
+import { attachRequestStats, createRequestStats, type RequestStats, retriesOf } from "./request-stats.ts";
+
+/** How access log lines are written: `text` (`key=value` pairs) or `json` (one object per line). */
+export type AccessLogFormat = "text" | "json";
+
+/** Where and how the access log goes. */
+export interface AccessLogOptions {
+  format: AccessLogFormat;
+  /** Receives each line, without its newline. */
+  write: (line: string) => void;
+}
+
+/** One request, as logged. */
+export interface AccessRecord {
+  time: string;
+  requestId: string;
+  method: string;
+  path: string;
+  status: number;
+  durationMs: number;
+  model: string | undefined;
+  backendMs: number;
+  retries: number;
+  rescues: number;
+  nudges: number;
+  compactions: number;
+}
+
+/**
+ * The line of one record.
+ * @example
+ * formatAccessLine(record, "text");
+ * // time=2026-01-01T00:00:00.000Z id=5f0c… method=POST path=/v1/chat/completions status=200 ms=812.4 model="qwen3:8b" backend_ms=809.9 retries=1 rescues=0 nudges=1 compactions=0
+ */
+export function formatAccessLine(record: AccessRecord, format: AccessLogFormat): string {
+  const fields: [string, string | number | null][] = [
+    ["time", record.time],
+    ["id", record.requestId],
+    ["method", record.method],
+    ["path", record.path],
+    ["status", record.status],
+    ["ms", round(record.durationMs)],
+    ["model", record.model ?? null],
+    ["backend_ms", round(record.backendMs)],
+    ["retries", record.retries],
+    ["rescues", record.rescues],
+    ["nudges", record.nudges],
+    ["compactions", record.compactions],
+  ];
+  if (format === "json") return JSON.stringify(Object.fromEntries(fields));
+  // Client-given text (path, model) is quoted when it could break the line or the pairs.
+  return fields
+    .map(
+      ([key, value]) =>
+        `${key}=${typeof value === "string" && /[\s"=\\]|^$/.test(value) ? JSON.stringify(value) : String(value ?? "-")}`,
+    )
+    .join(" ");
+}
+
+/**
+ * Middleware: attach a fresh `RequestStats` to the request, and when its answer has been sent
+ * count it in `metrics` and write its access line (when `log` is set). Runs after Hono's
+ * `requestId`, whose id it logs and sets on the response.
+ */
+export function observeRequests(metrics: ProxyMetrics, log: AccessLogOptions | undefined): MiddlewareHandler {
+  return async (c, next) => {
+    const started = performance.now();
+    const stats = createRequestStats();
+    attachRequestStats(c, stats);
+    metrics.started();
+    // Under node-server the answer ends when its response closes (a stream at its last byte).
+    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+    let closed = outgoing === undefined;
+    let handled = false;
+    const finish = () => {
+      const status = c.res.status;
+      const durationMs = performance.now() - started;
+      metrics.finished(routeLabel(c.req.path), status, durationMs, stats);
+      if (log)
+        log.write(
+          formatAccessLine(
+            recordOf(c.req.method, c.req.path, status, durationMs, idOf(c), stats),
+            log.format,
+          ),
+        );
+    };
+    outgoing?.once("close", () => {
+      closed = true;
+      if (handled) finish();
+    });
+    try {
+      await next();
+    } finally {
+      // Set again after the handler: a raw `Response` it returned does not carry earlier headers.
+      c.header("x-request-id", idOf(c));
+      handled = true;
+      if (closed) finish();
+    }
+  };
+}
+
+function idOf(c: Parameters<MiddlewareHandler>[0]): string {
+  return (c.get("requestId" as never) as string | undefined) ?? "-";
+}
+
+function recordOf(
+  method: string,
+  path: string,
+  status: number,
+  durationMs: number,
+  requestId: string,
+  stats: RequestStats,
+): AccessRecord {
+  return {
+    time: new Date().toISOString(),
+    requestId,
+    method,
+    path,
+    status,
+    durationMs,
+    model: stats.model,
+    backendMs: stats.backendMs,
+    retries: retriesOf(stats),
+    rescues: stats.rescues,
+    nudges: stats.nudges,
+    compactions: stats.compactions,
+  };
+}
+
+function round(milliseconds: number): number {
+  return Math.round(milliseconds * 10) / 10;
+}

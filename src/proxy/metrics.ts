@@ -1,0 +1,106 @@
+/**
+ * The proxy's Prometheus metrics (`GET /forge/metrics`), with prom-client: requests by route and
+ * status, total and backend latency histograms, the guardrails' retries, rescues, nudges and
+ * compactions, and the requests in flight. One registry per proxy, so two proxies in one process
+ * (tests, embedding) count apart.
+ */
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { type RequestStats, retriesOf } from "./request-stats.ts";
+
+/** Latency buckets in seconds: from a forwarded model list to a long local generation. */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+
+/** Route labels: the proxy's own paths; anything else is `other`, so stray paths cannot grow the series. */
+const ROUTES: ReadonlySet<string> = new Set([
+  "/v1/chat/completions",
+  "/chat/completions",
+  "/v1/messages",
+  "/v1/models",
+  "/models",
+  "/props",
+  "/health",
+  "/forge/health",
+  "/forge/metrics",
+]);
+
+/** The route label of a request path. */
+export function routeLabel(path: string): string {
+  return ROUTES.has(path) ? path : "other";
+}
+
+/** The metrics of one proxy. */
+export class ProxyMetrics {
+  readonly #registry = new Registry();
+  readonly #requests: Counter<"route" | "status">;
+  readonly #duration: Histogram<"route">;
+  readonly #backendDuration: Histogram<"route">;
+  readonly #retries: Counter<"route">;
+  readonly #rescues: Counter<"route">;
+  readonly #nudges: Counter<"route">;
+  readonly #compactions: Counter<"route">;
+  readonly #inFlight: Gauge;
+
+  constructor() {
+    const registers = [this.#registry];
+    this.#requests = new Counter({
+      name: "forge_proxy_requests_total",
+      help: "Requests answered, by route and HTTP status",
+      labelNames: ["route", "status"],
+      registers,
+    });
+    this.#duration = new Histogram({
+      name: "forge_proxy_request_duration_seconds",
+      help: "Time from a request's arrival to the end of its answer",
+      labelNames: ["route"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.#backendDuration = new Histogram({
+      name: "forge_proxy_backend_duration_seconds",
+      help: "Time a request spent waiting for the backend, all its calls together (requests that reached it)",
+      labelNames: ["route"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    const counter = (name: string, help: string) =>
+      new Counter({ name, help, labelNames: ["route"], registers });
+    this.#retries = counter(
+      "forge_proxy_retries_total",
+      "Backend calls past a request's first (nudged retries)",
+    );
+    this.#rescues = counter("forge_proxy_rescues_total", "Answers whose tool calls were rescued from text");
+    this.#nudges = counter(
+      "forge_proxy_nudges_total",
+      "Messages added to steer the model (nudges, unknown-tool errors)",
+    );
+    this.#compactions = counter("forge_proxy_compactions_total", "Histories compacted before a backend call");
+    this.#inFlight = new Gauge({
+      name: "forge_proxy_requests_in_flight",
+      help: "Requests being served (streamed answers until their end)",
+      registers,
+    });
+  }
+
+  /** A request arrived. */
+  started(): void {
+    this.#inFlight.inc();
+  }
+
+  /** A request's answer has been sent: count it with what it cost. */
+  finished(route: string, status: number, durationMs: number, stats: RequestStats): void {
+    this.#inFlight.dec();
+    this.#requests.inc({ route, status: String(status) });
+    this.#duration.observe({ route }, durationMs / 1000);
+    if (stats.backendCalls > 0) this.#backendDuration.observe({ route }, stats.backendMs / 1000);
+    const retries = retriesOf(stats);
+    if (retries > 0) this.#retries.inc({ route }, retries);
+    if (stats.rescues > 0) this.#rescues.inc({ route }, stats.rescues);
+    if (stats.nudges > 0) this.#nudges.inc({ route }, stats.nudges);
+    if (stats.compactions > 0) this.#compactions.inc({ route }, stats.compactions);
+  }
+
+  /** The Prometheus text exposition and its content type. */
+  async exposition(): Promise<{ body: string; contentType: string }> {
+    return { body: await this.#registry.metrics(), contentType: this.#registry.contentType };
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * What one request cost and what the guardrails did for it: backend time, LLM calls, rescues,
+ * nudges and compactions. The chat service and the forwarding path fill it in; the access log and
+ * the metrics read it when the answer has been sent.
+ */
+import type { Context } from "hono";
+import { type Message, MessageType } from "../core/messages.ts";
+import type { LLMClient, LLMResponse } from "../core/types.ts";
+import type { HistoryCompactor } from "../machines/workflow.machine.ts";
+
+/** Counters of one request. */
+export interface RequestStats {
+  /** The model the client asked for, when it named one. */
+  model: string | undefined;
+  /** Milliseconds spent waiting for the backend, all calls together. */
+  backendMs: number;
+  /** Calls made to the backend (LLM calls, or the one forwarded request). */
+  backendCalls: number;
+  /** Tool calls recovered from a text answer (the accepted answer was text the rescue parsed). */
+  rescues: number;
+  /** Messages the proxy added to steer the model: retry, step and prerequisite nudges, unknown-tool errors. */
+  nudges: number;
+  /** Histories compacted before a call. */
+  compactions: number;
+}
+
+/** Fresh counters. */
+export function createRequestStats(): RequestStats {
+  return { model: undefined, backendMs: 0, backendCalls: 0, rescues: 0, nudges: 0, compactions: 0 };
+}
+
+/** Retries: backend calls past the first. */
+export function retriesOf(stats: RequestStats): number {
+  return Math.max(0, stats.backendCalls - 1);
+}
+
+const STATS_KEY = "forgeRequestStats";
+
+/** Attach `stats` to a request's context (the observing middleware does, before the routes run). */
+export function attachRequestStats(c: Context, stats: RequestStats): void {
+  c.set(STATS_KEY as never, stats as never);
+}
+
+/** The request's counters; a detached set when nothing observes it (in-process use without the middleware). */
+export function requestStatsOf(c: Context): RequestStats {
+  const stats = c.get(STATS_KEY as never) as RequestStats | undefined;
+  if (stats) return stats;
+  const detached = createRequestStats();
+  attachRequestStats(c, detached);
+  return detached;
+}
+
+const NUDGE_TYPES: ReadonlySet<string> = new Set([
+  MessageType.RETRY_NUDGE,
+  MessageType.STEP_NUDGE,
+  MessageType.PREREQUISITE_NUDGE,
+  // In inference-only runs no tool executes: a tool result the loop appends is an unknown-tool error.
+  MessageType.TOOL_RESULT,
+]);
+
+/** Count a message the loop appended, when it is a nudge. */
+export function noteAppendedMessage(stats: RequestStats, message: Message): void {
+  if (NUDGE_TYPES.has(message.metadata.type)) stats.nudges += 1;
+}
+
+/** A compactor that counts the compactions `inner` makes (it returns a new array when it compacts). */
+export function countCompactions(inner: HistoryCompactor, stats: RequestStats): HistoryCompactor {
+  return {
+    maybeCompact(messages, stepIndex, stepHint) {
+      const result = inner.maybeCompact(messages, stepIndex, stepHint);
+      if (result !== messages) stats.compactions += 1;
+      return result;
+    },
+  };
+}
+
+/** A client that times and counts every call to `inner`, and remembers whether the last answer was text. */
+export class CountingClient implements LLMClient {
+  readonly apiFormat: LLMClient["apiFormat"];
+  readonly #inner: LLMClient;
+  readonly #stats: RequestStats;
+  /** Whether the last completed answer was text (not a tool-call list). */
+  lastAnswerWasText = false;
+
+  constructor(inner: LLMClient, stats: RequestStats) {
+    this.apiFormat = inner.apiFormat;
+    this.#inner = inner;
+    this.#stats = stats;
+  }
+
+  async send(...args: Parameters<LLMClient["send"]>): Promise<LLMResponse> {
+    const started = performance.now();
+    this.#stats.backendCalls += 1;
+    try {
+      const response = await this.#inner.send(...args);
+      this.lastAnswerWasText = !Array.isArray(response);
+      return response;
+    } finally {
+      this.#stats.backendMs += performance.now() - started;
+    }
+  }
+
+  sendStream(...args: Parameters<LLMClient["sendStream"]>): ReturnType<LLMClient["sendStream"]> {
+    this.#stats.backendCalls += 1;
+    return this.#inner.sendStream(...args);
+  }
+
+  getContextLength(): Promise<number | null> {
+    return this.#inner.getContextLength();
+  }
+}
