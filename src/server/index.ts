@@ -67,6 +67,8 @@ export {
 export {
   awaitReadyLogic,
   createServerProcessLogic,
+  type LivenessProbeInput,
+  livenessProbeLogic,
   ollamaConnectLogic,
   ollamaUnloadLogic,
   preparePortLogic,
@@ -74,6 +76,12 @@ export {
   type ServerProcessEvent,
   type ServerProcessInput,
 } from "./server-manager-actors.ts";
+export {
+  DEFAULT_SUPERVISION,
+  type SupervisionOptions,
+  type SupervisionPolicy,
+  supervisionPolicySchema,
+} from "./supervision.ts";
 export {
   type BackendSetup,
   type NumCtxClient,
