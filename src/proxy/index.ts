@@ -1,4 +1,5 @@
 /** The guardrail proxy: OpenAI- and Anthropic-compatible endpoints in front of a local model server. */
+export type { AccessLogFormat, AccessLogOptions } from "./access-log.ts";
 export { createProxy, DEFAULT_MAX_BODY_BYTES, type ProxyOptions } from "./app.ts";
 export type { BackendCall, BackendFormat, BackendHealth, ForwardRequest, ProxyBackend } from "./backend.ts";
 export { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
