@@ -4,7 +4,9 @@
  * answer, and `/forge/metrics` in Prometheus text format whose counts move with the requests.
  * Against a scripted OpenAI-compatible backend on 127.0.0.1, through real sockets.
  */
+import { spawn } from "node:child_process";
 import { request as httpRequest } from "node:http";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AccessLogFormat } from "../../src/proxy/access-log.ts";
 import type { RunningProxy } from "../../src/proxy/server.ts";
@@ -273,5 +275,98 @@ describe("/forge/metrics", () => {
     expect(refused.status).toBe(401);
     const samples = await scrape(proxy, { authorization: "Bearer operator-key" });
     expect(samples.get('forge_proxy_requests_total{route="/forge/metrics",status="401"}')).toBe(1);
+  });
+});
+
+/** `forge` from the sources, as test/proxy/cli.test.ts runs it. */
+const FORGE = fileURLToPath(new URL("../../scripts/forge.ts", import.meta.url));
+
+/** Run `forge proxy` with `flags`, send it `requests` once it listens, SIGTERM it, and return its stderr. */
+async function stderrOfCli(
+  backendUrl: string,
+  flags: string[],
+  requests: (url: string, port: number) => Promise<void>,
+): Promise<string> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", FORGE, "proxy", "--backend-url", backendUrl, "--port", "0", ...flags],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout += String(chunk)));
+  child.stderr.on("data", (chunk) => (stderr += String(chunk)));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const look = () => {
+        const match = /listening on (http:\/\/127\.0\.0\.1:(\d+))/.exec(stdout);
+        if (match?.[1]) resolve(match[1]);
+      };
+      child.stdout.on("data", look);
+      void exited.then(() => reject(new Error(`forge proxy exited before listening:\n${stdout}${stderr}`)));
+    });
+    await requests(url, Number(new URL(url).port));
+  } finally {
+    child.kill("SIGTERM");
+  }
+  expect(await exited).toBe(0);
+  return stderr;
+}
+
+describe("forge proxy access log (CLI)", () => {
+  it("writes JSON lines on stderr with --log-format json, and serves an --allow-host name", async () => {
+    const backend = await startScriptedBackend([textCompletion("hello")]);
+    cleanups.push(() => backend.close());
+    const stderr = await stderrOfCli(
+      backend.url,
+      ["--log-format", "json", "--allow-host", "proxy.lan"],
+      async (url, port) => {
+        const answer = await postChat({ url } as RunningProxy, {
+          model: "m",
+          messages: [{ role: "user", content: "Hi" }],
+        });
+        expect(answer.status).toBe(200);
+        await answer.text();
+        const status = await new Promise<number | undefined>((resolve, reject) => {
+          const outgoing = httpRequest(
+            { host: "127.0.0.1", port, path: "/health", headers: { host: `proxy.lan:${port}` } },
+            (incoming) => {
+              incoming.resume();
+              incoming.once("end", () => resolve(incoming.statusCode));
+            },
+          );
+          outgoing.on("error", reject);
+          outgoing.end();
+        });
+        expect(status).toBe(200);
+      },
+    );
+    const records = stderr
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records).toHaveLength(2);
+    expect(records).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ method: "POST", path: "/v1/chat/completions", status: 200, model: "m" }),
+        expect.objectContaining({ method: "GET", path: "/health", status: 200 }),
+      ]),
+    );
+  });
+
+  it("writes no access line with --quiet", async () => {
+    const backend = await startScriptedBackend([textCompletion("hello")]);
+    cleanups.push(() => backend.close());
+    const stderr = await stderrOfCli(backend.url, ["--quiet"], async (url) => {
+      const answer = await postChat({ url } as RunningProxy, {
+        model: "m",
+        messages: [{ role: "user", content: "Hi" }],
+      });
+      expect(answer.status).toBe(200);
+      await answer.text();
+    });
+    expect(stderr).not.toMatch(/path=|"path"/);
+    backend.assertDone();
   });
 });
