@@ -90,8 +90,9 @@ type Listener<K extends keyof ServerManagerEvents> = (payload: ServerManagerEven
  * Owns one backend server. For llama-server it spawns the process, polls `/health`, reads
  * `/props`, reuses the running process when `start` is called with the same configuration,
  * stops it with SIGTERM then SIGKILL, and reports an unexpected exit as `server.crashed` (with a
- * `ServerCrashedError`) until `restart()` is called. For Ollama it spawns nothing: `start` checks
- * that Ollama answers and `stop` unloads the model (`keep_alive: 0`).
+ * `ServerCrashedError`) until `restart()` is called; with a `supervision` policy it restarts it
+ * itself after a crash or a failed liveness probe, within the policy's limits. For Ollama it
+ * spawns nothing: `start` checks that Ollama answers and `stop` unloads the model (`keep_alive: 0`).
  * @example
  * const server = new ServerManager({ backend: "llamaserver" });
  * const info = await server.start({ ggufPath: "model.gguf", ctx: 8192, cacheTypeK: "q8_0", cacheTypeV: "q8_0" });
