@@ -2,7 +2,7 @@
  * OllamaClient: native function calling through Ollama's `/api/chat`, with NDJSON streaming,
  * thinking control and a per-request context size.
  */
-import { BackendError, StreamError, ThinkingNotSupportedError } from "../core/errors.ts";
+import { BackendError, parseRetryAfter, StreamError, ThinkingNotSupportedError } from "../core/errors.ts";
 import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
 import {
   ChunkType,
@@ -202,7 +202,9 @@ export class OllamaClient implements LLMClient {
       );
       return this.#open(messages, tools, stream, signal);
     }
-    throw new BackendError(exchange.status, body);
+    throw new BackendError(exchange.status, body, undefined, {
+      retryAfterSeconds: parseRetryAfter(exchange.response.headers.get("retry-after")),
+    });
   }
 
   #requestBody(

@@ -162,6 +162,18 @@ export class BackendError extends ForgeError {
   }
 }
 
+/**
+ * A `Retry-After` header in seconds: delay-seconds as given, an HTTP date as the seconds until
+ * then (0 when past); `undefined` when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
+  const text = value?.trim();
+  if (!text) return undefined;
+  if (/^\d+$/.test(text)) return Number(text);
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
+}
+
 /** `think: true` was requested but the model does not support thinking. */
 export class ThinkingNotSupportedError extends BackendError {
   readonly model: string;

@@ -5,6 +5,8 @@
 import type { z } from "zod";
 import { BackendError, ForgeError, ToolCallError, WorkflowCancelledError } from "../core/errors.ts";
 
+export { parseRetryAfter } from "../core/errors.ts";
+
 /** Which API a route speaks; decides the error body shape. */
 export type ProxyApi = "openai" | "anthropic";
 
@@ -154,18 +156,6 @@ function fromBackendError(error: BackendError): ProxyHttpError {
     cause: error,
     ...retryAfter,
   });
-}
-
-/**
- * A `Retry-After` header in seconds: delay-seconds as given, an HTTP date as the seconds until
- * then (0 when past); `undefined` when absent or unreadable.
- */
-export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
-  const text = value?.trim();
-  if (!text) return undefined;
-  if (/^\d+$/.test(text)) return Number(text);
-  const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
 }
 
 function backendMessage(error: BackendError): string {

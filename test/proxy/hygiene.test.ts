@@ -4,7 +4,8 @@
  * `Retry-After` does, a `Host` that is not a loopback name (or an allowed one) is refused, and a
  * cross-origin browser POST (`text/plain`, no preflight) is refused when no API key is set.
  */
-import { request as httpRequest, type OutgoingHttpHeaders } from "node:http";
+import { createServer, request as httpRequest, type OutgoingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { isAllowedHost, isAllowedOrigin } from "../../src/proxy/host-guard.ts";
 import type { RunningProxy } from "../../src/proxy/server.ts";
@@ -152,6 +153,37 @@ describe("backend 429", () => {
     expect(seconds).toBeGreaterThan(100);
     expect(seconds).toBeLessThanOrEqual(120);
   });
+});
+
+describe("backend 429 from Ollama and Anthropic-shaped backends", () => {
+  for (const format of ["ollama", "anthropic"] as const) {
+    it(`passes Retry-After through from a ${format} backend on the guarded path`, async () => {
+      const server = createServer(async (incoming, outgoing) => {
+        for await (const _chunk of incoming) {
+          // Drained: every POST is rate limited.
+        }
+        if (incoming.method !== "POST") {
+          outgoing.writeHead(200, { "content-type": "application/json" }).end("{}");
+          return;
+        }
+        outgoing.writeHead(429, { "content-type": "application/json", "retry-after": "11" });
+        outgoing.end(
+          JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: "slow down" } }),
+        );
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const proxy = await startTestProxy({ backendUrl: url, backend: { format, defaultModel: "m" } });
+      cleanups.push(async () => {
+        await proxy.close();
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      });
+      const answer = await post(proxy, "/v1/chat/completions", chatWithTools);
+      expect(answer.status).toBe(429);
+      expect(answer.headers.get("retry-after")).toBe("11");
+    });
+  }
 });
 
 describe("Host allow-list", () => {

@@ -3,7 +3,7 @@
  * loop serializes OpenAI-shaped history; this client converts it before every call.
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthropic-ai/sdk";
-import { BackendError, StreamError } from "../../core/errors.ts";
+import { BackendError, parseRetryAfter, StreamError } from "../../core/errors.ts";
 import { type ToolSpec, toolJsonSchema } from "../../core/tools.ts";
 import {
   ChunkType,
@@ -252,6 +252,7 @@ function mapSdkError(
     const status = error.status ?? STATUS_OF_ERROR_TYPE[error.type ?? ""] ?? 500;
     return new BackendError(status, body, `Anthropic API error ${status}: ${error.message}`, {
       cause: error,
+      retryAfterSeconds: parseRetryAfter(error.headers?.get("retry-after")),
     });
   }
   if (streaming && !(error instanceof StreamError) && error instanceof Error) {
