@@ -120,7 +120,9 @@ describe("backend 401/403", () => {
         const text = await answer.text();
         expect(answer.status).toBe(502);
         expect(text).not.toContain(BACKEND_KEY);
-        answer.headers.forEach((value) => expect(value).not.toContain(BACKEND_KEY));
+        answer.headers.forEach((value) => {
+          expect(value).not.toContain(BACKEND_KEY);
+        });
         expect(text).toContain(`refused the proxy's credential (HTTP ${status})`);
       }
     });
