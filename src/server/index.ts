@@ -77,14 +77,14 @@ export {
   type ServerProcessInput,
 } from "./server-manager-actors.ts";
 export {
-  DEFAULT_SUPERVISION,
-  type SupervisionOptions,
-  type SupervisionPolicy,
-  supervisionPolicySchema,
-} from "./supervision.ts";
-export {
   type BackendSetup,
   type NumCtxClient,
   type SetupBackendOptions,
   setupBackend,
 } from "./setup-backend.ts";
+export {
+  DEFAULT_SUPERVISION,
+  type SupervisionOptions,
+  type SupervisionPolicy,
+  supervisionPolicySchema,
+} from "./supervision.ts";
