@@ -6,6 +6,7 @@
  * proxy takes llama-server with it.
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
@@ -111,6 +112,12 @@ describe("managed llama-server: key, health, restarts", () => {
     expect((await fetch(`${direct}/v1/models`)).status).toBe(401);
     // llama-server keeps /health public; it tells nothing but "ok".
     expect((await fetch(`${direct}/health`)).status).toBe(200);
+    // The key travels in the environment, not on the command line that `ps` shows to every user.
+    const pid = backend.detail.pid as number;
+    expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).not.toMatch(/api-key/);
+    expect(readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")).toContainEqual(
+      expect.stringMatching(/^LLAMA_API_KEY=[\w-]{43}$/),
+    );
 
     const viaProxy = await fetch(`${proxy.url}/props`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(viaProxy.status).toBe(200);
