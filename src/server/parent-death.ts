@@ -18,7 +18,8 @@ export interface SpawnCommand {
  * The command that runs `binaryPath args` and dies with this process: through `setpriv` on Linux
  * when it is installed (Debian and most distributions ship it in util-linux), else unchanged. On
  * macOS and Windows no such mechanism exists: the child outlives a parent killed by SIGKILL (a
- * normal exit or SIGTERM still stops it).
+ * normal exit or SIGTERM still stops it). The kernel watches the thread that spawned the child:
+ * spawned from a worker thread, the server dies when that worker ends.
  * @example
  * withParentDeathSignal("/usr/bin/llama-server", ["--port", "8080"], "linux", "/usr/bin:/bin")
  * // { command: "/usr/bin/setpriv", args: ["--pdeathsig", "KILL", "--", "/usr/bin/llama-server", "--port", "8080"], diesWithParent: true }
