@@ -15,6 +15,13 @@
  * uniformly over think ± N ms, as a model's answer times vary, instead of answering every request
  * after the same delay; default 0), --rss-requests N (20000), --profile DIR (write the proxy
  * process's CPU profile there).
+ *
+ * `--limits` measures the limits and deadlines instead (each scenario with a fresh proxy at its
+ * defaults): the proxy's peak RSS while a backend offers a 300 MB answer, and while 32 clients
+ * send 9 MiB requests at once; and the time from a backend that stalls mid-body to the client's
+ * 504 (or stream error event) under `--idle-timeout-ms N` (default 1000), over `--stall-runs N` (10);
+ * `--only huge|bodies|stall` runs one of the three, `--clients N` sets the concurrent requests of
+ * `bodies` (32), `--proxy-node-options "…"` sets the proxy process's NODE_OPTIONS; `--proxy-options JSON` overrides `startProxy` options in every scenario (e.g. `{"maxBodyMemoryBytes": 0}`).
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
@@ -38,8 +45,17 @@ const { values: args } = parseArgs({
     "rss-requests": { type: "string", default: "20000" },
     "backend-url": { type: "string" },
     profile: { type: "string" },
+    limits: { type: "boolean", default: false },
+    "idle-timeout-ms": { type: "string", default: "1000" },
+    "stall-runs": { type: "string", default: "10" },
+    "proxy-options": { type: "string" },
+    only: { type: "string" },
+    clients: { type: "string", default: "32" },
+    "proxy-node-options": { type: "string" },
   },
 });
+
+const MIB = 1024 * 1024;
 
 const TOOLS = [
   {
@@ -92,6 +108,7 @@ function answerStats(options: { collectFirst?: boolean } = {}): void {
       type: "stats",
       ...process.memoryUsage(),
       cpuMicros: cpu.user + cpu.system,
+      maxRssBytes: process.resourceUsage().maxRSS * 1024,
     } satisfies Stats);
   });
 }
@@ -143,10 +160,13 @@ async function runBackend(): Promise<void> {
     }),
   );
   const props = Buffer.from(JSON.stringify({ default_generation_settings: { n_ctx: 8192 } }));
+  // --limits: a backend that misbehaves on its chat answers (the /props answer stays normal).
+  const mode = process.env.BACKEND_MODE ?? "normal";
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
+      if (mode !== "normal" && request.url === "/v1/chat/completions") return misbehave(mode, response);
       const body = Buffer.concat(chunks);
       const answer = request.url === "/props" ? props : body.includes('"tools"') ? toolAnswer : textAnswer;
       const send = () => {
@@ -164,14 +184,49 @@ async function runBackend(): Promise<void> {
   });
 }
 
+/** Stall after part of a JSON or SSE body, or send 300 MB as fast as the proxy reads it. */
+async function misbehave(mode: string, response: import("node:http").ServerResponse): Promise<void> {
+  if (mode === "stall") {
+    response.writeHead(200, { "content-type": "application/json" });
+    response.write('{"id":"chatcmpl-stalled","object":"chat.completion","choices":[');
+    return;
+  }
+  if (mode === "stall-sse") {
+    response.writeHead(200, { "content-type": "text/event-stream" });
+    response.write(
+      'data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}\n\n',
+    );
+    return;
+  }
+  response.writeHead(200, { "content-type": "application/json" });
+  const piece = Buffer.alloc(MIB, "a");
+  let closed = false;
+  let wake = () => {};
+  response.once("close", () => {
+    closed = true;
+    wake();
+  });
+  response.on("drain", () => wake());
+  for (let sent = 0; sent < 300 * MIB && !closed; sent += MIB) {
+    if (!response.write(piece)) await new Promise<void>((resolve) => (wake = resolve));
+  }
+  if (!closed) response.end();
+}
+
 // ── proxy role ──────────────────────────────────────────────────────────────────────────────
 async function runProxyRole(): Promise<void> {
   const { createHttpBackend } = await import("../src/proxy/http-backend.ts");
   const { startProxy } = await import("../src/proxy/server.ts");
   const proxy = await startProxy({
-    backend: createHttpBackend({ url: args["backend-url"] as string, toolMode: "native" }),
+    backend: createHttpBackend({
+      url: args["backend-url"] as string,
+      toolMode: "native",
+      ...(process.env.IDLE_TIMEOUT_MS && { idleTimeoutMs: Number(process.env.IDLE_TIMEOUT_MS) }),
+    }),
     host: "127.0.0.1",
     port: 0,
+    // --limits: proxy options for one scenario, e.g. {"maxBodyMemoryBytes": 10485760}.
+    ...(process.env.PROXY_OPTIONS && JSON.parse(process.env.PROXY_OPTIONS)),
   });
   process.once("SIGINT", () => process.exit(0));
   // Memory after two forced GCs, so a sample shows what is kept, not what awaits collection.
@@ -282,6 +337,8 @@ async function runHonoForwarderRole(): Promise<void> {
 interface Stats extends NodeJS.MemoryUsage {
   type: "stats";
   cpuMicros: number;
+  /** Peak resident set size since the process started. */
+  maxRssBytes: number;
 }
 
 interface Phase {
@@ -562,8 +619,116 @@ async function main(): Promise<void> {
   for (const line of await measureParts()) console.log(`- ${line}`);
 }
 
+// ── --limits ────────────────────────────────────────────────────────────────────────────────
+/** A backend in `mode` and a proxy at its defaults (plus `proxyEnv`) in front of it. */
+async function startPair(mode: string, proxyEnv: Record<string, string> = {}) {
+  const backend = startChild("backend", [], { BACKEND_MODE: mode });
+  const { url: backendUrl } = await firstMessage<{ url: string }>(backend, "ready");
+  const proxy = startChild("proxy", ["--backend-url", backendUrl], {
+    ...(args["proxy-options"] && { PROXY_OPTIONS: args["proxy-options"] }),
+    ...(args["proxy-node-options"] && { NODE_OPTIONS: args["proxy-node-options"] }),
+    ...proxyEnv,
+  });
+  const { url } = await firstMessage<{ url: string }>(proxy, "ready");
+  return {
+    proxy,
+    chat: `${url}/v1/chat/completions`,
+    models: `${url}/v1/models`,
+    async stop() {
+      proxy.kill("SIGINT");
+      backend.kill();
+      await once(proxy, "exit");
+    },
+  };
+}
+
+function post(url: string, body: string): Promise<Response> {
+  return fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+}
+
+async function measureLimits(): Promise<void> {
+  const mb = (bytes: number) => (bytes / MIB).toFixed(1);
+  const lines: string[] = [];
+  const runs = (scenario: string) => args.only === undefined || args.only === scenario;
+  for (const [label, body] of runs("huge")
+    ? ([
+        ["forwarded", PLAIN_BODY],
+        ["guarded", GUARDED_BODY],
+      ] as const)
+    : []) {
+    const pair = await startPair("huge");
+    const before = await statsOf(pair.proxy);
+    const response = await post(pair.chat, body);
+    const answer = (await response.json()) as { error?: { message?: string } };
+    const after = await statsOf(pair.proxy);
+    const alive = (await fetch(pair.models)).status;
+    lines.push(
+      `300 MB backend answer, ${label}: HTTP ${response.status} (${answer.error?.message}); proxy RSS ${mb(before.rss)} MB before, peak ${mb(after.maxRssBytes)} MB; /v1/models afterwards: HTTP ${alive}`,
+    );
+    await pair.stop();
+  }
+  const filler = "a".repeat(9 * MIB - 400);
+  for (const [label, tools] of runs("bodies")
+    ? ([
+        ["guarded", TOOLS],
+        ["forwarded", undefined],
+      ] as const)
+    : []) {
+    const pair = await startPair("normal");
+    const before = await statsOf(pair.proxy);
+    const body = JSON.stringify({
+      model: "bench-model",
+      messages: [{ role: "user", content: filler }],
+      tools,
+    });
+    const statuses = await Promise.all(
+      Array.from({ length: Number(args.clients) }, () => post(pair.chat, body).then((r) => r.status)),
+    );
+    const after = await statsOf(pair.proxy);
+    const counts = new Map<number, number>();
+    for (const status of statuses) counts.set(status, (counts.get(status) ?? 0) + 1);
+    lines.push(
+      `${args.clients} concurrent ${mb(body.length)} MiB requests, ${label}: ${[...counts].map(([status, count]) => `${count} × HTTP ${status}`).join(", ")}; proxy RSS ${mb(before.rss)} MB before, peak ${mb(after.maxRssBytes)} MB`,
+    );
+    await pair.stop();
+  }
+  const idleMs = Number(args["idle-timeout-ms"]);
+  const stallRuns = Number(args["stall-runs"]);
+  for (const [label, mode, body] of runs("stall")
+    ? ([
+        ["forwarded JSON", "stall", PLAIN_BODY],
+        ["guarded JSON", "stall", GUARDED_BODY],
+        ["forwarded SSE", "stall-sse", JSON.stringify({ ...JSON.parse(PLAIN_BODY), stream: true })],
+      ] as const)
+    : []) {
+    const pair = await startPair(mode, { IDLE_TIMEOUT_MS: String(idleMs) });
+    const times: number[] = [];
+    let outcome = "";
+    for (let run = 0; run < stallRuns; run++) {
+      const started = performance.now();
+      const response = await post(pair.chat, body);
+      const text = await response.text();
+      times.push(performance.now() - started);
+      outcome =
+        mode === "stall-sse"
+          ? `HTTP ${response.status}, error event: ${text.includes('"error"')}`
+          : `HTTP ${response.status}`;
+    }
+    times.sort((a, b) => a - b);
+    const median = times[Math.floor(times.length / 2)] as number;
+    const max = times.at(-1) as number;
+    lines.push(
+      `backend stalls mid-body, ${label}, --idle-timeout ${idleMs} ms: ${outcome}; request to the client's ${mode === "stall-sse" ? "error event" : "504"} median ${median.toFixed(1)} ms, max ${max.toFixed(1)} ms over ${stallRuns} runs (idle timeout + ${(median - idleMs).toFixed(1)} / + ${(max - idleMs).toFixed(1)} ms)`,
+    );
+    await pair.stop();
+  }
+  console.log(`Node ${process.version}, loopback; each scenario with a fresh proxy at its defaults.\n`);
+  for (const line of lines) console.log(`- ${line}`);
+}
+
 if (args.role === "backend") await runBackend();
 else if (args.role === "proxy") await runProxyRole();
 else if (args.role === "forwarder") await runForwarderRole();
 else if (args.role === "hono-forwarder") await runHonoForwarderRole();
+else if (args.limits) await measureLimits();
 else await main();
