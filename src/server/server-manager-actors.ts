@@ -165,14 +165,23 @@ export const awaitReadyLogic = fromPromise<ServerProps, AwaitReadyInput>(async (
   const deadline = Date.now() + input.timeoutMs;
   while (Date.now() < deadline) {
     signal.throwIfAborted();
+    const attempt = deadlineSignal(signal, 2_000);
     const status = await fetch(`${input.baseUrl}/health`, {
-      signal: AbortSignal.any([signal, AbortSignal.timeout(2_000)]),
+      signal: attempt.signal,
       headers: bearer(input.apiKey),
     }).then(
       (response) => response.status,
       () => 0,
     );
-    if (status === 200) return fetchServerProps(input.baseUrl, signal, input.apiKey);
+    attempt.clear();
+    if (status === 200) {
+      const read = deadlineSignal(signal, 5_000);
+      try {
+        return await fetchServerProps(input.baseUrl, read.signal, input.apiKey);
+      } finally {
+        read.clear();
+      }
+    }
     await new Promise((resolve) => setTimeout(resolve, input.pollMs ?? 100));
   }
   throw new ServerStartError({
@@ -183,6 +192,27 @@ export const awaitReadyLogic = fromPromise<ServerProps, AwaitReadyInput>(async (
 
 function bearer(apiKey: string | null | undefined): Record<string, string> {
   return apiKey ? { authorization: `Bearer ${apiKey}` } : {};
+}
+
+/**
+ * A signal that aborts when `parent` does or after `ms`, on a timer this module holds. (On Node 20
+ * an `AbortSignal.timeout` combined with `AbortSignal.any` was seen never to fire: a probe of a
+ * stopped server then waited forever.)
+ */
+function deadlineSignal(parent: AbortSignal, ms: number): { signal: AbortSignal; clear: () => void } {
+  const controller = new AbortController();
+  const abort = () =>
+    controller.abort(parent.aborted ? parent.reason : new Error(`no answer within ${ms} ms`));
+  const timer = setTimeout(abort, ms);
+  if (parent.aborted) abort();
+  else parent.addEventListener("abort", abort, { once: true });
+  return {
+    signal: controller.signal,
+    clear: () => {
+      clearTimeout(timer);
+      parent.removeEventListener("abort", abort);
+    },
+  };
 }
 
 /** Input of the liveness probe. */
@@ -211,16 +241,17 @@ export const livenessProbeLogic = fromCallback<EventObject, LivenessProbeInput, 
     let last = "";
     let timer: NodeJS.Timeout | undefined;
     const probe = async () => {
+      const attempt = deadlineSignal(controller.signal, policy.probeTimeoutMs);
       const status = await fetch(`${input.baseUrl}/health`, {
-        signal: AbortSignal.any([controller.signal, AbortSignal.timeout(policy.probeTimeoutMs)]),
+        signal: attempt.signal,
         headers: bearer(input.apiKey),
-      }).then(
-        async (response) => {
+      })
+        .then(async (response) => {
           await response.body?.cancel();
           return response.status;
-        },
-        () => 0,
-      );
+        })
+        .catch(() => 0)
+        .finally(attempt.clear);
       if (controller.signal.aborted) return;
       if (status === 200) {
         failures = 0;
@@ -256,10 +287,13 @@ export interface OllamaInput {
 /** Check that Ollama answers `GET /api/version`; nothing is spawned. */
 export const ollamaConnectLogic = fromPromise<void, OllamaInput>(async ({ input, signal }) => {
   const url = `${input.baseUrl}/api/version`;
-  const status = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(5_000)]) }).then(
-    (response) => response.status,
-    () => 0,
-  );
+  const attempt = deadlineSignal(signal, 5_000);
+  const status = await fetch(url, { signal: attempt.signal })
+    .then(
+      (response) => response.status,
+      () => 0,
+    )
+    .finally(attempt.clear);
   if (status !== 200) {
     throw new ServerStartError({
       kind: "unreachable",
