@@ -3,7 +3,11 @@
  * (and, when it speaks OpenAI's chat-completions API, an endpoint for the AI SDK peer loop).
  * Add a backend by adding an entry to `BACKENDS`.
  */
-import type { LlamaCppClient, LlamaCppClientOptions, LlamaCppMode } from "../../src/clients/llama-cpp/client.ts";
+import type {
+  LlamaCppClient,
+  LlamaCppClientOptions,
+  LlamaCppMode,
+} from "../../src/clients/llama-cpp/client.ts";
 import { OllamaClient } from "../../src/clients/ollama-client.ts";
 import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
 import type { SamplingParams } from "../../src/clients/sampling.ts";

@@ -14,6 +14,9 @@ import { ensureLlamaServer, ensureTestModel } from "../helpers/test-model.ts";
 import { isAlive, PidReaper } from "../server/helpers/server-processes.ts";
 import { weatherToolOpenAI } from "./helpers/proxy-fixture.ts";
 
+/** The proxy's key: `/forge/health` shows the managed server's details only to a caller with it. */
+const KEY = "proxy-key";
+const AUTH = { headers: { authorization: `Bearer ${KEY}` } };
 const reaper = new PidReaper();
 let proxy: RunningProxy;
 
@@ -23,7 +26,7 @@ beforeAllOrFail(async () => {
     launch: { ggufPath: modelPath, ctx: 2048, slots: 1, threads: 2 },
     manager: { binaryPath, logger: () => {}, stopTimeoutMs: 3_000 },
   });
-  proxy = await startProxy({ backend, port: 0, serialize: true, maxRetries: 2 });
+  proxy = await startProxy({ backend, port: 0, serialize: true, maxRetries: 2, apiKey: KEY });
 }, 900_000);
 
 afterAll(async () => {
@@ -35,7 +38,7 @@ describe("forge proxy in managed mode", () => {
   let pid: number | null = null;
 
   it("reports the managed llama-server in /forge/health", async () => {
-    const health = (await (await fetch(`${proxy.url}/forge/health`)).json()) as {
+    const health = (await (await fetch(`${proxy.url}/forge/health`, AUTH)).json()) as {
       status: string;
       backend: {
         status: string;
@@ -47,11 +50,11 @@ describe("forge proxy in managed mode", () => {
     pid = health.backend.detail.pid;
     reaper.add(pid);
     expect(pid !== null && isAlive(pid)).toBe(true);
-    expect((await fetch(`${proxy.url}/props`)).status).toBe(200);
+    expect((await fetch(`${proxy.url}/props`, AUTH)).status).toBe(200);
   });
 
   it("answers the openai SDK through the guardrails with a clean tool call or text", async () => {
-    const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: "unused", maxRetries: 0 });
+    const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: KEY, maxRetries: 0 });
     const completion = await client.chat.completions.create({
       model: "tiny",
       messages: [{ role: "user", content: "Weather in Paris?" }],
@@ -101,6 +104,8 @@ describe("forge proxy --backend llamaserver (CLI)", () => {
         "2048",
         "--port",
         "0",
+        "--api-key",
+        KEY,
       ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
@@ -123,7 +128,7 @@ describe("forge proxy --backend llamaserver (CLI)", () => {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       const url = output.match(listening)?.[1];
-      const health = (await (await fetch(`${url}/forge/health`)).json()) as {
+      const health = (await (await fetch(`${url}/forge/health`, AUTH)).json()) as {
         backend: { status: string; detail: { pid: number | null } };
       };
       expect(health.backend.status).toBe("ok");
