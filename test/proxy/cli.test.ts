@@ -2,48 +2,11 @@
  * `forge proxy` as a user runs it (from the sources): the CLI starts the proxy on 127.0.0.1 in front of a
  * scripted backend, the openai SDK gets clean tool calls through it, and SIGTERM stops it.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { exitOf, spawnForge, waitForOutput } from "../helpers/forge-cli.ts";
 import { weatherToolOpenAI } from "./helpers/proxy-fixture.ts";
 import { type ScriptedBackend, startScriptedBackend, textCompletion } from "./helpers/scripted-backend.ts";
-
-/** `forge` from the sources (what `npm run forge` runs); the compiled bin is test/package's. */
-const FORGE = fileURLToPath(new URL("../../scripts/forge.ts", import.meta.url));
-
-function runForge(args: string[]): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ["--import", "tsx", FORGE, ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout?.on("data", (chunk) => {
-    output += String(chunk);
-  });
-  child.stderr?.on("data", (chunk) => {
-    output += String(chunk);
-  });
-  return { child, output: () => output };
-}
-
-function exitOf(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
-  return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
-}
-
-async function waitForOutput(
-  output: () => string,
-  pattern: RegExp,
-  timeoutMs = 20_000,
-): Promise<RegExpMatchArray> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const match = output().match(pattern);
-    if (match) return match;
-    if (Date.now() > deadline) throw new Error(`no ${pattern} in output:\n${output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe("forge proxy (CLI)", () => {
   let backend: ScriptedBackend;
@@ -56,7 +19,7 @@ describe("forge proxy (CLI)", () => {
   });
 
   it("serves guarded tool calls on 127.0.0.1 and exits cleanly on SIGTERM", async () => {
-    const { child, output } = runForge([
+    const { child, output } = spawnForge([
       "proxy",
       "--backend-url",
       `${backend.url}/v1`,
@@ -95,7 +58,7 @@ describe("forge proxy (CLI)", () => {
       { args: ["proxy", "--backend-url", backend.url, "--port", "99999"], flag: /--port/ },
       { args: ["proxy", "--backend", "llamaserver"], flag: /--gguf/ },
       { args: ["proxy", "--backend-url", "ftp://x"], flag: /--backend-url/ },
-    ].map(({ args, flag }) => ({ run: runForge(args), flag }));
+    ].map(({ args, flag }) => ({ run: spawnForge(args), flag }));
     for (const { run, flag } of runs) {
       expect(await exitOf(run.child)).not.toBe(0);
       expect(run.output()).toMatch(flag);

@@ -5,15 +5,14 @@
  * repaired, a manager that gives up makes the proxy answer 503 saying so, and a `kill -9` of the
  * proxy takes llama-server with it.
  */
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ProxyBackend } from "../../src/proxy/backend.ts";
 import { startManagedBackend } from "../../src/proxy/managed-backend.ts";
 import { type RunningProxy, startProxy } from "../../src/proxy/server.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
+import { spawnForge } from "../helpers/forge-cli.ts";
 import { ensureLlamaServer, ensureTestModel } from "../helpers/test-model.ts";
 import { isAlive, PidReaper, recordingLogger } from "../server/helpers/server-processes.ts";
 
@@ -218,34 +217,19 @@ describe("forge proxy --backend llamaserver killed with SIGKILL", () => {
 
   it("leaves no llama-server behind", async () => {
     const modelPath = await ensureTestModel();
-    const forge = fileURLToPath(new URL("../../scripts/forge.ts", import.meta.url));
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        forge,
-        "proxy",
-        "--backend",
-        "llamaserver",
-        "--gguf",
-        modelPath,
-        "--ctx",
-        "2048",
-        "--port",
-        "0",
-        "--api-key",
-        KEY,
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let output = "";
-    child.stdout.on("data", (chunk) => {
-      output += String(chunk);
-    });
-    child.stderr.on("data", (chunk) => {
-      output += String(chunk);
-    });
+    const { child, output } = spawnForge([
+      "proxy",
+      "--backend",
+      "llamaserver",
+      "--gguf",
+      modelPath,
+      "--ctx",
+      "2048",
+      "--port",
+      "0",
+      "--api-key",
+      KEY,
+    ]);
     const exited = new Promise<NodeJS.Signals | null>((resolve) =>
       child.once("exit", (_, signal) => resolve(signal)),
     );
@@ -254,13 +238,13 @@ describe("forge proxy --backend llamaserver killed with SIGKILL", () => {
       const listening = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
       await waitUntil(
         async () => {
-          if (child.exitCode !== null) throw new Error(`proxy exited:\n${output}`);
-          return listening.test(output);
+          if (child.exitCode !== null) throw new Error(`proxy exited:\n${output()}`);
+          return listening.test(output());
         },
-        `the proxy to listen:\n${output}`,
+        `the proxy to listen:\n${output()}`,
         120_000,
       );
-      const url = output.match(listening)?.[1] as string;
+      const url = output().match(listening)?.[1] as string;
       pid = (await health(url, KEY)).backend.detail.pid;
       reaper.add(pid);
       expect(pid !== null && isAlive(pid)).toBe(true);

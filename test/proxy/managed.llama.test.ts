@@ -3,13 +3,12 @@
  * test model): the proxy starts it through the ServerManager, the openai SDK gets a clean answer
  * through the guardrails, `/forge/health` reports the server, and closing the proxy stops it.
  */
-import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
 import { startManagedBackend } from "../../src/proxy/managed-backend.ts";
 import { type RunningProxy, startProxy } from "../../src/proxy/server.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
+import { spawnForge } from "../helpers/forge-cli.ts";
 import { ensureLlamaServer, ensureTestModel } from "../helpers/test-model.ts";
 import { isAlive, PidReaper } from "../server/helpers/server-processes.ts";
 import { weatherToolOpenAI } from "./helpers/proxy-fixture.ts";
@@ -88,46 +87,31 @@ describe("forge proxy in managed mode", () => {
 describe("forge proxy --backend llamaserver (CLI)", () => {
   it("starts llama-server, serves through it, and stops it on SIGTERM", async () => {
     const modelPath = await ensureTestModel();
-    const forge = fileURLToPath(new URL("../../scripts/forge.ts", import.meta.url));
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        forge,
-        "proxy",
-        "--backend",
-        "llamaserver",
-        "--gguf",
-        modelPath,
-        "--ctx",
-        "2048",
-        "--port",
-        "0",
-        "--api-key",
-        KEY,
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let output = "";
-    child.stdout.on("data", (chunk) => {
-      output += String(chunk);
-    });
-    child.stderr.on("data", (chunk) => {
-      output += String(chunk);
-    });
+    const { child, output } = spawnForge([
+      "proxy",
+      "--backend",
+      "llamaserver",
+      "--gguf",
+      modelPath,
+      "--ctx",
+      "2048",
+      "--port",
+      "0",
+      "--api-key",
+      KEY,
+    ]);
     const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
     let pid: number | null = null;
     try {
       const deadline = Date.now() + 120_000;
       const listening = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
-      while (!listening.test(output)) {
+      while (!listening.test(output())) {
         if (Date.now() > deadline || child.exitCode !== null) {
-          throw new Error(`proxy did not start:\n${output}`);
+          throw new Error(`proxy did not start:\n${output()}`);
         }
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      const url = output.match(listening)?.[1];
+      const url = output().match(listening)?.[1];
       const health = (await (await fetch(`${url}/forge/health`, AUTH)).json()) as {
         backend: { status: string; detail: { pid: number | null } };
       };

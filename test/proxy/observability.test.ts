@@ -4,12 +4,11 @@
  * answer, and `/forge/metrics` in Prometheus text format whose counts move with the requests.
  * Against a scripted OpenAI-compatible backend on 127.0.0.1, through real sockets.
  */
-import { spawn } from "node:child_process";
 import { request as httpRequest } from "node:http";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AccessLogFormat } from "../../src/proxy/access-log.ts";
 import type { RunningProxy } from "../../src/proxy/server.ts";
+import { spawnForge } from "../helpers/forge-cli.ts";
 import { openAIClientFor, startTestProxy, weatherToolOpenAI } from "./helpers/proxy-fixture.ts";
 import {
   type BackendStep,
@@ -278,40 +277,38 @@ describe("/forge/metrics", () => {
   });
 });
 
-/** `forge` from the sources, as test/proxy/cli.test.ts runs it. */
-const FORGE = fileURLToPath(new URL("../../scripts/forge.ts", import.meta.url));
-
 /** Run `forge proxy` with `flags`, send it `requests` once it listens, SIGTERM it, and return its stderr. */
 async function stderrOfCli(
   backendUrl: string,
   flags: string[],
   requests: (url: string, port: number) => Promise<void>,
 ): Promise<string> {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", FORGE, "proxy", "--backend-url", backendUrl, "--port", "0", ...flags],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk) => (stdout += String(chunk)));
-  child.stderr.on("data", (chunk) => (stderr += String(chunk)));
+  const { child, stdout, stderr } = spawnForge([
+    "proxy",
+    "--backend-url",
+    backendUrl,
+    "--port",
+    "0",
+    ...flags,
+  ]);
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
   try {
     const url = await new Promise<string>((resolve, reject) => {
       const look = () => {
-        const match = /listening on (http:\/\/127\.0\.0\.1:(\d+))/.exec(stdout);
+        const match = /listening on (http:\/\/127\.0\.0\.1:(\d+))/.exec(stdout());
         if (match?.[1]) resolve(match[1]);
       };
       child.stdout.on("data", look);
-      void exited.then(() => reject(new Error(`forge proxy exited before listening:\n${stdout}${stderr}`)));
+      void exited.then(() =>
+        reject(new Error(`forge proxy exited before listening:\n${stdout()}${stderr()}`)),
+      );
     });
     await requests(url, Number(new URL(url).port));
   } finally {
     child.kill("SIGTERM");
   }
   expect(await exited).toBe(0);
-  return stderr;
+  return stderr();
 }
 
 describe("forge proxy access log (CLI)", () => {

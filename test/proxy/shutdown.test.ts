@@ -3,10 +3,15 @@
  * accepting connections, the requests in flight complete, and the process exits; requests still
  * running at the drain deadline are cut and it exits all the same.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { connect } from "node:net";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import {
+  exitOf,
+  type ForgeChild,
+  type ForgeProcess,
+  spawnForge,
+  waitForOutput,
+} from "../helpers/forge-cli.ts";
 import {
   answerWhen,
   gate,
@@ -16,10 +21,8 @@ import {
 import { weatherToolOpenAI } from "./helpers/proxy-fixture.ts";
 import { toolCallCompletion } from "./helpers/scripted-backend.ts";
 
-const FORGE = fileURLToPath(new URL("../../scripts/forge.ts", import.meta.url));
-
 let backend: MisbehavingBackend | undefined;
-let child: ChildProcess | undefined;
+let child: ForgeChild | undefined;
 
 afterEach(async () => {
   if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
@@ -28,32 +31,10 @@ afterEach(async () => {
   child = undefined;
 });
 
-function startForge(args: string[]): { child: ChildProcess; output: () => string } {
-  const started = spawn(process.execPath, ["--import", "tsx", FORGE, "proxy", ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  started.stdout?.on("data", (chunk) => {
-    output += String(chunk);
-  });
-  started.stderr?.on("data", (chunk) => {
-    output += String(chunk);
-  });
-  child = started;
-  return { child: started, output: () => output };
-}
-
-async function waitForOutput(output: () => string, pattern: RegExp): Promise<RegExpMatchArray> {
-  for (;;) {
-    const match = output().match(pattern);
-    if (match) return match;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-function exitOf(process: ChildProcess): Promise<number | null> {
-  if (process.exitCode !== null) return Promise.resolve(process.exitCode);
-  return new Promise((resolve) => process.once("exit", (code) => resolve(code)));
+function startForge(args: string[]): ForgeProcess {
+  const started = spawnForge(["proxy", ...args]);
+  child = started.child;
+  return started;
 }
 
 /** Whether a new TCP connection to `port` is refused. */
