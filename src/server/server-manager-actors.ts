@@ -170,7 +170,11 @@ export const awaitReadyLogic = fromPromise<ServerProps, AwaitReadyInput>(async (
       signal: attempt.signal,
       headers: bearer(input.apiKey),
     }).then(
-      (response) => response.status,
+      async (response) => {
+        // Read nothing, but release the connection: the poll runs every 100 ms while a model loads.
+        await response.body?.cancel();
+        return response.status;
+      },
       () => 0,
     );
     attempt.clear();
