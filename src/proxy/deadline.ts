@@ -7,32 +7,45 @@ import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
 
 /** The deadline of one request. */
 export class RequestDeadline {
-  readonly #controller = new AbortController();
+  readonly #signal: AbortSignal;
   readonly #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #unfollow: () => void;
   #error: ProxyHttpError | undefined;
 
-  /** Follow `clientSignal`; past `totalMs` (0: never) abort with a 504. */
+  /**
+   * Follow `clientSignal`; past `totalMs` abort with a 504. With `totalMs` 0 (no deadline, the
+   * default) the signal is the client's own and nothing is set up.
+   */
   constructor(clientSignal: AbortSignal, totalMs: number) {
-    const abort = () => this.#controller.abort(clientSignal.reason);
+    if (totalMs <= 0) {
+      this.#signal = clientSignal;
+      this.#unfollow = () => {};
+      return;
+    }
+    const controller = new AbortController();
+    this.#signal = controller.signal;
+    const abort = () => controller.abort(clientSignal.reason);
     if (clientSignal.aborted) abort();
     else clientSignal.addEventListener("abort", abort, { once: true });
     this.#unfollow = () => clientSignal.removeEventListener("abort", abort);
-    if (totalMs > 0) {
-      this.#timer = setTimeout(() => {
-        this.#error = new ProxyHttpError(
-          504,
-          ProxyErrorKind.BACKEND_TIMEOUT,
-          `The request did not complete within its ${totalMs} ms deadline (--deadline)`,
-        );
-        this.#controller.abort(this.#error);
-      }, totalMs);
-    }
+    this.#timer = setTimeout(() => {
+      this.#error = new ProxyHttpError(
+        504,
+        ProxyErrorKind.BACKEND_TIMEOUT,
+        `The request did not complete within its ${totalMs} ms deadline (--deadline)`,
+      );
+      controller.abort(this.#error);
+    }, totalMs);
+  }
+
+  /** Whether a total deadline is set (otherwise `signal` is the client's own). */
+  get active(): boolean {
+    return this.#timer !== undefined;
   }
 
   /** Aborts when the client leaves or the deadline passes. */
   get signal(): AbortSignal {
-    return this.#controller.signal;
+    return this.#signal;
   }
 
   /** The 504, once the deadline has passed. */

@@ -56,7 +56,7 @@ export async function forwardToBackend(
     deadline?.stop();
     return upstream;
   }
-  if (!release && !deadline) return upstream;
+  if (!release && !deadline?.active) return upstream;
   const done = () => {
     release?.();
     deadline?.stop();
