@@ -14,9 +14,9 @@ import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { execa } from "execa";
+import { isExecutable } from "../src/server/executables.ts";
 import {
   cachedLlamaServerPath,
-  isExecutable,
   LLAMA_SERVER_PATH_ENV,
   llamaServerCacheDir,
 } from "../src/server/llama-server-path.ts";

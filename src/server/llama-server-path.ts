@@ -1,6 +1,6 @@
-import { accessSync, constants, statSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { findOnPath, isExecutable } from "./executables.ts";
 
 /** Environment variable that points at an existing `llama-server` binary and bypasses the lookup. */
 export const LLAMA_SERVER_PATH_ENV = "LLAMA_SERVER_PATH";
@@ -24,27 +24,6 @@ export function llamaServerCacheDir(): string {
 /** Absolute path where the setup script installs the `llama-server` binary it builds. */
 export function cachedLlamaServerPath(): string {
   return join(llamaServerCacheDir(), "bin", "llama-server");
-}
-
-/** Whether `path` is a file the current user may execute. */
-export function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
-/** The first executable `llama-server` in the folders of `searchPath` (a `PATH` value), if any. */
-function findOnPath(searchPath: string | undefined): string | null {
-  for (const folder of (searchPath ?? "").split(delimiter)) {
-    // An empty entry means the current folder to a shell; a server binary is not looked up there.
-    if (folder === "") continue;
-    const candidate = join(folder, LLAMA_SERVER_BINARY);
-    if (isExecutable(candidate)) return candidate;
-  }
-  return null;
 }
 
 /** Where `resolveLlamaServerPath` looks; the defaults are the process's environment and the cache. */
@@ -83,7 +62,7 @@ export function resolveLlamaServerPath(lookup: LlamaServerLookup = {}): string {
     }
     return override;
   }
-  const onPath = findOnPath(env.PATH);
+  const onPath = findOnPath(LLAMA_SERVER_BINARY, env.PATH);
   if (onPath) return onPath;
   const cached = lookup.cachedPath ?? cachedLlamaServerPath();
   if (isExecutable(cached)) return cached;

@@ -3,8 +3,10 @@
  * `setpriv --pdeathsig KILL`, which asks the kernel (`prctl(PR_SET_PDEATHSIG)`) to SIGKILL it when
  * the proxy dies, even by `kill -9`, then execs the server under the same pid.
  */
-import { accessSync, constants } from "node:fs";
-import { delimiter, join } from "node:path";
+import { findOnPath, isExecutable } from "./executables.ts";
+
+/** Searched after `PATH`, where util-linux installs `setpriv`. */
+const SYSTEM_FOLDERS = ["/usr/bin", "/bin"];
 
 /** A command line to spawn. */
 export interface SpawnCommand {
@@ -30,7 +32,7 @@ export function withParentDeathSignal(
   platform: NodeJS.Platform = process.platform,
   searchPath: string = process.env.PATH ?? "",
 ): SpawnCommand {
-  const setpriv = platform === "linux" ? findExecutable("setpriv", searchPath) : null;
+  const setpriv = platform === "linux" ? findOnPath("setpriv", searchPath, SYSTEM_FOLDERS) : null;
   // A binary that cannot run is spawned directly, so its ENOENT/EACCES is reported as a spawn error.
   if (setpriv === null || !canExecute(binaryPath, searchPath)) {
     return { command: binaryPath, args, diesWithParent: false };
@@ -38,26 +40,9 @@ export function withParentDeathSignal(
   return { command: setpriv, args: ["--pdeathsig", "KILL", "--", binaryPath, ...args], diesWithParent: true };
 }
 
+/** A bare command name is looked up like `setpriv` itself; a path must be executable as it is. */
 function canExecute(binaryPath: string, searchPath: string): boolean {
-  if (!binaryPath.includes("/")) return findExecutable(binaryPath, searchPath) !== null;
-  try {
-    accessSync(binaryPath, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function findExecutable(name: string, searchPath: string): string | null {
-  const directories = [...searchPath.split(delimiter).filter(Boolean), "/usr/bin", "/bin"];
-  for (const directory of directories) {
-    const candidate = join(directory, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // Not here.
-    }
-  }
-  return null;
+  return binaryPath.includes("/")
+    ? isExecutable(binaryPath)
+    : findOnPath(binaryPath, searchPath, SYSTEM_FOLDERS) !== null;
 }
