@@ -66,13 +66,12 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       if (draining) setImmediate(draining);
     });
   });
-  const urlHost = host.includes(":") ? `[${host}]` : host;
   let closing: Promise<void> | undefined;
   return {
     app,
     host,
     port,
-    url: `http://${urlHost}:${port}`,
+    url: `http://${boundHost}:${port}`,
     close() {
       closing ??= (async () => {
         await new Promise<void>((resolve) => {

@@ -19,7 +19,13 @@ import {
   preparePortLogic,
   type ServerProcessDeps,
 } from "./server-manager-actors.ts";
-import { describeExit, gaveUpMessage, nextRestart, type SupervisionPolicy } from "./supervision.ts";
+import {
+  describeExit,
+  gaveUpMessage,
+  nextRestart,
+  restartsInWindow,
+  type SupervisionPolicy,
+} from "./supervision.ts";
 
 /** The backends a server manager drives. */
 export type ServerBackend = "llamaserver" | "ollama";
@@ -172,7 +178,7 @@ export function createServerManagerMachine(deps: ServerProcessDeps) {
         const policy = context.supervision!;
         return {
           restartDelayMs: nextRestart(context.restartTimes, now, policy)?.delayMs ?? 0,
-          restartTimes: [...context.restartTimes.filter((time) => now - time < policy.windowMs), now],
+          restartTimes: [...restartsInWindow(context.restartTimes, now, policy), now],
           restarts: context.restarts + 1,
         };
       }),
