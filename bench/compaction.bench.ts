@@ -149,8 +149,14 @@ const rows = ([1, 2, 3] as const).flatMap((forced) => {
   // counting the result for the next iteration.
   const loop = measure(
     () => {
-      const context = new ContextManager({ strategy, budgetTokens: trigger, compactThreshold: 1 });
-      context.estimateTokens(history);
+      // compactTarget 1: the strategy gets the same tokens as in the standalone row (no hysteresis).
+      const context = new ContextManager({
+        strategy,
+        budgetTokens: trigger,
+        compactThreshold: 1,
+        compactTarget: 1,
+      });
+      context.countTokens(history);
       return context;
     },
     (context) => context.maybeCompact(history, 0, STEP_HINT),

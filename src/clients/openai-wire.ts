@@ -3,7 +3,7 @@
  * what comes back, assembly of streamed deltas, and the reading of a message as an `LLMResponse`.
  */
 import { z } from "zod";
-import { ChunkType, type LLMResponse, type StreamChunk, type ToolCall } from "../core/types.ts";
+import { ChunkType, type LLMResponse, type StreamChunk, type TokenUsage, type ToolCall } from "../core/types.ts";
 import { extractToolCall } from "../prompts/tool-prompt.ts";
 import { resolveReasoning } from "./reasoning.ts";
 import { decodeArguments, isNullishInteger, isNullishString, isPlainObject, renderRawCalls } from "./wire.ts";
@@ -157,6 +157,8 @@ export interface ReadContext {
   mode: "native" | "prompt";
   toolNames: string[];
   think: boolean | undefined;
+  /** Receives the usage a stream's chunks report (see `usageOfAnswer`). */
+  onUsage?: ((usage: TokenUsage) => void) | undefined;
 }
 
 /**

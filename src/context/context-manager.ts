@@ -1,8 +1,11 @@
 /**
- * The context manager: estimates a history's tokens, warns as it fills the budget, and runs
- * the compaction strategy when it crosses the threshold.
+ * The context manager: counts a history's prompt tokens (the backend's own count when it reported
+ * one, an estimate otherwise), warns as it fills the budget, and runs the compaction strategy
+ * when it crosses the threshold, down to a lower target so the prompt prefix stays put for a while.
  */
-import type { Message } from "../core/messages.ts";
+import { extendsHistory } from "../core/history.ts";
+import { createMessage, type Message, MessageRole, MessageType } from "../core/messages.ts";
+import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
 import type { CompactStrategy } from "./compact-strategy.ts";
 import { crossedThresholds } from "./threshold-warnings.ts";
 import { TokenCounter } from "./token-counter.ts";
@@ -33,36 +36,77 @@ export interface ThresholdEvent {
 /** Options of {@link ContextManager}. */
 export interface ContextManagerOptions {
   strategy: CompactStrategy;
-  /** The context budget in tokens: a positive integer. */
+  /**
+   * The prompt budget in tokens, a positive integer: what one request's prompt may cost, the tools
+   * list included (the context window less the reply's reserve).
+   */
   budgetTokens: number;
   /** Compaction starts above `budgetTokens × compactThreshold`; in (0, 1]. Default 0.75. */
   compactThreshold?: number;
+  /**
+   * Compaction brings the history down to `budgetTokens × compactTarget`, in (0, compactThreshold].
+   * A target under the threshold (hysteresis) means a long run compacts rarely, and between two
+   * compactions the prompt only grows at its end, so a server's prompt cache (llama-server
+   * `cache_prompt`) reuses it instead of evaluating it again. Equal to `compactThreshold`: compact
+   * just under the threshold (no hysteresis). Default `compactThreshold × 2/3` (0.5 by default).
+   */
+  compactTarget?: number;
   onCompact?: (event: CompactEvent) => void;
   /** Per-message estimator; default {@link estimateTokensByChars}. Must be pure. */
   estimateTokens?: TokenEstimator;
   /** Budget fractions in (0, 1] that each fire `onThreshold` once when usage first reaches them. */
   warnAt?: readonly number[];
   onThreshold?: (event: ThresholdEvent) => void;
+  /** The tools the model is offered: their JSON is counted with every history (see `setTools`). */
+  tools?: readonly ToolSpec[];
+}
+
+/** The backend's count of the last history sent, and the estimate of the same history. */
+interface Observed {
+  /** The history as sent, and a copy of it to notice in-place edits. */
+  sent: readonly Message[];
+  copy: readonly Message[];
+  promptTokens: number;
+  /** The estimate of `sent` without the tools (the `TokenCounter` total). */
+  messageEstimate: number;
+}
+
+/** How the estimate compared with the backend's count the last time both were known. */
+interface Calibration {
+  ratio: number;
+  offset: number;
 }
 
 /**
  * Keeps a history under its token budget. Call `maybeCompact` once per loop iteration, before
- * inference. Token counts are cached per message and per growing history (see `TokenCounter`),
- * so each iteration estimates only the messages appended since the last one. Invalid options
- * throw a `RangeError` naming the option (a `TypeError` for a strategy without `compact`).
+ * inference, and `observeUsage` with each answer's `usage.prompt_tokens` (`SendOptions.onUsage`).
+ *
+ * The count it decides on: the backend's prompt tokens for the last history sent, plus the
+ * estimate of the messages appended since (the reply, tool results, nudges); before the first
+ * answer, and for a compacted history, the estimate of the messages and the tools list, scaled
+ * by how the estimate compared with the backend's last count (never below it).
+ * Estimates are cached per message and per growing history (see `TokenCounter`), so each
+ * iteration estimates only the messages appended since the last one. Invalid options throw a
+ * `RangeError` naming the option (a `TypeError` for a strategy without `compact`).
  * @example
  * const context = new ContextManager({ strategy: new TieredCompact(), budgetTokens: 8192, warnAt: [0.5, 0.9] });
  * messages = context.maybeCompact(messages, iteration, steps.summaryHint());
+ * const response = await client.send(wire, tools, { onUsage: (usage) => context.observeUsage(messages, usage.promptTokens) });
  */
 export class ContextManager {
   readonly strategy: CompactStrategy;
   readonly budgetTokens: number;
   readonly compactThreshold: number;
+  readonly compactTarget: number;
   readonly warnAt: readonly number[];
   readonly #counter: TokenCounter;
+  readonly #estimator: TokenEstimator;
   readonly #onCompact: ((event: CompactEvent) => void) | undefined;
   readonly #onThreshold: ((event: ThresholdEvent) => void) | undefined;
   readonly #fired = new Set<number>();
+  #toolTokens = 0;
+  #observed: Observed | null = null;
+  #calibration: Calibration | null = null;
 
   constructor(options: ContextManagerOptions) {
     const { strategy, budgetTokens, compactThreshold = 0.75, warnAt = [] } = options;
@@ -71,14 +115,24 @@ export class ContextManager {
     }
     assertInteger("ContextManager", "budgetTokens", budgetTokens, 1);
     assertFraction("ContextManager", "compactThreshold", compactThreshold);
+    const compactTarget = options.compactTarget ?? (compactThreshold * 2) / 3;
+    assertFraction("ContextManager", "compactTarget", compactTarget);
+    if (compactTarget > compactThreshold) {
+      throw new RangeError(
+        `ContextManager: compactTarget must be <= compactThreshold (${compactThreshold}), got ${compactTarget}; compaction would end above the level that starts it.`,
+      );
+    }
     for (const fraction of warnAt) assertFraction("ContextManager", "warnAt[]", fraction);
     this.strategy = strategy;
     this.budgetTokens = budgetTokens;
     this.compactThreshold = compactThreshold;
+    this.compactTarget = compactTarget;
     this.warnAt = [...warnAt];
-    this.#counter = new TokenCounter(options.estimateTokens ?? estimateTokensByChars);
+    this.#estimator = options.estimateTokens ?? estimateTokensByChars;
+    this.#counter = new TokenCounter(this.#estimator);
     this.#onCompact = options.onCompact;
     this.#onThreshold = options.onThreshold;
+    if (options.tools) this.setTools(options.tools);
   }
 
   /** Tokens above which `maybeCompact` compacts: `budgetTokens × compactThreshold`. */
@@ -86,28 +140,82 @@ export class ContextManager {
     return this.budgetTokens * this.compactThreshold;
   }
 
-  /** Estimated tokens of a history. */
+  /** Tokens a compaction aims to get under: `budgetTokens × compactTarget`. */
+  get targetTokens(): number {
+    return this.budgetTokens * this.compactTarget;
+  }
+
+  /** The estimated tokens of the tools list, counted with every history that has no backend count. */
+  get toolTokens(): number {
+    return this.#toolTokens;
+  }
+
+  /** Estimated tokens of a history's messages (no tools, no backend count). */
   estimateTokens(messages: readonly Message[]): number {
     return this.#counter.count(messages);
   }
 
   /**
-   * Fire any newly reached warnings, then compact when the estimate is over `triggerTokens`.
-   * Returns `messages` itself when nothing was compacted, else the strategy's new array; the
-   * input is never mutated. `onCompact` fires only when the strategy changed something.
+   * The tools offered with every request from now on: their JSON (as OpenAI `tools` entries) is
+   * estimated once and counted with each history the backend has not counted yet.
+   */
+  setTools(tools: readonly ToolSpec[]): void {
+    this.#toolTokens =
+      tools.length === 0
+        ? 0
+        : this.#estimator(
+            createMessage(MessageRole.SYSTEM, JSON.stringify(tools.map(toOpenAITool)), {
+              type: MessageType.SYSTEM_PROMPT,
+            }),
+          );
+  }
+
+  /**
+   * Record the backend's prompt tokens for the history that was sent (`usage.prompt_tokens`, or an
+   * exact count from the server's tokenizer). Later counts of that history, or of one that extends
+   * it, start from this number; it also calibrates the estimate of histories it has not counted.
+   * @throws RangeError when `promptTokens` is not an integer >= 0.
+   */
+  observeUsage(sent: readonly Message[], promptTokens: number): void {
+    assertInteger("ContextManager.observeUsage", "promptTokens", promptTokens, 0);
+    const messageEstimate = this.#counter.count(sent);
+    const estimate = messageEstimate + this.#toolTokens;
+    this.#observed = { sent, copy: [...sent], promptTokens, messageEstimate };
+    this.#calibration = { ratio: promptTokens / Math.max(1, estimate), offset: promptTokens - estimate };
+  }
+
+  /**
+   * The prompt tokens `maybeCompact` decides on for `messages`: the backend's last count plus the
+   * estimate of what was appended since, or the (calibrated) estimate with the tools list.
+   */
+  countTokens(messages: readonly Message[]): number {
+    const estimate = this.#counter.count(messages);
+    const observed = this.#observed;
+    if (observed !== null && extendsObserved(messages, observed)) {
+      return observed.promptTokens + (estimate - observed.messageEstimate);
+    }
+    return this.#calibrated(estimate + this.#toolTokens);
+  }
+
+  /**
+   * Fire any newly reached warnings, then compact when the count is over `triggerTokens`, asking
+   * the strategy for `targetTokens` or less. Returns `messages` itself when nothing was compacted,
+   * else the strategy's new array; the input is never mutated. `onCompact` fires only when the
+   * strategy changed something.
    */
   maybeCompact<T extends readonly Message[]>(messages: T, stepIndex = 0, stepHint = ""): T | Message[] {
-    const tokensBefore = this.estimateTokens(messages);
+    const tokensBefore = this.countTokens(messages);
     this.#warn(tokensBefore, stepIndex);
     if (tokensBefore <= this.triggerTokens) return messages;
-    const result = this.strategy.compact(messages, this.triggerTokens, {
+    const tools = this.#toolTokens;
+    const result = this.strategy.compact(messages, this.targetTokens, {
       stepHint,
       // Trial phases are peeked at: only the history kept in the end enters the cache.
-      estimateTokens: (history) => this.#counter.peek(history),
+      estimateTokens: (history) => this.#calibrated(this.#counter.peek(history) + tools),
     });
     if (result.phase === 0) return messages;
     // Also makes the compacted array the counter's running total for the next iteration.
-    const tokensAfter = this.estimateTokens(result.messages);
+    const tokensAfter = this.countTokens(result.messages);
     this.#onCompact?.({
       stepIndex,
       tokensBefore,
@@ -125,10 +233,31 @@ export class ContextManager {
     this.#fired.clear();
   }
 
+  /**
+   * An estimate scaled by the last comparison with the backend's count: by its ratio or its
+   * offset, whichever gives more, so a shorter history is never assumed cheaper than it was.
+   */
+  #calibrated(estimate: number): number {
+    const calibration = this.#calibration;
+    if (calibration === null) return estimate;
+    return Math.max(0, Math.ceil(estimate * calibration.ratio), estimate + calibration.offset);
+  }
+
   #warn(tokens: number, stepIndex: number): void {
     for (const fraction of crossedThresholds(this.warnAt, this.#fired, tokens / this.budgetTokens)) {
       this.#fired.add(fraction);
       this.#onThreshold?.({ fraction, tokens, budgetTokens: this.budgetTokens, stepIndex });
     }
   }
+}
+
+/** Whether `messages` is the observed history or grew from it by appending, unedited. */
+function extendsObserved(messages: readonly Message[], observed: Observed): boolean {
+  if (extendsHistory(messages, observed.sent)) return true;
+  const { copy } = observed;
+  if (messages.length < copy.length) return false;
+  for (let index = 0; index < copy.length; index++) {
+    if (messages[index] !== copy[index]) return false;
+  }
+  return true;
 }

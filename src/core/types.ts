@@ -10,6 +10,12 @@ export interface ToolCall {
   args: Record<string, unknown>;
   /** The model's chain of thought that came with the call, when it gave one. */
   reasoning?: string;
+  /**
+   * Set when the backend named a tool but its arguments could not be decoded into a JSON object
+   * (unparseable JSON, an array, a string…): what was wrong and an excerpt of what it sent. `args`
+   * is then `{}`. The loop answers such a call on the tool channel, as a failing tool.
+   */
+  argumentsError?: string;
 }
 
 /** Output that is not a tool call: prose, a refusal, or a call the client could not parse. */
@@ -36,9 +42,47 @@ export interface StreamChunk {
   response?: LLMResponse;
 }
 
+/**
+ * What the backend said one request's prompt cost, in its own tokens.
+ * `promptTokens` is the whole prompt (tools and chat template included); `cachedTokens` the part
+ * served from the server's prompt cache (llama-server `cache_prompt`), when it says.
+ */
+export interface TokenUsage {
+  promptTokens: number;
+  cachedTokens?: number;
+  completionTokens?: number;
+}
+
+/**
+ * Sampling for one call, merged over the client's configured sampling (a value given here wins;
+ * one left out keeps the client's). Each client sends the fields its backend knows.
+ */
+export interface SamplingOverrides {
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  minP?: number;
+  repeatPenalty?: number;
+  presencePenalty?: number;
+  maxTokens?: number;
+  seed?: number;
+}
+
 /** Per-request options every client accepts. */
 export interface SendOptions {
   signal?: AbortSignal;
+  /**
+   * Sampling for this call only, over the client's own.
+   * @example
+   * await client.send(messages, tools, { sampling: { temperature: 0 } });
+   */
+  sampling?: SamplingOverrides;
+  /**
+   * Called with the answer's token usage when the backend reports it (`OpenAICompatibleClient`:
+   * `usage`, or llama-server's `timings` on a stream). A `ContextManager` fed these counts through
+   * `observeUsage` decides on the backend's real tokens.
+   */
+  onUsage?: (usage: TokenUsage) => void;
 }
 
 /**

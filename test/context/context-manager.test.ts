@@ -47,13 +47,14 @@ describe("ContextManager.maybeCompact", () => {
     expect(events).toEqual([]);
   });
 
-  it("compacts over budget × threshold, forwards the step hint and reports the event", () => {
+  it("compacts over budget × threshold, asks for budget × target, forwards the step hint and reports the event", () => {
     const { calls, strategy } = recordingStrategy((messages) => ({ messages: messages.slice(5), phase: 2 }));
     const events: CompactEvent[] = [];
     const context = new ContextManager({
       strategy,
       budgetTokens: 100,
       compactThreshold: 0.5,
+      compactTarget: 0.4,
       estimateTokens: tenEach,
       onCompact: (event) => events.push(event),
     });
@@ -61,7 +62,7 @@ describe("ContextManager.maybeCompact", () => {
     const result = context.maybeCompact(messages, 4, "[Steps completed: a]");
     expect(result).toEqual(messages.slice(5));
     expect(calls).toHaveLength(1);
-    expect(calls[0]!.triggerTokens).toBe(50);
+    expect(calls[0]!.triggerTokens).toBe(40);
     expect(calls[0]!.opts?.stepHint).toBe("[Steps completed: a]");
     expect(calls[0]!.opts?.estimateTokens?.(messages)).toBe(80);
     expect(events).toEqual([
@@ -225,6 +226,9 @@ describe("ContextManager options", () => {
     [{ budgetTokens: 100, compactThreshold: 1.01 }, /compactThreshold/],
     [{ budgetTokens: 100, warnAt: [0.5, 1.2] }, /warnAt/],
     [{ budgetTokens: 100, warnAt: [0] }, /warnAt/],
+    [{ budgetTokens: 100, compactTarget: 0 }, /compactTarget/],
+    [{ budgetTokens: 100, compactTarget: 0.8 }, /compactTarget must be <= compactThreshold \(0\.75\)/],
+    [{ budgetTokens: 100, compactThreshold: 0.5, compactTarget: 0.6 }, /compactTarget/],
   ])("rejects %o with a RangeError naming the option", (options, name) => {
     expect(() => new ContextManager({ strategy, ...options })).toThrow(RangeError);
     expect(() => new ContextManager({ strategy, ...options })).toThrow(name);
@@ -235,6 +239,14 @@ describe("ContextManager options", () => {
       8192,
     );
     expect(new ContextManager({ strategy, budgetTokens: 8192 }).triggerTokens).toBe(6144);
+    expect(new ContextManager({ strategy, budgetTokens: 8192 }).targetTokens).toBe(4096);
+    expect(
+      new ContextManager({ strategy, budgetTokens: 900, compactThreshold: 0.6 }).targetTokens,
+    ).toBeCloseTo(360, 9);
+    expect(
+      new ContextManager({ strategy, budgetTokens: 100, compactThreshold: 0.5, compactTarget: 0.5 })
+        .targetTokens,
+    ).toBe(50);
   });
 
   it("rejects a strategy without compact()", () => {
