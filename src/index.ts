@@ -83,6 +83,7 @@ export {
   type LLMClient,
   type LLMResponse,
   type SendOptions,
+  type TokenUsage,
   type StreamChunk,
   type TextResponse,
   type ToolCall,

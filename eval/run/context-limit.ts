@@ -6,10 +6,9 @@
  * A request whose prompt would not fit ends the run with a typed `ContextBudgetExceeded`,
  * reported as the failure kind `context_exceeded` rather than as a backend error.
  */
-import { z } from "zod";
-import { authHeaders, joinUrl, openExchange } from "../../src/clients/http.ts";
-import { BackendError, ContextBudgetExceeded } from "../../src/core/errors.ts";
-import { type ToolSpec, toOpenAITool } from "../../src/core/tools.ts";
+import type { PromptTokenizer } from "../../src/clients/llama-server-tokenizer.ts";
+import { ContextBudgetExceeded } from "../../src/core/errors.ts";
+import type { ToolSpec } from "../../src/core/tools.ts";
 import type { LLMClient, LLMResponse, SendOptions, StreamChunk } from "../../src/core/types.ts";
 import { renderSystemPrompt, type Workflow } from "../../src/core/workflow.ts";
 
@@ -19,72 +18,12 @@ export const REPLY_RESERVE_TOKENS = 128;
 /** The failure kind of a run whose prompt outgrew the backend's context window. */
 export const CONTEXT_EXCEEDED = "context_exceeded";
 
-/** Counts prompts with the backend's own chat template and tokenizer. */
-export interface PromptTokenizer {
-  /** The backend's context window in tokens; null when it does not say (then nothing is capped). */
-  contextLength(): Promise<number | null>;
-  /** Tokens of the prompt these wire messages and tools make. */
-  countPrompt(messages: readonly Record<string, unknown>[], tools: readonly ToolSpec[]): Promise<number>;
-  /** Tokens of a bare text. */
-  countText(text: string): Promise<number>;
-}
-
-/** Options of {@link createLlamaServerTokenizer}. */
-export interface LlamaServerTokenizerOptions {
-  /** The server's URL, with or without `/v1`. */
-  baseUrl: string;
-  apiKey?: string;
-  /** The context window, e.g. an OpenAICompatibleClient's `getContextLength` (read once). */
-  contextLength: () => Promise<number | null>;
-  timeoutMs?: number;
-}
-
-const templateSchema = z.object({ prompt: z.string() });
-const tokensSchema = z.object({ tokens: z.array(z.unknown()) });
-
-/**
- * A {@link PromptTokenizer} for llama-server: the prompt is rendered by `POST /apply-template`
- * (tools included) and counted by `POST /tokenize`. A server without `/apply-template` has the
- * JSON of the messages and tools counted instead.
- */
-export function createLlamaServerTokenizer(options: LlamaServerTokenizerOptions): PromptTokenizer {
-  const root = options.baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
-  const headers = authHeaders(options.apiKey);
-  const post = async (path: string, body: unknown): Promise<{ status: number; json: unknown }> => {
-    const exchange = await openExchange({
-      method: "POST",
-      url: joinUrl(root, path),
-      json: body,
-      ...(headers && { headers }),
-      timeoutMs: options.timeoutMs ?? 60_000,
-    });
-    const text = await exchange.text();
-    if (exchange.status === 404) return { status: 404, json: null };
-    if (!exchange.ok) throw new BackendError(exchange.status, text);
-    return { status: exchange.status, json: JSON.parse(text) };
-  };
-  const countText = async (text: string): Promise<number> => {
-    const { json } = await post("tokenize", { content: text, add_special: true, parse_special: true });
-    return tokensSchema.parse(json).tokens.length;
-  };
-  let contextLength: Promise<number | null> | undefined;
-  return {
-    contextLength: () => {
-      contextLength ??= options.contextLength();
-      return contextLength;
-    },
-    countText,
-    async countPrompt(messages, tools) {
-      const rendered = await post("apply-template", {
-        messages,
-        ...(tools.length > 0 && { tools: tools.map(toOpenAITool) }),
-      });
-      if (rendered.status === 404)
-        return countText(JSON.stringify({ messages, tools: tools.map(toOpenAITool) }));
-      return countText(templateSchema.parse(rendered.json).prompt);
-    },
-  };
-}
+// The tokenizer lives in the library now (`forge-guardrails/clients`); re-exported for the harness.
+export {
+  createLlamaServerTokenizer,
+  type LlamaServerTokenizerOptions,
+  type PromptTokenizer,
+} from "../../src/clients/llama-server-tokenizer.ts";
 
 /** One run's limits, in the backend's tokens. */
 export interface RunContextLimit {

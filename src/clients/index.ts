@@ -4,6 +4,11 @@
  * `forge-guardrails/anthropic`.
  */
 export { BAD_RESPONSE_STATUS, TIMEOUT_STATUS, UNREACHABLE_STATUS } from "./http.ts";
+export {
+  createLlamaServerTokenizer,
+  type LlamaServerTokenizerOptions,
+  type PromptTokenizer,
+} from "./llama-server-tokenizer.ts";
 export { OllamaClient, type OllamaClientOptions } from "./ollama-client.ts";
 export { isKnownThinkingModel } from "./ollama-wire.ts";
 export {
