@@ -3,7 +3,14 @@
  * what comes back, assembly of streamed deltas, and the reading of a message as an `LLMResponse`.
  */
 import { z } from "zod";
-import { ChunkType, type LLMResponse, type StreamChunk, type TokenUsage, type ToolCall } from "../core/types.ts";
+import type { ToolSpec } from "../core/tools.ts";
+import {
+  ChunkType,
+  type LLMResponse,
+  type StreamChunk,
+  type TokenUsage,
+  type ToolCall,
+} from "../core/types.ts";
 import { extractToolCall } from "../prompts/tool-prompt.ts";
 import { resolveReasoning } from "./reasoning.ts";
 import { decodeArguments, isNullishInteger, isNullishString, isPlainObject, renderRawCalls } from "./wire.ts";
@@ -156,6 +163,8 @@ export function messageOfCompletion(completion: ChatCompletion): AssembledMessag
 export interface ReadContext {
   mode: "native" | "prompt";
   toolNames: string[];
+  /** The offered tools' specs: prompt-mode Qwen-Coder values are converted by their schemas. */
+  tools?: readonly ToolSpec[] | undefined;
   think: boolean | undefined;
   /** Receives the usage a stream's chunks report (see `usageOfAnswer`). */
   onUsage?: ((usage: TokenUsage) => void) | undefined;
@@ -178,7 +187,7 @@ export function readMessage(message: AssembledMessage, context: ReadContext): LL
     return withReasoning(calls, [reasoning, answer]);
   }
   if (context.mode === "prompt" && context.toolNames.length > 0) {
-    const calls = extractToolCall(answer, context.toolNames);
+    const calls = extractToolCall(answer, context.toolNames, context.tools ? { tools: context.tools } : {});
     if (calls) return withReasoning(calls, [reasoning]);
   }
   return { content: answer.length > 0 ? answer : message.content };

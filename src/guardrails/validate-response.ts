@@ -2,6 +2,7 @@
  * The validation decision for one LLM response: usable calls, text to retry, or unknown tools.
  * Pure; shared by ResponseValidator, the Guardrails facade and the workflow machine.
  */
+import type { ToolSpec } from "../core/tools.ts";
 import type { LLMResponse, ToolCall } from "../core/types.ts";
 import { rescueToolCall } from "../prompts/rescue/index.ts";
 
@@ -15,6 +16,8 @@ export type Verdict =
 export interface ValidateOptions {
   toolNames: readonly string[];
   rescueEnabled: boolean;
+  /** The tools' specs: rescued Qwen-Coder values are converted by their JSON Schemas (else strings). */
+  tools?: readonly ToolSpec[];
 }
 
 /**
@@ -24,7 +27,9 @@ export interface ValidateOptions {
 export function validateResponse(response: LLMResponse, options: ValidateOptions): Verdict {
   if (!Array.isArray(response)) {
     if (options.rescueEnabled) {
-      const rescued = rescueToolCall(response.content, [...options.toolNames]);
+      const rescued = rescueToolCall(response.content, options.toolNames, {
+        ...(options.tools && { tools: options.tools }),
+      });
       if (rescued && rescued.length > 0) return { kind: "calls", calls: rescued, rescued: true };
     }
     return { kind: "text", raw: response.content };

@@ -4,7 +4,7 @@
  */
 import { type ToolSpec, toolJsonSchema } from "../core/tools.ts";
 import type { ToolCall } from "../core/types.ts";
-import { rescueToolCall } from "./rescue/index.ts";
+import { type RescueOptions, rescueToolCall } from "./rescue/index.ts";
 
 /**
  * The prompt section that lists `tools` (name, description, JSON Schema of the parameters) and
@@ -46,11 +46,16 @@ function describeTool(tool: ToolSpec): string {
  * Delegates to `rescueToolCall`: the format `buildToolPrompt` asks for is bare JSON, which rescue
  * reads, and a model that drifts into its native format (`<tool_call>`, `[TOOL_CALLS]`, a fenced
  * block, …) is still understood. The same all-or-nothing rules apply: a broken call or one naming
- * a tool not in `toolNames` gives `null`.
+ * a tool not in `toolNames` gives `null`. With `options.tools`, Qwen-Coder text values are converted
+ * by the tools' JSON Schemas.
  * @example
  * extractToolCall('{"tool": "get_weather", "args": {"city": "Paris"}}', ["get_weather"])
  * // [{ tool: "get_weather", args: { city: "Paris" } }]
  */
-export function extractToolCall(text: string, toolNames: string[]): ToolCall[] | null {
-  return rescueToolCall(text, toolNames);
+export function extractToolCall(
+  text: string,
+  toolNames: readonly string[],
+  options: RescueOptions = {},
+): ToolCall[] | null {
+  return rescueToolCall(text, toolNames, options);
 }

@@ -43,6 +43,7 @@ export function toLLMResponse(
     const rescued = rescueToolCall(
       result.response,
       tools.map((tool) => tool.name),
+      { tools },
     );
     if (rescued) return withReasoning(rescued, [thoughts]);
   }

@@ -27,6 +27,7 @@ const INNER_FENCE = /^```[\w-]*[ \t]*\r?\n?([\s\S]*?)\r?\n?```$/;
 export function parseHermes(text: string): RescueOutcome {
   if (!text.includes(OPEN)) return ABSENT;
   const calls: ToolCall[] = [];
+  const textValued: number[] = [];
   let position = text.indexOf(OPEN);
   while (position !== -1) {
     const bodyStart = position + OPEN.length;
@@ -35,10 +36,11 @@ export function parseHermes(text: string): RescueOutcome {
     const bodyEnd = close !== -1 && (nextOpen === -1 || close < nextOpen) ? close : nextOpen;
     const block = readBlock(text.slice(bodyStart, bodyEnd === -1 ? text.length : bodyEnd));
     if (block.status !== "found") return block.status === "garbled" ? block : garbled("an empty <tool_call>");
+    for (const index of block.textValued ?? []) textValued.push(calls.length + index);
     calls.push(...block.calls);
     position = nextOpen;
   }
-  return found(calls);
+  return found(calls, textValued);
 }
 
 function readBlock(raw: string): RescueOutcome {

@@ -1,5 +1,7 @@
 /** Rescue tool calls that a model wrote as text instead of through native function calling. */
+import { type ToolSpec, toolJsonSchema } from "../../core/tools.ts";
 import type { ToolCall } from "../../core/types.ts";
+import { coerceTextArgs } from "./coerce-args.ts";
 import { parseFenced } from "./fenced.ts";
 import { parseHermes } from "./hermes.ts";
 import { parseJsonCalls } from "./json-call.ts";
@@ -11,6 +13,16 @@ import { parseRehearsal } from "./rehearsal.ts";
 import { stripThinking } from "./thinking.ts";
 
 export type { RescueOutcome, RescueParser } from "./outcome.ts";
+
+/** Options of {@link rescueToolCall}. */
+export interface RescueOptions {
+  /**
+   * The specs of the available tools. Formats whose values are text (Qwen-Coder's
+   * `<parameter=k>v</parameter>`) are converted by each tool's JSON Schema; without a spec the
+   * values stay strings.
+   */
+  tools?: readonly ToolSpec[];
+}
 
 /** Parsers in the order they are tried: explicit markers first, then fences, then bare JSON. */
 const PARSERS: readonly RescueParser[] = [
@@ -28,9 +40,13 @@ const PARSERS: readonly RescueParser[] = [
  *
  * Understands bare JSON `{"tool", "args"}` / `{"name", "arguments" | "parameters"}` (and arrays of
  * them, also inside prose), fenced JSON code blocks, the rehearsal form `name[ARGS]{json}`,
- * Qwen/Hermes `<tool_call>`, Mistral `[TOOL_CALLS]`, Qwen-Coder `<function=…>` XML and Llama
- * `<|python_tag|>`. `<think>` blocks are ignored. The first format present in the text decides
- * and all of its calls are returned, in order.
+ * Qwen/Hermes `<tool_call>`, Mistral `[TOOL_CALLS]` (`[{…}]`, `name[ARGS]{json}`, `name{json}`),
+ * Qwen-Coder `<function=…>` XML and Llama `<|python_tag|>`. `<think>` and `[THINK]` blocks are
+ * ignored. The first format present in the text decides and all of its calls are returned, in
+ * order.
+ *
+ * Qwen-Coder values are text: with `options.tools` they are converted by the tool's JSON Schema
+ * (`"10"` → `10` for an integer, `"02134"` stays a string for a string); without, they stay strings.
  *
  * All or nothing: when a call of that format is broken (malformed JSON, args that are not an
  * object) or names a tool not in `toolNames`, the result is `null` — the loop must not run part of
@@ -39,17 +55,32 @@ const PARSERS: readonly RescueParser[] = [
  * rescueToolCall('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', ["get_weather"])
  * // [{ tool: "get_weather", args: { city: "Paris" } }]
  */
-export function rescueToolCall(text: string, toolNames: string[]): ToolCall[] | null {
+export function rescueToolCall(
+  text: string,
+  toolNames: readonly string[],
+  options: RescueOptions = {},
+): ToolCall[] | null {
   if (typeof text !== "string" || toolNames.length === 0) return null;
   const outcome = detectToolCalls(text);
   if (outcome.status !== "found") return null;
   const known = new Set(toolNames);
-  return outcome.calls.every((call) => known.has(call.tool)) ? outcome.calls : null;
+  if (!outcome.calls.every((call) => known.has(call.tool))) return null;
+  const textValued = new Set(outcome.textValued);
+  if (textValued.size === 0) return outcome.calls;
+  const specs = new Map((options.tools ?? []).map((spec) => [spec.name, spec]));
+  return outcome.calls.map((call, index) => {
+    if (!textValued.has(index)) return call;
+    const spec = specs.get(call.tool);
+    const args = call.args as Record<string, string>;
+    return { ...call, args: coerceTextArgs(args, spec && toolJsonSchema(spec)) };
+  });
 }
 
 /**
  * What rescue makes of `text` before tool names are checked: the first format present and its
- * calls, or why it is garbled. For logging and debugging a failed rescue.
+ * calls (Qwen-Coder values as the strings the model wrote, their indexes in `textValued`), or why
+ * it is garbled. For logging and
+ * debugging a failed rescue.
  */
 export function detectToolCalls(text: string): RescueOutcome {
   const answer = stripThinking(text);

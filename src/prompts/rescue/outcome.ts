@@ -14,7 +14,16 @@ import type { ToolCall } from "../../core/types.ts";
 export type RescueOutcome =
   | { status: "absent" }
   | { status: "garbled"; reason: string }
-  | { status: "found"; calls: ToolCall[] };
+  | {
+      status: "found";
+      calls: ToolCall[];
+      /**
+       * Indexes of the calls whose arg values are the text the model wrote (Qwen-Coder's
+       * `<parameter=k>v</parameter>`), all strings; `rescueToolCall` converts them by the tool's
+       * schema. Absent when every call's args came from JSON.
+       */
+      textValued?: number[];
+    };
 
 /** A rescue parser: a pure function of the model's text. Never throws. */
 export type RescueParser = (text: string) => RescueOutcome;
@@ -27,7 +36,10 @@ export function garbled(reason: string): RescueOutcome {
   return { status: "garbled", reason };
 }
 
-/** The calls the text holds; `absent` when there are none. */
-export function found(calls: ToolCall[]): RescueOutcome {
-  return calls.length > 0 ? { status: "found", calls } : ABSENT;
+/** The calls the text holds; `absent` when there are none. `textValued`: see {@link RescueOutcome}. */
+export function found(calls: ToolCall[], textValued: readonly number[] = []): RescueOutcome {
+  if (calls.length === 0) return ABSENT;
+  return textValued.length > 0
+    ? { status: "found", calls, textValued: [...textValued] }
+    : { status: "found", calls };
 }

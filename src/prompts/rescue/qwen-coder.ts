@@ -3,7 +3,6 @@
  */
 
 import type { ToolCall } from "../../core/types.ts";
-import { tryParseJson } from "./json-scan.ts";
 import { ABSENT, found, garbled, type RescueOutcome } from "./outcome.ts";
 
 const FUNCTION_OPEN = "<function=";
@@ -15,10 +14,11 @@ const PARAMETER_CLOSE = "</parameter>";
  * Rescue every `<function=name>…</function>` call in `text`, in order, with or without a
  * `<tool_call>` wrapper around it.
  *
- * A parameter's value is trimmed and read as JSON when it parses (numbers, booleans, objects,
- * arrays, quoted strings), else kept as the trimmed string: the parser has no schema to tell
- * `"42"` from `42`. Like Qwen's own parser, it tolerates a missing `</parameter>` or a missing
- * final `</function>`. Anything but parameters inside a function, an unnamed function or parameter,
+ * Every value is a string, as the model wrote it, less one leading and one trailing newline (the
+ * rule of Qwen's reference parser, so indented code keeps its indentation): the text alone cannot
+ * tell `"02134"` from `2134`. `rescueToolCall` converts the values by the tool's JSON Schema when
+ * it is given the tool specs (see `coerceTextArgs`). Like Qwen's own parser, it tolerates a missing
+ * `</parameter>` or a missing final `</function>`. Anything but parameters inside a function, an unnamed function or parameter,
  * or a parameter given twice makes the text `garbled`.
  * @example
  * parseQwenCoder("<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>")
@@ -39,12 +39,15 @@ export function parseQwenCoder(text: string): RescueOutcome {
     calls.push({ tool, args });
     position = text.indexOf(FUNCTION_OPEN, bodyEnd);
   }
-  return found(calls);
+  return found(
+    calls,
+    calls.map((_, index) => index),
+  );
 }
 
 /** The parameters of one function body as args, or a string saying why they cannot be read. */
-function readParameters(body: string): Record<string, unknown> | string {
-  const entries: [string, unknown][] = [];
+function readParameters(body: string): Record<string, string> | string {
+  const entries: [string, string][] = [];
   let position = 0;
   for (;;) {
     while (position < body.length && /\s/.test(body[position] ?? "")) position++;
@@ -63,10 +66,11 @@ function readParameters(body: string): Record<string, unknown> | string {
   return Object.fromEntries(entries);
 }
 
-function readValue(raw: string): unknown {
-  const value = raw.trim();
-  const parsed = tryParseJson(value);
-  return parsed.ok ? parsed.value : value;
+/** The value less one leading and one trailing newline, as Qwen's reference parser reads it. */
+function readValue(raw: string): string {
+  const start = raw.startsWith("\r\n") ? 2 : raw.startsWith("\n") ? 1 : 0;
+  const end = raw.endsWith("\r\n") ? raw.length - 2 : raw.endsWith("\n") ? raw.length - 1 : raw.length;
+  return raw.slice(start, Math.max(start, end));
 }
 
 /** Index of the first of `markers` at or after `from`, or the text's length when none occurs. */

@@ -1,25 +1,33 @@
 /**
- * Drop a model's `<think>…</think>` reasoning before rescue, so calls it only considered are not run.
+ * Drop a model's reasoning before rescue, so calls it only considered are not run: `<think>…</think>`
+ * (Qwen3, DeepSeek-R1, gpt-oss templates) and `[THINK]…[/THINK]` (Magistral, Ministral Reasoning).
  */
 
-const THINK_BLOCK = /<think>[\s\S]*?<\/think>/g;
-const CLOSE = "</think>";
-const OPEN = "<think>";
+/** The reasoning tag pairs, each stripped by the same rules. */
+const TAG_PAIRS: readonly { open: string; close: string; block: RegExp }[] = [
+  { open: "<think>", close: "</think>", block: /<think>[\s\S]*?<\/think>/g },
+  { open: "[THINK]", close: "[/THINK]", block: /\[THINK\][\s\S]*?\[\/THINK\]/g },
+];
 
 /**
- * The part of `text` the model meant as its answer: closed `<think>` blocks removed, everything
- * up to a `</think>` whose opening tag came from the chat template removed, and an unclosed
- * `<think>` (the output was cut off mid-thought) dropped to the end.
+ * The part of `text` the model meant as its answer. For each tag pair: closed blocks removed,
+ * everything up to a close tag whose opening tag came from the chat template removed, and an
+ * unclosed open tag (the output was cut off mid-thought) dropped to the end.
  * @example
  * stripThinking('<think>maybe {"tool": "a"}?</think>{"tool": "b", "args": {}}') // '{"tool": "b", "args": {}}'
+ * stripThinking('[THINK]read first[/THINK][TOOL_CALLS]read{"path": "x"}') // '[TOOL_CALLS]read{"path": "x"}'
  */
 export function stripThinking(text: string): string {
-  const firstClose = text.indexOf(CLOSE);
-  const firstOpen = text.indexOf(OPEN);
-  // A close with no open before it: the chat template opened the block inside the prompt.
-  const templateOpened = firstClose !== -1 && (firstOpen === -1 || firstOpen > firstClose);
-  let answer = templateOpened ? text.slice(firstClose + CLOSE.length) : text;
-  answer = answer.replace(THINK_BLOCK, "");
-  const unclosed = answer.indexOf(OPEN);
-  return unclosed === -1 ? answer : answer.slice(0, unclosed);
+  let answer = text;
+  for (const { open, close, block } of TAG_PAIRS) {
+    const firstClose = answer.indexOf(close);
+    const firstOpen = answer.indexOf(open);
+    // A close with no open before it: the chat template opened the block inside the prompt.
+    const templateOpened = firstClose !== -1 && (firstOpen === -1 || firstOpen > firstClose);
+    if (templateOpened) answer = answer.slice(firstClose + close.length);
+    answer = answer.replace(block, "");
+    const unclosed = answer.indexOf(open);
+    if (unclosed !== -1) answer = answer.slice(0, unclosed);
+  }
+  return answer;
 }

@@ -41,7 +41,17 @@ describe("parseHermes", () => {
   it("reads Qwen3-Coder XML inside the tags", () => {
     const text =
       "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>";
-    expect(parseHermes(text)).toEqual({ status: "found", calls: [paris] });
+    expect(parseHermes(text)).toEqual({ status: "found", calls: [paris], textValued: [0] });
+  });
+
+  it("marks which calls of a mixed batch have text values", () => {
+    const text =
+      '<tool_call>{"name": "get_time", "arguments": {"utc": true}}</tool_call>\n<tool_call><function=get_weather><parameter=city>Paris</parameter></function></tool_call>';
+    expect(parseHermes(text)).toEqual({
+      status: "found",
+      calls: [{ tool: "get_time", args: { utc: true } }, paris],
+      textValued: [1],
+    });
   });
 
   it.each([

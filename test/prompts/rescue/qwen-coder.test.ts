@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseQwenCoder } from "../../../src/prompts/rescue/qwen-coder.ts";
 
 describe("parseQwenCoder", () => {
-  it("reads Qwen3-Coder's output, values as JSON when they parse", () => {
+  it("reads Qwen3-Coder's output, every value the string the model wrote", () => {
     const text = [
       "<tool_call>",
       "<function=search_files>",
@@ -26,17 +26,25 @@ describe("parseQwenCoder", () => {
       calls: [
         {
           tool: "search_files",
-          args: { pattern: "*.ts", max_results: 20, recursive: true, filters: { exclude: ["node_modules"] } },
+          args: {
+            pattern: "*.ts",
+            max_results: "20",
+            recursive: "true",
+            filters: '{"exclude": ["node_modules"]}',
+          },
         },
       ],
+      textValued: [0],
     });
   });
 
-  it("keeps multi-line text values as trimmed strings", () => {
-    const text = "<function=write_note>\n<parameter=text>\n  Line one\nLine two  \n</parameter>\n</function>";
+  it("strips only one leading and one trailing newline, as Qwen's reference parser does", () => {
+    const text =
+      "<function=edit>\n<parameter=code>\n    return x\n\n</parameter>\n<parameter=zip>02134</parameter>\n</function>";
     expect(parseQwenCoder(text)).toEqual({
       status: "found",
-      calls: [{ tool: "write_note", args: { text: "Line one\nLine two" } }],
+      calls: [{ tool: "edit", args: { code: "    return x\n", zip: "02134" } }],
+      textValued: [0],
     });
   });
 
@@ -49,6 +57,7 @@ describe("parseQwenCoder", () => {
         { tool: "get_weather", args: { city: "Paris" } },
         { tool: "get_time", args: {} },
       ],
+      textValued: [0, 1],
     });
   });
 
@@ -57,6 +66,7 @@ describe("parseQwenCoder", () => {
     expect(parseQwenCoder(text)).toEqual({
       status: "found",
       calls: [{ tool: "get_weather", args: { city: "Paris", unit: "celsius" } }],
+      textValued: [0],
     });
   });
 

@@ -1,5 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineTool, toolSpecFromJsonSchema } from "../../../src/core/tools.ts";
 import { detectToolCalls, rescueToolCall } from "../../../src/prompts/rescue/index.ts";
 
 const TOOLS = ["get_weather", "get_time", "search"];
@@ -68,6 +70,131 @@ describe("rescueToolCall: realistic model outputs", () => {
     const text =
       '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call><tool_call>{"name": "get_time", "arguments": {</tool_call>';
     expect(rescueToolCall(text, TOOLS)).toBeNull();
+  });
+});
+
+describe("rescueToolCall: Mistral's [TOOL_CALLS]name{json}", () => {
+  const CODING = ["read", "edit"];
+
+  it.each([
+    ["no separator", '[TOOL_CALLS]read{"file_path": "x.py"}'],
+    ["a space", '[TOOL_CALLS]read {"file_path": "x.py"}'],
+    ["a newline", '[TOOL_CALLS]read\n{"file_path": "x.py"}'],
+    [
+      "an apology and a think block before it",
+      'I apologize.\n<think>read first</think>\n[TOOL_CALLS]read{"file_path": "x.py"}',
+    ],
+    ["a [THINK] block before it", '[THINK]I should read x.py[/THINK][TOOL_CALLS]read{"file_path": "x.py"}'],
+  ])("rescues it with %s", (_label, text) => {
+    expect(rescueToolCall(text, CODING)).toEqual([{ tool: "read", args: { file_path: "x.py" } }]);
+  });
+
+  it("rescues several calls in order", () => {
+    const text =
+      '[TOOL_CALLS]read{"file_path": "a.py"}\n[TOOL_CALLS]edit{"file_path": "a.py", "old_string": "say \\"hi\\"", "new_string": "{ }"}';
+    expect(rescueToolCall(text, CODING)).toEqual([
+      { tool: "read", args: { file_path: "a.py" } },
+      { tool: "edit", args: { file_path: "a.py", old_string: 'say "hi"', new_string: "{ }" } },
+    ]);
+  });
+
+  it("keeps the older [TOOL_CALLS][{name, arguments}] array form", () => {
+    const text =
+      '[TOOL_CALLS][{"name": "read", "arguments": {"file_path": "a.py"}}, {"name": "edit", "arguments": {}}]';
+    expect(rescueToolCall(text, CODING)).toEqual([
+      { tool: "read", args: { file_path: "a.py" } },
+      { tool: "edit", args: {} },
+    ]);
+  });
+
+  it.each([
+    ["an unknown tool", '[TOOL_CALLS]unknown{"x": 1}'],
+    ["JSON that never closes", '[TOOL_CALLS]read{"file_path": "never closed"'],
+    ["a call only considered in [THINK]", '[THINK][TOOL_CALLS]read{"file_path": "x.py"}[/THINK]Which file?'],
+  ])("does not rescue %s", (_label, text) => {
+    expect(rescueToolCall(text, CODING)).toBeNull();
+  });
+});
+
+describe("rescueToolCall: Qwen-Coder values and the tools' schemas", () => {
+  const search = toolSpecFromJsonSchema("search", "Search", {
+    type: "object",
+    properties: {
+      zip: { type: "string" },
+      limit: { type: "integer" },
+      ratio: { type: "number" },
+      exact: { type: "boolean" },
+      filters: { type: "object" },
+      tags: { type: "array", items: { type: "string" } },
+    },
+  });
+  const text = [
+    "<tool_call>",
+    "<function=search>",
+    "<parameter=zip>\n02134\n</parameter>",
+    "<parameter=limit>\n10\n</parameter>",
+    "<parameter=ratio>0.5</parameter>",
+    "<parameter=exact>true</parameter>",
+    '<parameter=filters>{"lang": "en"}</parameter>',
+    '<parameter=tags>["a", "b"]</parameter>',
+    "</function>",
+    "</tool_call>",
+  ].join("\n");
+
+  it("keeps every value a string when no schema is given", () => {
+    expect(rescueToolCall(text, ["search"])).toEqual([
+      {
+        tool: "search",
+        args: {
+          zip: "02134",
+          limit: "10",
+          ratio: "0.5",
+          exact: "true",
+          filters: '{"lang": "en"}',
+          tags: '["a", "b"]',
+        },
+      },
+    ]);
+  });
+
+  it("converts each value by the tool's JSON Schema when the specs are given", () => {
+    expect(rescueToolCall(text, ["search"], { tools: [search] })).toEqual([
+      {
+        tool: "search",
+        args: { zip: "02134", limit: 10, ratio: 0.5, exact: true, filters: { lang: "en" }, tags: ["a", "b"] },
+      },
+    ]);
+  });
+
+  it("converts by a zod-defined tool's schema too", () => {
+    const spec = defineTool({
+      name: "search",
+      description: "Search",
+      parameters: z.object({ zip: z.string(), limit: z.number().int().optional() }),
+      execute: () => "",
+    }).spec;
+    expect(
+      rescueToolCall(
+        "<function=search><parameter=zip>02134</parameter><parameter=limit>7</parameter></function>",
+        ["search"],
+        { tools: [spec] },
+      ),
+    ).toEqual([{ tool: "search", args: { zip: "02134", limit: 7 } }]);
+  });
+
+  it("converts only the text-valued calls of a mixed <tool_call> batch", () => {
+    const mixed =
+      '<tool_call>{"name": "search", "arguments": {"limit": "10"}}</tool_call><tool_call><function=search><parameter=limit>10</parameter></function></tool_call>';
+    expect(rescueToolCall(mixed, ["search"], { tools: [search] })).toEqual([
+      { tool: "search", args: { limit: "10" } },
+      { tool: "search", args: { limit: 10 } },
+    ]);
+  });
+
+  it("leaves JSON formats' values as the model typed them, schema or not", () => {
+    expect(
+      rescueToolCall('{"tool": "search", "args": {"limit": "10"}}', ["search"], { tools: [search] }),
+    ).toEqual([{ tool: "search", args: { limit: "10" } }]);
   });
 });
 
@@ -170,6 +297,8 @@ describe("rescueToolCall: properties", () => {
           `<tool_call>\n${JSON.stringify({ name: tool, arguments: args })}\n</tool_call>`,
           `[TOOL_CALLS] ${JSON.stringify([{ name: tool, arguments: args }])}`,
           `[TOOL_CALLS]${tool}[ARGS]${json}`,
+          `[TOOL_CALLS]${tool}${json}`,
+          `[TOOL_CALLS]${tool}\n${json}`,
           `<|python_tag|>${JSON.stringify({ name: tool, parameters: args })}<|eom_id|>`,
           `Here you go:\n\`\`\`json\n${JSON.stringify({ name: tool, arguments: json })}\n\`\`\``,
         ];

@@ -14,6 +14,13 @@ describe("stripThinking", () => {
     expect(stripThinking('answer <think>maybe {"tool": "a"}')).toBe("answer ");
   });
 
+  it("removes [THINK] blocks (Magistral, Ministral Reasoning) by the same rules", () => {
+    expect(stripThinking('[THINK]call a?[/THINK][TOOL_CALLS]b{"x": 1}')).toBe('[TOOL_CALLS]b{"x": 1}');
+    expect(stripThinking("reasoning[/THINK]answer")).toBe("answer");
+    expect(stripThinking("answer [THINK]maybe")).toBe("answer ");
+    expect(stripThinking("<think>a</think>[THINK]b[/THINK]c")).toBe("c");
+  });
+
   it("leaves text without think tags alone", () => {
     expect(stripThinking("plain")).toBe("plain");
   });
