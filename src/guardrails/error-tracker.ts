@@ -1,23 +1,27 @@
 /**
  * ErrorTracker: consecutive retry and tool-error budgets.
  */
+import { isBudgetExceeded } from "./decisions.ts";
+import { DEFAULT_LIMITS } from "./limits.ts";
 
 /** Options of `ErrorTracker`. */
 export interface ErrorTrackerOptions {
-  /** Consecutive formatting failures tolerated; the next one exhausts the budget. */
+  /** Consecutive formatting failures tolerated; the next one exhausts the budget. Default 3. */
   maxRetries?: number;
-  /** Consecutive failing tool batches tolerated; the next one exhausts the budget. */
+  /** Consecutive failing tool batches tolerated; the next one exhausts the budget. Default 2. */
   maxToolErrors?: number;
-}
-
-/** True when `count` consecutive failures exceed a budget of `max`. */
-export function isBudgetExceeded(count: number, max: number): boolean {
-  return count > max;
 }
 
 /**
  * Tracks consecutive retries and tool errors against their limits. Stateful: one per run.
  * With `maxRetries = 3`, three nudges are allowed and the fourth failure exhausts it.
+ *
+ * As in the seeds, only `resetRetries` and `resetErrors` end a streak: `recordResult(true)` is
+ * not a reset, so a batch with one failing call counts as a failure whatever order its calls
+ * are recorded in. Reset the tool errors after a batch in which nothing failed.
+ * @example
+ * for (const call of batch) errors.recordResult(await run(call));
+ * if (errors.toolErrorsExhausted) throw …; else if (batchClean) errors.resetErrors();
  */
 export class ErrorTracker {
   readonly maxRetries: number;
@@ -26,8 +30,8 @@ export class ErrorTracker {
   #toolErrors = 0;
 
   constructor(options: ErrorTrackerOptions = {}) {
-    this.maxRetries = assertCount("maxRetries", options.maxRetries ?? 3);
-    this.maxToolErrors = assertCount("maxToolErrors", options.maxToolErrors ?? 2);
+    this.maxRetries = assertCount("maxRetries", options.maxRetries ?? DEFAULT_LIMITS.maxRetriesPerStep);
+    this.maxToolErrors = assertCount("maxToolErrors", options.maxToolErrors ?? DEFAULT_LIMITS.maxToolErrors);
   }
 
   /** Count one formatting failure (text or unknown tool). */
@@ -40,10 +44,12 @@ export class ErrorTracker {
     this.#retries = 0;
   }
 
-  /** Count a batch outcome: success resets the streak, a soft error (ToolResolutionError) leaves it. */
+  /**
+   * Count one call's outcome: a failure adds one tool error, unless it is soft (a
+   * ToolResolutionError); a success changes nothing (see the class note).
+   */
   recordResult(success: boolean, isSoftError = false): void {
-    if (success) this.#toolErrors = 0;
-    else if (!isSoftError) this.#toolErrors += 1;
+    if (!success && !isSoftError) this.#toolErrors += 1;
   }
 
   /** Clear the tool-error streak. */
@@ -75,3 +81,5 @@ export function assertCount(name: string, value: number): number {
   }
   return value;
 }
+
+export { isBudgetExceeded };

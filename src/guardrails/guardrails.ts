@@ -3,6 +3,7 @@
  */
 import type { Prerequisite } from "../core/tools.ts";
 import type { LLMResponse, ToolCall } from "../core/types.ts";
+import { decideResponse } from "./decisions.ts";
 import { ErrorTracker } from "./error-tracker.ts";
 import type { Nudge } from "./nudge.ts";
 import { ResponseValidator, type RetryNudge } from "./response-validator.ts";
@@ -76,21 +77,50 @@ export class Guardrails {
     });
   }
 
-  /** Decide what to do with one LLM response. */
+  /**
+   * Decide what to do with one LLM response, with the same decision core as the workflow
+   * machine (decisions.ts): the budgets count here, across calls.
+   */
   check(response: LLMResponse): GuardrailResult {
-    const validation = this.validator.validate(response);
-    if (validation.needsRetry && validation.nudge) {
-      this.errors.recordRetry();
-      if (this.errors.retriesExhausted) {
+    const decision = decideResponse(response, this.#rules, {
+      consecutiveRetries: this.errors.retries,
+      consecutiveToolErrors: this.errors.toolErrors,
+    });
+    switch (decision.kind) {
+      case "retries_exhausted":
+        this.errors.recordRetry();
         return {
           action: "fatal",
-          reason: `Retries exhausted: ${this.errors.retries} consecutive responses without a valid tool call`,
+          reason: `Retries exhausted: ${decision.attempts} consecutive responses without a valid tool call`,
         };
+      case "retry":
+      case "unknown_tools": {
+        this.errors.recordRetry();
+        const { nudge } = this.validator.resultOf(decision);
+        return { action: decision.kind === "retry" ? "retry" : "tool_error", ...(nudge && { nudge }) };
       }
-      return { action: validation.nudge.kind === "retry" ? "retry" : "tool_error", nudge: validation.nudge };
+      case "malformed_args_exhausted":
+      case "malformed_args": {
+        this.errors.resetRetries();
+        this.errors.recordResult(false);
+        if (decision.kind === "malformed_args_exhausted") {
+          const [first] = decision.malformed;
+          return {
+            action: "fatal",
+            toolCalls: decision.calls,
+            reason: `Tool errors exhausted: the arguments of '${first?.tool}' were not a JSON object (${first?.reason})`,
+          };
+        }
+        const { nudge } = this.validator.resultOf(decision);
+        return { action: "tool_error", toolCalls: decision.calls, ...(nudge && { nudge }) };
+      }
+      case "accept":
+        this.errors.resetRetries();
+        return this.#enforce(decision.calls);
     }
-    const toolCalls = validation.toolCalls ?? [];
-    this.errors.resetRetries();
+  }
+
+  #enforce(toolCalls: ToolCall[]): GuardrailResult {
     const step = this.enforcer.check(toolCalls);
     if (step.needsNudge && step.nudge) {
       if (this.enforcer.prematureExhausted) {
@@ -114,6 +144,15 @@ export class Guardrails {
       return { action: "step_blocked", toolCalls, nudge: prerequisites.nudge };
     }
     return { action: "execute", toolCalls };
+  }
+
+  get #rules() {
+    return {
+      toolNames: this.validator.toolNames,
+      rescueEnabled: this.validator.rescueEnabled,
+      maxRetriesPerStep: this.errors.maxRetries,
+      maxToolErrors: this.errors.maxToolErrors,
+    };
   }
 
   /**

@@ -3,11 +3,11 @@
  */
 
 /** What a nudge corrects. */
-export type NudgeKind = "retry" | "unknown_tool" | "step" | "prerequisite";
+export type NudgeKind = "retry" | "unknown_tool" | "malformed_args" | "step" | "prerequisite";
 
 /**
  * A corrective message. `role` is `"user"` for retry nudges and `"tool"` (a tool-error reply to the
- * offending call) for unknown-tool, step and prerequisite nudges.
+ * offending call) for unknown-tool, malformed-arguments, step and prerequisite nudges.
  */
 export interface Nudge {
   role: "user" | "tool";

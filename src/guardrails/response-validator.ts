@@ -2,9 +2,10 @@
  * ResponseValidator: turns an LLM response into validated calls or a nudge. Stateless.
  */
 import type { LLMResponse, ToolCall } from "../core/types.ts";
-import { notRunNudge, retryNudge, unknownToolNudge } from "../prompts/nudges.ts";
+import { retryNudge } from "../prompts/nudges.ts";
+import { createGuardCounters, decideResponse, type ResponseDecision } from "./decisions.ts";
 import type { Nudge } from "./nudge.ts";
-import { validateResponse } from "./validate-response.ts";
+import { rejectionReplies } from "./replies.ts";
 
 /** Result of `ResponseValidator.validate`: exactly one of `toolCalls` and `nudge` is set. */
 export interface ValidationResult {
@@ -49,36 +50,67 @@ export class ResponseValidator {
     this.#retryNudge = options.retryNudge;
   }
 
-  /** Validate one response. */
+  /**
+   * Validate one response: usable calls, or the nudge that answers it. Text gets a retry nudge
+   * (user channel); a batch naming unknown tools gets an `unknown_tool` nudge and one with
+   * undecodable arguments a `malformed_args` nudge (tool channel, one reply per call, joined).
+   * An empty call list counts as empty text (docs/decisions/006-decision-core.md).
+   */
   validate(response: LLMResponse): ValidationResult {
-    const verdict = validateResponse(response, {
+    // Stateless: budgets are the caller's (ErrorTracker), so the decision never reports exhaustion.
+    const decision = decideResponse(response, this.#rules, createGuardCounters());
+    return this.resultOf(decision);
+  }
+
+  /** The result for a decision already made (the Guardrails facade decides with its own counters). */
+  resultOf(decision: ResponseDecision): ValidationResult {
+    switch (decision.kind) {
+      case "accept":
+        return { toolCalls: decision.calls, nudge: null, needsRetry: false };
+      case "retry":
+      case "retries_exhausted":
+        return {
+          toolCalls: null,
+          nudge: {
+            role: "user",
+            content: buildRetryNudge(decision.raw, this.#retryNudge, this.toolNames),
+            kind: "retry",
+            tier: 0,
+          },
+          needsRetry: true,
+        };
+      case "unknown_tools":
+        return {
+          toolCalls: null,
+          nudge: {
+            role: "tool",
+            content: rejectionReplies(decision, this.toolNames).join("\n"),
+            kind: "unknown_tool",
+            tier: 0,
+          },
+          needsRetry: true,
+        };
+      case "malformed_args":
+      case "malformed_args_exhausted":
+        return {
+          toolCalls: null,
+          nudge: {
+            role: "tool",
+            content: rejectionReplies(decision, this.toolNames).join("\n"),
+            kind: "malformed_args",
+            tier: 0,
+          },
+          needsRetry: true,
+        };
+    }
+  }
+
+  get #rules() {
+    return {
       toolNames: this.toolNames,
       rescueEnabled: this.rescueEnabled,
-    });
-    if (verdict.kind === "calls") return { toolCalls: verdict.calls, nudge: null, needsRetry: false };
-    if (verdict.kind === "text") {
-      return {
-        toolCalls: null,
-        nudge: {
-          role: "user",
-          content: buildRetryNudge(verdict.raw, this.#retryNudge, this.toolNames),
-          kind: "retry",
-          tier: 0,
-        },
-        needsRetry: true,
-      };
-    }
-    const content = verdict.calls
-      .map((call) =>
-        verdict.unknown.includes(call.tool)
-          ? unknownToolNudge(call.tool, this.toolNames)
-          : notRunNudge(call.tool, `unknown tool ${verdict.unknown.map((name) => `'${name}'`).join(", ")}`),
-      )
-      .join("\n");
-    return {
-      toolCalls: null,
-      nudge: { role: "tool", content, kind: "unknown_tool", tier: 0 },
-      needsRetry: true,
+      maxRetriesPerStep: Number.POSITIVE_INFINITY,
+      maxToolErrors: Number.POSITIVE_INFINITY,
     };
   }
 }

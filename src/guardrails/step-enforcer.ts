@@ -4,19 +4,18 @@
  */
 import type { Prerequisite } from "../core/tools.ts";
 import type { ToolCall } from "../core/types.ts";
-import { prerequisiteNudge, stepNudge } from "../prompts/nudges.ts";
-import { assertCount, isBudgetExceeded } from "./error-tracker.ts";
+import { decidePremature, decidePrerequisites, isBudgetExceeded, MAX_STEP_TIER } from "./decisions.ts";
+import { assertCount } from "./error-tracker.ts";
+import { DEFAULT_LIMITS } from "./limits.ts";
 import type { Nudge } from "./nudge.ts";
+import { rejectionReplies } from "./replies.ts";
 import {
   createStepProgress,
-  findPrematureTerminal,
-  findPrerequisiteViolations,
   pendingSteps,
   recordStep,
   type StepProgress,
   stepSummaryHint,
 } from "./step-state.ts";
-
 /** Result of a step or prerequisite check. */
 export interface StepCheck {
   nudge: Nudge | null;
@@ -34,8 +33,7 @@ export interface StepEnforcerOptions {
   maxPrereqViolations?: number;
 }
 
-/** Maximum escalation tier of step nudges. */
-export const MAX_STEP_TIER = 3;
+export { MAX_STEP_TIER };
 
 /**
  * Tracks required steps and prerequisites; `check` and `checkPrerequisites` count consecutive
@@ -55,35 +53,44 @@ export class StepEnforcer {
     this.requiredSteps = [...options.requiredSteps];
     this.terminalTools = [...options.terminalTools];
     this.toolPrerequisites = options.toolPrerequisites ?? {};
-    this.maxPrematureAttempts = assertCount("maxPrematureAttempts", options.maxPrematureAttempts ?? 3);
-    this.maxPrereqViolations = assertCount("maxPrereqViolations", options.maxPrereqViolations ?? 2);
+    this.maxPrematureAttempts = assertCount(
+      "maxPrematureAttempts",
+      options.maxPrematureAttempts ?? DEFAULT_LIMITS.maxPrematureAttempts,
+    );
+    this.maxPrereqViolations = assertCount(
+      "maxPrereqViolations",
+      options.maxPrereqViolations ?? DEFAULT_LIMITS.maxPrereqViolations,
+    );
   }
 
-  /** Check a batch for a terminal call made while required steps are pending. */
+  /**
+   * Check a batch for a terminal call made while required steps are pending. Each premature
+   * batch counts one attempt; the nudge escalates over three tiers (one reply per call, joined).
+   */
   check(calls: readonly ToolCall[]): StepCheck {
-    const premature = findPrematureTerminal(calls, this.terminalTools, this.requiredSteps, this.#progress);
-    if (!premature) return { nudge: null, needsNudge: false };
-    this.#premature += 1;
-    const tier = Math.min(this.#premature, MAX_STEP_TIER);
-    return {
-      nudge: {
-        role: "tool",
-        content: stepNudge(premature.terminalTool, premature.pending, tier),
-        kind: "step",
-        tier,
-      },
-      needsNudge: true,
-    };
+    const decision = decidePremature([...calls], this, {
+      progress: this.#progress,
+      prematureAttempts: this.#premature,
+    });
+    if (!decision) return { nudge: null, needsNudge: false };
+    this.#premature = decision.kind === "premature" ? decision.attempt : decision.attempts;
+    const content = rejectionReplies(decision, []).join("\n");
+    return { nudge: { role: "tool", content, kind: "step", tier: decision.tier }, needsNudge: true };
   }
 
   /** Check a batch for calls whose prerequisites are unmet; one violation blocks the batch. */
   checkPrerequisites(calls: readonly ToolCall[]): StepCheck {
-    const violations = findPrerequisiteViolations(calls, this.toolPrerequisites, this.#progress);
-    if (violations.length === 0) return { nudge: null, needsNudge: false };
-    this.#prereq += 1;
-    const content = violations
-      .map((violation) => prerequisiteNudge(violation.toolName, violation.described))
-      .join("\n");
+    const decision = decidePrerequisites(
+      [...calls],
+      { prerequisites: this.toolPrerequisites, maxPrereqViolations: this.maxPrereqViolations },
+      {
+        progress: this.#progress,
+        prereqViolations: this.#prereq,
+      },
+    );
+    if (!decision) return { nudge: null, needsNudge: false };
+    this.#prereq = decision.kind === "prerequisite" ? decision.attempt : decision.attempts;
+    const content = rejectionReplies(decision, []).join("\n");
     return { nudge: { role: "tool", content, kind: "prerequisite", tier: this.#prereq }, needsNudge: true };
   }
 

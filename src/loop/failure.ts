@@ -15,7 +15,11 @@ import {
 import type { WorkflowOutput } from "../machines/workflow.machine.ts";
 
 /** The typed error for a failed or cancelled run, with the run's history attached. */
-export function errorFromOutput(output: WorkflowOutput, originalActorError?: unknown): Error {
+export function errorFromOutput(
+  output: WorkflowOutput,
+  originalActorError?: unknown,
+  toolErrors?: ReadonlyMap<string, unknown>,
+): Error {
   if (output.status === "cancelled") {
     return new WorkflowCancelledError(output.messages, output.completedSteps, output.iteration);
   }
@@ -38,9 +42,10 @@ export function errorFromOutput(output: WorkflowOutput, originalActorError?: unk
       error = new PrerequisiteError(failure.toolName, failure.violations, failure.missingPrereqs);
       break;
     case "tool_execution": {
-      const cause = new Error(failure.errorMessage);
-      cause.name = failure.errorName;
-      error = new ToolExecutionError(failure.toolName, cause);
+      // The error the tool threw when this process saw it; else (a resumed run, an argument
+      // error) one rebuilt from its name and message.
+      const thrown = failure.callId === undefined ? undefined : toolErrors?.get(failure.callId);
+      error = new ToolExecutionError(failure.toolName, thrown ?? reviveToolError(failure));
       break;
     }
     case "actor_error":
@@ -51,6 +56,12 @@ export function errorFromOutput(output: WorkflowOutput, originalActorError?: unk
   }
   if (error instanceof ForgeError && error.messages === undefined) error.messages = output.messages;
   return error;
+}
+
+function reviveToolError(failure: Extract<WorkflowOutput["failure"], { kind: "tool_execution" }>): Error {
+  const cause = new Error(failure.errorMessage);
+  cause.name = failure.errorName;
+  return cause;
 }
 
 function reviveActorError(failure: Extract<WorkflowOutput["failure"], { kind: "actor_error" }>): Error {

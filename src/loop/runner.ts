@@ -8,7 +8,7 @@ import { createMessage, type Message, MessageRole, MessageType } from "../core/m
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, StreamChunk } from "../core/types.ts";
 import { renderSystemPrompt, type Workflow, workflowToolSpecs } from "../core/workflow.ts";
-import { assertCount } from "../guardrails/error-tracker.ts";
+import { resolveLimits } from "../guardrails/limits.ts";
 import type { RetryNudge } from "../guardrails/response-validator.ts";
 import {
   createWorkflowMachine,
@@ -58,6 +58,9 @@ export interface RunOptions {
   runId?: string;
 }
 
+/** Callbacks of a spawned workflow machine that see the original errors (they never enter its context). */
+export type WorkflowHooks = Pick<WorkflowMachineDeps, "onActorError" | "onToolError">;
+
 /**
  * Runs workflows against a client with guardrails and context management.
  * @example
@@ -69,20 +72,8 @@ export class WorkflowRunner {
   readonly #machines = new WeakMap<Workflow, { bound: BoundMachine; toolSpecs: ToolSpec[] }>();
 
   constructor(options: WorkflowRunnerOptions) {
-    for (const key of [
-      "maxRetriesPerStep",
-      "maxToolErrors",
-      "maxPrematureAttempts",
-      "maxPrereqViolations",
-    ] as const) {
-      if (options[key] !== undefined) assertCount(key, options[key]);
-    }
-    if (
-      options.maxIterations !== undefined &&
-      (!Number.isInteger(options.maxIterations) || options.maxIterations < 1)
-    ) {
-      throw new RangeError(`maxIterations must be a positive integer, got ${String(options.maxIterations)}`);
-    }
+    // Checked here, so a bad limit fails at construction and not at the first run.
+    resolveLimits("WorkflowRunner", options);
     this.options = { ...options };
   }
 
@@ -98,11 +89,7 @@ export class WorkflowRunner {
           .filter(([, tool]) => tool.prerequisites.length > 0)
           .map(([name, tool]) => [name, tool.prerequisites]),
       ),
-      maxIterations: options.maxIterations ?? 10,
-      maxRetriesPerStep: options.maxRetriesPerStep ?? 3,
-      maxToolErrors: options.maxToolErrors ?? 2,
-      maxPrematureAttempts: options.maxPrematureAttempts ?? 3,
-      maxPrereqViolations: options.maxPrereqViolations ?? 2,
+      ...resolveLimits("WorkflowRunner", options),
       rescueEnabled: options.rescueEnabled ?? true,
       stepEnforcement: options.stepEnforcement ?? true,
     });
@@ -113,11 +100,11 @@ export class WorkflowRunner {
    * callbacks: for spawning workflow actors from an app machine (`spawnChild`). `run` and `resume`
    * share one machine per workflow instead.
    */
-  machineFor(workflow: Workflow, hooks: { onActorError?: (error: unknown) => void } = {}): WorkflowMachine {
+  machineFor(workflow: Workflow, hooks: WorkflowHooks = {}): WorkflowMachine {
     return createWorkflowMachine(this.#depsFor(workflow, hooks));
   }
 
-  #depsFor(workflow: Workflow, hooks: { onActorError?: (error: unknown) => void }): WorkflowMachineDeps {
+  #depsFor(workflow: Workflow, hooks: WorkflowHooks): WorkflowMachineDeps {
     const { options } = this;
     return {
       client: options.client,
@@ -129,6 +116,7 @@ export class WorkflowRunner {
       ...(options.onMessage && { onMessage: options.onMessage }),
       ...(options.retryNudge !== undefined && { retryNudge: options.retryNudge }),
       ...(hooks.onActorError && { onActorError: hooks.onActorError }),
+      ...(hooks.onToolError && { onToolError: hooks.onToolError }),
     };
   }
 
@@ -195,7 +183,11 @@ export class WorkflowRunner {
 
   async #drive(workflow: Workflow, start: ActorStart, signal: AbortSignal | undefined): Promise<unknown> {
     let actorError: unknown;
-    const deps = this.#depsFor(workflow, { onActorError: (error) => (actorError = error) });
+    const toolErrors = new Map<string, unknown>();
+    const deps = this.#depsFor(workflow, {
+      onActorError: (error) => (actorError = error),
+      onToolError: (callId, error) => toolErrors.set(callId, error),
+    });
     // A snapshot carries its own context, so no input is needed when resuming.
     const actor = this.#machineOf(workflow).bound.createActor(deps, start, this.options.inspect);
     let cancelSent = false;
@@ -210,7 +202,7 @@ export class WorkflowRunner {
       if (signal?.aborted) cancel();
       const output: WorkflowOutput = await toPromise(actor);
       if (output.status === "done") return output.result;
-      throw errorFromOutput(output, actorError);
+      throw errorFromOutput(output, actorError, toolErrors);
     } finally {
       signal?.removeEventListener("abort", cancel);
     }

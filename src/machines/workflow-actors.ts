@@ -113,6 +113,8 @@ async function collectStream(
 /** What the tool-execution actor needs. */
 export interface ToolExecutionDeps {
   tools: Readonly<Record<string, ToolDef>>;
+  /** Receives what a tool threw, by call id (the error itself; the outcome keeps its name and message). */
+  onToolError?: (callId: string, error: unknown) => void;
 }
 
 /** One batch's request: the calls of the TOOL_CALL message just appended. */
@@ -123,17 +125,21 @@ export interface ToolExecutionRequest {
 /**
  * Run every call of a batch in order. Arguments are parsed with the tool's zod schema first
  * (a failure is reported like a throwing tool named ToolArgumentError). Tool errors become
- * outcomes for the model; a return value that cannot be serialized is a ToolOutputError.
+ * outcomes for the model; a return value that cannot be serialized is a ToolOutputError. Each
+ * finished call is also sent to the workflow as `tools.outcome`, so a run cancelled mid-batch
+ * keeps the results of the calls that did run.
  */
 export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) {
   return fromRequests(
     "tools",
     async (request: ToolExecutionRequest, signal, parent): Promise<ToolOutcome[]> => {
-      const { tools } = resolveDeps(source, parent);
+      const { tools, onToolError } = resolveDeps(source, parent);
       const outcomes: ToolOutcome[] = [];
       for (const call of request.calls) {
         signal.throwIfAborted();
-        outcomes.push(await executeCall(tools, call));
+        const outcome = await executeCall(tools, call, onToolError);
+        outcomes.push(outcome);
+        if (!signal.aborted && request.calls.length > 1) parent?.send({ type: "tools.outcome", outcome });
       }
       return outcomes;
     },
@@ -143,6 +149,7 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
 async function executeCall(
   tools: Readonly<Record<string, ToolDef>>,
   call: ToolCallInfo,
+  onToolError: ToolExecutionDeps["onToolError"],
 ): Promise<ToolOutcome> {
   const base = { callId: call.callId, tool: call.name, args: call.args };
   const tool = tools[call.name];
@@ -174,6 +181,7 @@ async function executeCall(
         errorMessage: error.message,
       };
     }
+    onToolError?.(call.callId, error);
     const name = error instanceof Error ? error.name : "Error";
     const message = error instanceof Error ? error.message : String(error);
     return {

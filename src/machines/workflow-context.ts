@@ -4,24 +4,22 @@
  */
 import type { Message } from "../core/messages.ts";
 import type { Prerequisite } from "../core/tools.ts";
-import type { LLMResponse } from "../core/types.ts";
+import {
+  createGuardCounters,
+  type Decision,
+  type GuardCounters,
+  type GuardRules,
+} from "../guardrails/decisions.ts";
+import { DEFAULT_LIMITS } from "../guardrails/limits.ts";
 import { createStepProgress, type StepProgress } from "../guardrails/step-state.ts";
-import type { Verdict } from "../guardrails/validate-response.ts";
 
 /** Limits and switches of one run. JSON-serializable. */
-export interface WorkflowConfig {
+export interface WorkflowConfig extends GuardRules {
   toolNames: string[];
   requiredSteps: string[];
   terminalTools: string[];
   prerequisites: Record<string, Prerequisite[]>;
   maxIterations: number;
-  maxRetriesPerStep: number;
-  maxToolErrors: number;
-  maxPrematureAttempts: number;
-  maxPrereqViolations: number;
-  rescueEnabled: boolean;
-  /** Off: premature terminal calls and unmet prerequisites are not checked (ablation). */
-  stepEnforcement: boolean;
   /** On: stop after the first valid batch (the proxy's front half); nothing is executed. */
   inferenceOnly: boolean;
 }
@@ -46,7 +44,14 @@ export type WorkflowFailure =
   | { kind: "retries_exhausted"; rawResponse: string; attempts: number }
   | { kind: "step_enforcement"; terminalTool: string; attempts: number; pendingSteps: string[] }
   | { kind: "prerequisite"; toolName: string; violations: number; missingPrereqs: string[] }
-  | { kind: "tool_execution"; toolName: string; errorName: string; errorMessage: string }
+  | {
+      kind: "tool_execution";
+      toolName: string;
+      errorName: string;
+      errorMessage: string;
+      /** The failing call, when a tool threw (its error reaches `onToolError` under this id). */
+      callId?: string;
+    }
   | {
       kind: "actor_error";
       source: "inference" | "tools";
@@ -59,7 +64,7 @@ export type WorkflowFailure =
 export type WorkflowStatus = "running" | "done" | "failed" | "cancelled" | "responded";
 
 /** The machine's context. Every field is JSON. */
-export interface WorkflowContext {
+export interface WorkflowContext extends GuardCounters {
   status: WorkflowStatus;
   /** Seeds the run's deterministic tool-call ids. */
   runId: string;
@@ -71,13 +76,13 @@ export interface WorkflowContext {
   /** LLM calls made so far. */
   iteration: number;
   progress: StepProgress;
-  consecutiveRetries: number;
-  consecutiveToolErrors: number;
-  prematureAttempts: number;
-  prereqViolations: number;
-  /** The last response, until validated. */
-  response: LLMResponse | null;
-  verdict: Verdict | null;
+  /**
+   * What this pass decided (decisions.ts): set once after validation and once after enforcement;
+   * the states branch on its `kind` and the actions apply it.
+   */
+  decision: Decision | null;
+  /** Outcomes of the batch in flight, as each call finishes (kept when a run is cancelled mid-batch). */
+  outcomes: ToolOutcome[];
   /** Result of the terminal tool once it succeeded. */
   result: unknown;
   failure: WorkflowFailure | null;
@@ -99,11 +104,7 @@ export function createWorkflowConfig(
     requiredSteps: [],
     terminalTools: [],
     prerequisites: {},
-    maxIterations: 10,
-    maxRetriesPerStep: 3,
-    maxToolErrors: 2,
-    maxPrematureAttempts: 3,
-    maxPrereqViolations: 2,
+    ...DEFAULT_LIMITS,
     rescueEnabled: true,
     stepEnforcement: true,
     inferenceOnly: false,
@@ -122,12 +123,9 @@ export function createWorkflowContext(input: WorkflowInput): WorkflowContext {
     appended: 0,
     iteration: 0,
     progress: createStepProgress(),
-    consecutiveRetries: 0,
-    consecutiveToolErrors: 0,
-    prematureAttempts: 0,
-    prereqViolations: 0,
-    response: null,
-    verdict: null,
+    ...createGuardCounters(),
+    decision: null,
+    outcomes: [],
     result: null,
     failure: null,
   };

@@ -10,8 +10,7 @@ import {
   type ToolCallInfo,
 } from "../core/messages.ts";
 import type { ToolCall } from "../core/types.ts";
-import type { PrerequisiteViolation } from "../guardrails/step-state.ts";
-import { notRunNudge, prerequisiteNudge, stepNudge, unknownToolNudge } from "../prompts/nudges.ts";
+import type { RejectDecision } from "../guardrails/replies.ts";
 import type { ToolOutcome } from "./workflow-context.ts";
 
 /**
@@ -54,15 +53,27 @@ export function retryMessages(rawResponse: string, nudge: string, stepIndex: num
   ];
 }
 
-/** A blocked batch: its TOOL_CALL message and one tool-error reply per call. */
-function blockedBatch(
+/** The message type of each kind of tool-channel rejection. */
+const REJECTION_TYPES: Record<RejectDecision["kind"], MessageType> = {
+  unknown_tools: MessageType.RETRY_NUDGE,
+  malformed_args: MessageType.TOOL_RESULT,
+  malformed_args_exhausted: MessageType.TOOL_RESULT,
+  premature: MessageType.STEP_NUDGE,
+  premature_exhausted: MessageType.STEP_NUDGE,
+  prerequisite: MessageType.PREREQUISITE_NUDGE,
+  prerequisite_exhausted: MessageType.PREREQUISITE_NUDGE,
+};
+
+/** A rejected batch: its TOOL_CALL message, then one role-`tool` reply per call (`replies`, in order). */
+export function rejectedBatchMessages(
   calls: readonly ToolCall[],
+  replies: readonly string[],
+  kind: RejectDecision["kind"],
   runId: string,
   stepIndex: number,
-  type: MessageType,
-  reply: (call: ToolCall) => string,
 ): Message[] {
   const infos = toCallInfos(calls, runId, stepIndex);
+  const type = REJECTION_TYPES[kind];
   return [
     createMessage(
       MessageRole.ASSISTANT,
@@ -73,59 +84,12 @@ function blockedBatch(
     ...calls.map((call, index) =>
       createMessage(
         MessageRole.TOOL,
-        reply(call),
+        replies[index] ?? "",
         { type, stepIndex },
         { toolName: call.tool, toolCallId: infos[index]?.callId },
       ),
     ),
   ];
-}
-
-/** A batch rejected for naming tools that do not exist. */
-export function unknownToolMessages(
-  calls: readonly ToolCall[],
-  unknown: readonly string[],
-  available: readonly string[],
-  runId: string,
-  stepIndex: number,
-): Message[] {
-  const reason = `it called unknown tool ${unknown.map((name) => `'${name}'`).join(", ")}`;
-  return blockedBatch(calls, runId, stepIndex, MessageType.RETRY_NUDGE, (call) =>
-    unknown.includes(call.tool) ? unknownToolNudge(call.tool, available) : notRunNudge(call.tool, reason),
-  );
-}
-
-/** A batch rejected for a premature terminal call. */
-export function stepNudgeMessages(
-  calls: readonly ToolCall[],
-  terminalTool: string,
-  pending: readonly string[],
-  tier: number,
-  runId: string,
-  stepIndex: number,
-): Message[] {
-  const reason = `${terminalTool} was called before the required steps`;
-  return blockedBatch(calls, runId, stepIndex, MessageType.STEP_NUDGE, (call) =>
-    call.tool === terminalTool
-      ? stepNudge(terminalTool, pending, tier)
-      : `[StepEnforcementError] ${notRunNudge(call.tool, reason)}`,
-  );
-}
-
-/** A batch rejected for unmet prerequisites. */
-export function prerequisiteMessages(
-  calls: readonly ToolCall[],
-  violations: readonly PrerequisiteViolation[],
-  runId: string,
-  stepIndex: number,
-): Message[] {
-  const reason = `${violations.map((violation) => violation.toolName).join(", ")} lacked prerequisites`;
-  return blockedBatch(calls, runId, stepIndex, MessageType.PREREQUISITE_NUDGE, (call) => {
-    const violation = violations.find((candidate) => candidate.toolName === call.tool);
-    return violation
-      ? prerequisiteNudge(call.tool, violation.described)
-      : `[PrereqError] ${notRunNudge(call.tool, reason)}`;
-  });
 }
 
 /** An accepted batch: optional REASONING, then the TOOL_CALL message. */

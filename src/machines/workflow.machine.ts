@@ -3,20 +3,13 @@
  * looping until a terminal tool succeeds, with final states done / failed / cancelled
  * (and responded, for the proxy's inference-only front half).
  */
-import { type ActorRefFrom, type AnyActorRef, assign, type SnapshotFrom, sendTo, setup } from "xstate";
-import { appendMessages } from "../core/history.ts";
+import { type ActorRefFrom, type AnyActorRef, and, assign, type SnapshotFrom, sendTo, setup } from "xstate";
 import type { Message } from "../core/messages.ts";
 import type { ToolDef, ToolSpec } from "../core/tools.ts";
 import type { LLMClient, LLMResponse, StreamChunk, ToolCall } from "../core/types.ts";
+import type { Decision } from "../guardrails/decisions.ts";
 import { buildRetryNudge, type RetryNudge } from "../guardrails/response-validator.ts";
-import {
-  argMatchedTools,
-  findPrematureTerminal,
-  findPrerequisiteViolations,
-  recordStep,
-  stepSummaryHint,
-} from "../guardrails/step-state.ts";
-import { validateResponse } from "../guardrails/validate-response.ts";
+import { stepSummaryHint } from "../guardrails/step-state.ts";
 import { createInferenceLogic, createToolExecutionLogic } from "./workflow-actors.ts";
 import {
   createWorkflowContext,
@@ -26,8 +19,8 @@ import {
   type WorkflowInput,
   type WorkflowStatus,
 } from "./workflow-context.ts";
-import * as guards from "./workflow-guards.ts";
-import * as build from "./workflow-messages.ts";
+import { openCalls } from "./workflow-messages.ts";
+import * as update from "./workflow-updates.ts";
 
 /** Anything that compacts a history once per iteration (a `ContextManager`). */
 export interface HistoryCompactor {
@@ -48,6 +41,8 @@ export interface WorkflowMachineDeps {
   retryNudge?: RetryNudge;
   /** Receives the original error when an invoked actor (client or tools) fails the run. */
   onActorError?: (error: unknown) => void;
+  /** Receives what a tool threw (the `cause` of a later ToolExecutionError), by call id. */
+  onToolError?: (callId: string, error: unknown) => void;
 }
 
 /**
@@ -64,6 +59,7 @@ export type WorkflowEvent =
   | { type: "workflow.cancel" }
   | { type: "inference.done"; output: LLMResponse }
   | { type: "inference.error"; error: unknown }
+  | { type: "tools.outcome"; outcome: ToolOutcome }
   | { type: "tools.done"; output: ToolOutcome[] }
   | { type: "tools.error"; error: unknown };
 
@@ -82,6 +78,10 @@ export interface WorkflowOutput {
 /**
  * Build the workflow statechart for a client, a context manager and a tool set, or, given a
  * lookup, once for many actors that each find their own deps (the same statechart either way).
+ *
+ * Each pass: compact → infer → validate → enforce → execute → review. What happens next is
+ * decided once per pass by the decision core (guardrails/decisions.ts) into `context.decision`;
+ * the states branch on its kind, the actions apply it (workflow-updates.ts).
  * @example
  * const actor = createActor(createWorkflowMachine(deps), { input: { config, messages } });
  * actor.start();
@@ -101,26 +101,19 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
         const { client, toolSpecs, stream, onChunk } = depsOf(workflow);
         return { client, toolSpecs, stream: stream ?? false, ...(onChunk && { onChunk }) };
       }),
-      executeTools: createToolExecutionLogic((workflow) => ({ tools: depsOf(workflow).tools ?? {} })),
+      executeTools: createToolExecutionLogic((workflow) => {
+        const { tools, onToolError } = depsOf(workflow);
+        return { tools: tools ?? {}, ...(onToolError && { onToolError }) };
+      }),
     },
     guards: {
-      iterationsExhausted: ({ context }) => guards.iterationsExhausted(context),
-      retriesExhausted: ({ context }) => guards.retriesExhausted(context),
-      isTextResponse: ({ context }) => guards.isTextResponse(context),
-      hasUnknownTools: ({ context }) => guards.hasUnknownTools(context),
-      isInferenceOnly: ({ context }) => guards.isInferenceOnly(context),
-      prematureExhausted: ({ context }) => guards.prematureExhausted(context),
-      isPremature: ({ context }) => guards.isPremature(context),
-      prerequisitesExhausted: ({ context }) => guards.prerequisitesExhausted(context),
-      violatesPrerequisites: ({ context }) => guards.violatesPrerequisites(context),
-      toolErrorsExhausted: ({ context, event }) => guards.toolErrorsExhausted(context, outcomesOf(event)),
-      terminalSucceeded: ({ context, event }) =>
-        guards.terminalOutcome(context, outcomesOf(event)) !== undefined,
+      decided: ({ context }, params: { kind: Decision["kind"] }) => context.decision?.kind === params.kind,
+      iterationsExhausted: ({ context }) => context.iteration >= context.config.maxIterations,
+      isInferenceOnly: ({ context }) => context.config.inferenceOnly,
     },
     actions: {
-      // Compact the history, then count the LLM call about to be made.
+      // The one side effect of the pass's start: the ContextManager compacts (and fires its callbacks).
       startIteration: assign(({ context, self }) => ({
-        // A compacted history is a new array; frozen like every history in the context.
         messages: Object.freeze(
           depsOf(self).contextManager.maybeCompact(
             context.messages,
@@ -136,212 +129,35 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       })),
       requestTools: sendTo("executeTools", ({ context }) => ({
         type: "request" as const,
-        request: { calls: build.openCalls(context.messages) },
+        request: { calls: openCalls(context.messages) },
       })),
-      // Validate the response; a batch of known tools resets the consecutive-retry count.
-      storeResponse: assign(({ context, event }) => {
-        const response = event.type === "inference.done" ? event.output : null;
-        const verdict =
-          response === null
-            ? null
-            : validateResponse(response, {
-                toolNames: context.config.toolNames,
-                rescueEnabled: context.config.rescueEnabled,
-              });
-        return {
-          response,
-          verdict,
-          consecutiveRetries: verdict?.kind === "calls" ? 0 : context.consecutiveRetries,
-        };
-      }),
-      nudgeRetry: assign(({ context, self }) => {
-        const raw = context.verdict?.kind === "text" ? context.verdict.raw : "";
-        const added = build.retryMessages(
-          raw,
+      decideOnResponse: assign(({ context, event }) => update.decideOnResponse(context, responseOf(event))),
+      decideOnBatch: assign(({ context }) => update.decideOnBatch(context)),
+      appendRetry: assign(({ context, self }) => {
+        const raw = context.decision?.kind === "retry" ? context.decision.raw : "";
+        return update.appendRetry(
+          context,
           buildRetryNudge(raw, depsOf(self).retryNudge, context.config.toolNames),
-          stepOf(context),
         );
-        return {
-          messages: appendMessages(context.messages, added),
-          appended: added.length,
-          consecutiveRetries: context.consecutiveRetries + 1,
-        };
       }),
-      nudgeUnknownTool: assign(({ context }) => {
-        if (context.verdict?.kind !== "unknown_tools") return { appended: 0 };
-        const { calls, unknown } = context.verdict;
-        const added = build.unknownToolMessages(
-          calls,
-          unknown,
-          context.config.toolNames,
-          context.runId,
-          stepOf(context),
-        );
-        return {
-          messages: appendMessages(context.messages, added),
-          appended: added.length,
-          consecutiveRetries: context.consecutiveRetries + 1,
-        };
-      }),
-      nudgeStep: assign(({ context }) => {
-        const calls = guards.acceptedCalls(context);
-        const { config } = context;
-        const premature = findPrematureTerminal(
-          calls,
-          config.terminalTools,
-          config.requiredSteps,
-          context.progress,
-        );
-        if (!premature) return { appended: 0 };
-        const tier = Math.min(context.prematureAttempts + 1, 3);
-        const added = build.stepNudgeMessages(
-          calls,
-          premature.terminalTool,
-          premature.pending,
-          tier,
-          context.runId,
-          stepOf(context),
-        );
-        return {
-          messages: appendMessages(context.messages, added),
-          appended: added.length,
-          prematureAttempts: context.prematureAttempts + 1,
-        };
-      }),
-      nudgePrerequisite: assign(({ context }) => {
-        const calls = guards.acceptedCalls(context);
-        const violations = findPrerequisiteViolations(calls, context.config.prerequisites, context.progress);
-        const added = build.prerequisiteMessages(calls, violations, context.runId, stepOf(context));
-        return {
-          messages: appendMessages(context.messages, added),
-          appended: added.length,
-          prereqViolations: context.prereqViolations + 1,
-        };
-      }),
-      appendToolCall: assign(({ context }) => {
-        const added = build.toolCallMessages(guards.acceptedCalls(context), context.runId, stepOf(context));
-        return { messages: appendMessages(context.messages, added), appended: added.length };
-      }),
-      appendResults: assign(({ context, event }) => {
-        const added = build.toolResultMessages(outcomesOf(event), stepOf(context));
-        return { messages: appendMessages(context.messages, added), appended: added.length };
-      }),
-      // Runs after each appending action: tells `onMessage` about what it appended, in order.
+      appendRejection: assign(({ context }) => update.appendRejection(context)),
+      appendToolCall: assign(({ context }) => update.appendToolCall(context)),
+      keepOutcome: assign(({ context, event }) =>
+        event.type === "tools.outcome" ? update.keepOutcome(context, event.outcome) : {},
+      ),
+      recordBatch: assign(({ context, event }) => update.recordBatch(context, outcomesOf(event))),
+      closeOpenCalls: assign(({ context }) => update.closeOpenCalls(context)),
+      failWithDecision: assign(({ context }) => update.failWith(context)),
+      failMaxIterations: assign(({ context }) => update.failMaxIterations(context)),
+      failFromActor: assign((_, params: { source: "inference" | "tools"; error: unknown }) => ({
+        failure: update.describeActorError(params.error, params.source),
+      })),
+      // Side effects, after the assign they follow: onMessage hears what was appended, in order.
       reportAppended: ({ context, self }) => {
         const { onMessage } = depsOf(self);
         if (!onMessage || context.appended === 0) return;
         for (const message of context.messages.slice(-context.appended)) onMessage(message);
       },
-      // Append the batch's results and record its successful steps and counters.
-      recordResults: assign(({ context, event }) => {
-        const outcomes = outcomesOf(event);
-        const added = build.toolResultMessages(outcomes, stepOf(context));
-        const messages = appendMessages(context.messages, added);
-        const keepArgsOf = argMatchedTools(context.config.prerequisites);
-        const progress = outcomes
-          .filter((outcome) => outcome.status === "ok")
-          .reduce(
-            (current, outcome) =>
-              recordStep(current, outcome.tool, outcome.args, keepArgsOf.has(outcome.tool)),
-            context.progress,
-          );
-        const terminal = guards.terminalOutcome(context, outcomes);
-        if (guards.batchFailed(outcomes)) {
-          return {
-            messages,
-            appended: added.length,
-            progress,
-            consecutiveToolErrors: context.consecutiveToolErrors + 1,
-            result: terminal?.value ?? null,
-          };
-        }
-        return {
-          messages,
-          appended: added.length,
-          progress,
-          consecutiveToolErrors: 0,
-          prematureAttempts: 0,
-          prereqViolations: 0,
-          result: terminal?.value ?? null,
-        };
-      }),
-      closeOpenCalls: assign(({ context }) => {
-        const added = build.cancelledResultMessages(build.openCalls(context.messages), stepOf(context));
-        return { messages: appendMessages(context.messages, added), appended: added.length };
-      }),
-      failMaxIterations: assign({
-        failure: ({ context }) => ({
-          kind: "max_iterations" as const,
-          iterations: context.iteration,
-          completedSteps: context.progress.completedSteps,
-          pendingSteps: context.config.requiredSteps.filter(
-            (step) => !context.progress.completedSteps.includes(step),
-          ),
-        }),
-      }),
-      failRetriesExhausted: assign(({ context }) => {
-        const verdict = context.verdict;
-        const raw = verdict && verdict.kind !== "calls" ? verdict.raw : "";
-        const added =
-          verdict?.kind === "text" ? [build.retryMessages(raw, "", stepOf(context))[0] as Message] : [];
-        return {
-          messages: appendMessages(context.messages, added),
-          appended: added.length,
-          consecutiveRetries: context.consecutiveRetries + 1,
-          failure: {
-            kind: "retries_exhausted" as const,
-            rawResponse: raw,
-            attempts: context.consecutiveRetries + 1,
-          },
-        };
-      }),
-      failStepEnforcement: assign({
-        failure: ({ context }) => {
-          const { config } = context;
-          const premature = findPrematureTerminal(
-            guards.acceptedCalls(context),
-            config.terminalTools,
-            config.requiredSteps,
-            context.progress,
-          );
-          return {
-            kind: "step_enforcement" as const,
-            terminalTool: premature?.terminalTool ?? "",
-            attempts: context.prematureAttempts + 1,
-            pendingSteps: premature?.pending ?? [],
-          };
-        },
-      }),
-      failPrerequisite: assign({
-        failure: ({ context }) => {
-          const [first] = findPrerequisiteViolations(
-            guards.acceptedCalls(context),
-            context.config.prerequisites,
-            context.progress,
-          );
-          return {
-            kind: "prerequisite" as const,
-            toolName: first?.toolName ?? "",
-            violations: context.prereqViolations + 1,
-            missingPrereqs: first?.missing ?? [],
-          };
-        },
-      }),
-      failToolExecution: assign(({ context, event }) => {
-        const failed = outcomesOf(event).find((outcome) => outcome.status === "error");
-        return {
-          consecutiveToolErrors: context.consecutiveToolErrors + 1,
-          failure: {
-            kind: "tool_execution" as const,
-            toolName: failed?.tool ?? "",
-            errorName: failed?.errorName ?? "Error",
-            errorMessage: failed?.errorMessage ?? "",
-          },
-        };
-      }),
-      failFromActor: assign((_, params: { source: "inference" | "tools"; error: unknown }) => ({
-        failure: describeActorError(params.error, params.source),
-      })),
       reportActorError: ({ event, self }) => {
         if ("error" in event) depsOf(self).onActorError?.(event.error);
       },
@@ -356,88 +172,99 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       { id: "inference", src: "inference" },
       { id: "executeTools", src: "executeTools" },
     ],
-    on: { "workflow.cancel": { target: ".cancelled", actions: ["closeOpenCalls", "reportAppended"] } },
+    on: {
+      "workflow.cancel": { target: ".cancelled", actions: ["closeOpenCalls", "reportAppended"] },
+    },
     states: {
       compact: {
+        description:
+          "Start a pass: fail once maxIterations LLM calls were made, else compact the history and count the call.",
         always: [
           { guard: "iterationsExhausted", target: "failed", actions: "failMaxIterations" },
           { target: "infer", actions: "startIteration" },
         ],
       },
       infer: {
+        description: "One LLM call through the inference worker; its answer is decided on at once.",
         entry: "requestInference",
         on: {
-          "inference.done": { target: "validate", actions: "storeResponse" },
-          "inference.error": {
-            target: "failed",
-            actions: [
-              {
-                type: "failFromActor",
-                params: ({ event }) => ({ source: "inference" as const, error: errorOf(event) }),
-              },
-              "reportActorError",
-            ],
-          },
+          "inference.done": { target: "validate", actions: "decideOnResponse" },
+          "inference.error": { target: "failed", actions: actorFailure("inference") },
         },
       },
       validate: {
+        description:
+          "Text gets a retry nudge (user channel); unknown tools and malformed arguments reject the batch on the tool channel; an exhausted budget fails the run.",
         always: [
+          { guard: decided("retry"), target: "compact", actions: ["appendRetry", "reportAppended"] },
           {
-            guard: "retriesExhausted",
-            target: "failed",
-            actions: ["failRetriesExhausted", "reportAppended"],
+            guard: decided("unknown_tools"),
+            target: "compact",
+            actions: ["appendRejection", "reportAppended"],
           },
-          { guard: "isTextResponse", target: "compact", actions: ["nudgeRetry", "reportAppended"] },
-          { guard: "hasUnknownTools", target: "compact", actions: ["nudgeUnknownTool", "reportAppended"] },
-          { guard: "isInferenceOnly", target: "responded" },
-          { target: "enforce" },
+          {
+            guard: decided("malformed_args"),
+            target: "compact",
+            actions: ["appendRejection", "reportAppended"],
+          },
+          { guard: and([decided("accept"), "isInferenceOnly"]), target: "responded" },
+          { guard: decided("accept"), target: "enforce", actions: "decideOnBatch" },
+          { target: "failed", actions: ["failWithDecision", "reportAppended"] },
         ],
       },
       enforce: {
+        description:
+          "A premature terminal call or unmet prerequisites reject the batch with a nudge; an exhausted budget fails the run.",
         always: [
-          { guard: "prematureExhausted", target: "failed", actions: "failStepEnforcement" },
-          { guard: "isPremature", target: "compact", actions: ["nudgeStep", "reportAppended"] },
-          { guard: "prerequisitesExhausted", target: "failed", actions: "failPrerequisite" },
+          { guard: decided("execute"), target: "execute", actions: ["appendToolCall", "reportAppended"] },
+          { guard: decided("premature"), target: "compact", actions: ["appendRejection", "reportAppended"] },
           {
-            guard: "violatesPrerequisites",
+            guard: decided("prerequisite"),
             target: "compact",
-            actions: ["nudgePrerequisite", "reportAppended"],
+            actions: ["appendRejection", "reportAppended"],
           },
-          { target: "execute", actions: ["appendToolCall", "reportAppended"] },
+          { target: "failed", actions: "failWithDecision" },
         ],
       },
       execute: {
+        description:
+          "Run the batch through the tools worker; outcomes are kept as calls finish, then recorded with the batch.",
         entry: "requestTools",
         on: {
-          "tools.done": [
-            {
-              guard: "toolErrorsExhausted",
-              target: "failed",
-              actions: ["appendResults", "reportAppended", "failToolExecution"],
-            },
-            {
-              guard: "terminalSucceeded",
-              target: "done",
-              actions: ["recordResults", "reportAppended"],
-            },
-            { target: "compact", actions: ["recordResults", "reportAppended"] },
-          ],
-          "tools.error": {
-            target: "failed",
-            actions: [
-              {
-                type: "failFromActor",
-                params: ({ event }) => ({ source: "tools" as const, error: errorOf(event) }),
-              },
-              "reportActorError",
-            ],
-          },
+          "tools.outcome": { actions: "keepOutcome" },
+          "tools.done": { target: "review", actions: ["recordBatch", "reportAppended"] },
+          "tools.error": { target: "failed", actions: actorFailure("tools") },
         },
       },
-      done: { type: "final", entry: { type: "markStatus", params: { status: "done" } } },
-      failed: { type: "final", entry: { type: "markStatus", params: { status: "failed" } } },
-      cancelled: { type: "final", entry: { type: "markStatus", params: { status: "cancelled" } } },
-      responded: { type: "final", entry: { type: "markStatus", params: { status: "responded" } } },
+      review: {
+        description:
+          "A terminal success finishes the run; an exhausted tool-error budget fails it; else loop.",
+        always: [
+          { guard: decided("finish"), target: "done" },
+          { guard: decided("tool_errors_exhausted"), target: "failed", actions: "failWithDecision" },
+          { target: "compact" },
+        ],
+      },
+      done: {
+        description: "A terminal tool succeeded; `result` is its value.",
+        type: "final",
+        entry: { type: "markStatus", params: { status: "done" } },
+      },
+      failed: {
+        description: "A budget ran out or an actor failed; `failure` says which.",
+        type: "final",
+        entry: { type: "markStatus", params: { status: "failed" } },
+      },
+      cancelled: {
+        description: "Cancelled from outside; every open call got an answer.",
+        type: "final",
+        entry: { type: "markStatus", params: { status: "cancelled" } },
+      },
+      responded: {
+        description: "Inference-only runs (the proxy's front half) stop at the first valid batch.",
+        type: "final",
+        entry: { type: "markStatus", params: { status: "responded" } },
+      },
     },
     output: ({ context }) => ({
       status: context.status,
@@ -447,7 +274,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       messages: [...context.messages],
       iteration: context.iteration,
       completedSteps: context.progress.completedSteps,
-      toolCalls: context.status === "responded" ? guards.acceptedCalls(context) : null,
+      toolCalls: context.status === "responded" ? update.decidedCalls(context) : null,
     }),
   });
 }
@@ -459,8 +286,22 @@ export type WorkflowActor = ActorRefFrom<WorkflowMachine>;
 /** A workflow actor's snapshot. */
 export type WorkflowSnapshot = SnapshotFrom<WorkflowMachine>;
 
-function stepOf(context: WorkflowContext): number {
-  return Math.max(0, context.iteration - 1);
+function decided(kind: Decision["kind"]) {
+  return { type: "decided" as const, params: { kind } };
+}
+
+function actorFailure(source: "inference" | "tools") {
+  return [
+    {
+      type: "failFromActor" as const,
+      params: ({ event }: { event: WorkflowEvent }) => ({ source, error: errorOf(event) }),
+    },
+    "reportActorError" as const,
+  ];
+}
+
+function responseOf(event: WorkflowEvent): LLMResponse {
+  return event.type === "inference.done" ? event.output : { content: "" };
 }
 
 function errorOf(event: WorkflowEvent): unknown {
@@ -469,26 +310,4 @@ function errorOf(event: WorkflowEvent): unknown {
 
 function outcomesOf(event: WorkflowEvent): ToolOutcome[] {
   return event.type === "tools.done" ? event.output : [];
-}
-
-function describeActorError(error: unknown, source: "inference" | "tools"): WorkflowFailure {
-  const details: Record<string, unknown> = {};
-  if (typeof error === "object" && error !== null) {
-    for (const [key, value] of Object.entries(error)) {
-      if (key === "messages" || key === "cause") continue;
-      try {
-        JSON.stringify(value);
-        details[key] = value;
-      } catch {
-        details[key] = String(value);
-      }
-    }
-  }
-  return {
-    kind: "actor_error",
-    source,
-    name: error instanceof Error ? error.name : "Error",
-    message: error instanceof Error ? error.message : String(error),
-    details,
-  };
 }

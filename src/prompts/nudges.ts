@@ -58,6 +58,14 @@ export function stepNudge(terminalTool: string, pendingSteps: readonly string[],
   return `[StepEnforcementError] STOP. Calling ${terminalTool} will keep failing. Your next call must be ${pendingSteps[0] ?? pending}. Required steps still missing: ${pending}.`;
 }
 
+/**
+ * Tool-error reply for a call whose arguments could not be decoded into a JSON object (answered
+ * like a failing tool, on the tool channel).
+ */
+export function malformedArgumentsNudge(toolName: string, reason: string): string {
+  return `[ToolError] ToolArgumentError: the arguments of '${toolName}' are not a JSON object (${reason}). Call ${toolName} again with its arguments as one JSON object.`;
+}
+
 /** Tool-error reply for a call whose prerequisites have not been called. */
 export function prerequisiteNudge(toolName: string, missing: readonly string[]): string {
   return `[PrereqError] You cannot call ${toolName} yet: call ${missing.join(", ")} first. ${toolName} depends on ${missing.length === 1 ? "its" : "their"} result.`;

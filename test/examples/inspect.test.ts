@@ -20,7 +20,7 @@ describe("examples/inspect", () => {
     expect(result).toBe("Oslo: 18°C and cloudy");
     const workflow = transitions.filter((transition) => transition.machine === "workflow");
     expect(new Set(workflow.map((transition) => transition.state))).toEqual(
-      new Set(["compact", "infer", "validate", "enforce", "execute", "done"]),
+      new Set(["compact", "infer", "validate", "enforce", "execute", "review", "done"]),
     );
     // @xstate.snapshot events: the states the actor rests in between its actors' results.
     expect(workflow.filter((transition) => transition.settled).map((transition) => transition.state)).toEqual(
@@ -37,11 +37,13 @@ describe("examples/inspect", () => {
       "validate",
       "enforce",
       "execute",
+      "review",
       "compact",
       "infer",
       "validate",
       "enforce",
       "execute",
+      "review",
       "done",
     ]);
     expect(lines).toContain("  workflow: tools.done → done");

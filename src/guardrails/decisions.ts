@@ -1,0 +1,297 @@
+/**
+ * The decision core: what the loop does next with a response, with an accepted batch and with
+ * an executed batch. Pure functions of the response, the run's rules and its counters; the
+ * workflow machine stores their result in its context once per pass and its actions only apply
+ * it, and the middleware classes (Guardrails, StepEnforcer, ResponseValidator) call the same
+ * functions, so the two surfaces cannot drift apart.
+ */
+import type { Prerequisite } from "../core/tools.ts";
+import type { LLMResponse, ToolCall } from "../core/types.ts";
+import type { GuardLimits } from "./limits.ts";
+import {
+  findPrematureTerminal,
+  findPrerequisiteViolations,
+  type PrerequisiteViolation,
+  type StepProgress,
+} from "./step-state.ts";
+import { validateResponse } from "./validate-response.ts";
+
+/** The rules of a run the decisions read. JSON-serializable (the machine keeps them in its config). */
+export interface GuardRules extends Omit<GuardLimits, "maxIterations"> {
+  toolNames: readonly string[];
+  requiredSteps: readonly string[];
+  terminalTools: readonly string[];
+  prerequisites: Readonly<Record<string, readonly Prerequisite[]>>;
+  rescueEnabled: boolean;
+  /** Off: premature terminal calls and unmet prerequisites are not checked (ablation). */
+  stepEnforcement: boolean;
+}
+
+/** Consecutive-failure counters, each reset by the success that ends its streak. */
+export interface GuardCounters {
+  consecutiveRetries: number;
+  consecutiveToolErrors: number;
+  prematureAttempts: number;
+  prereqViolations: number;
+}
+
+/** Counters plus step progress: everything a decision reads besides the rules. */
+export interface GuardState extends GuardCounters {
+  progress: StepProgress;
+}
+
+/** Fresh counters. */
+export function createGuardCounters(): GuardCounters {
+  return { consecutiveRetries: 0, consecutiveToolErrors: 0, prematureAttempts: 0, prereqViolations: 0 };
+}
+
+/** A call of a batch whose arguments could not be decoded into a JSON object. */
+export interface MalformedCall {
+  /** Position in the batch. */
+  index: number;
+  tool: string;
+  /** What was wrong, as the client reported it. */
+  reason: string;
+}
+
+/**
+ * What to do with a response. `attempt(s)` is the consecutive count of the failure's kind,
+ * this one included.
+ */
+export type ResponseDecision =
+  /** Known tools with decodable arguments: go on to enforcement. */
+  | { kind: "accept"; calls: ToolCall[]; rescued: boolean }
+  /** Text that is not a usable call: answer on the user channel with a retry nudge. */
+  | { kind: "retry"; raw: string; attempt: number }
+  /** The batch names tools that do not exist: reject it on the tool channel. */
+  | { kind: "unknown_tools"; calls: ToolCall[]; unknown: string[]; raw: string; attempt: number }
+  /** The batch has calls whose arguments are not a JSON object: reject it on the tool channel. */
+  | { kind: "malformed_args"; calls: ToolCall[]; malformed: MalformedCall[]; attempt: number }
+  /** One retry more than `maxRetriesPerStep`: the run fails with ToolCallError. */
+  | { kind: "retries_exhausted"; raw: string; attempts: number; wasText: boolean }
+  /** Malformed arguments once more than `maxToolErrors` allows: the run fails with ToolExecutionError. */
+  | { kind: "malformed_args_exhausted"; calls: ToolCall[]; malformed: MalformedCall[]; attempts: number };
+
+/** What to do with an accepted batch. */
+export type EnforceDecision =
+  | { kind: "execute"; calls: ToolCall[] }
+  /** A terminal call while required steps are pending: reject with an escalating step nudge. */
+  | {
+      kind: "premature";
+      calls: ToolCall[];
+      terminalTool: string;
+      pending: string[];
+      tier: number;
+      attempt: number;
+    }
+  | {
+      kind: "premature_exhausted";
+      calls: ToolCall[];
+      terminalTool: string;
+      pending: string[];
+      tier: number;
+      attempts: number;
+    }
+  /** Calls whose prerequisites are unmet (before the batch): reject the batch. */
+  | { kind: "prerequisite"; calls: ToolCall[]; violations: PrerequisiteViolation[]; attempt: number }
+  | {
+      kind: "prerequisite_exhausted";
+      calls: ToolCall[];
+      violations: PrerequisiteViolation[];
+      attempts: number;
+    };
+
+/** Every decision the loop stores. */
+export type Decision = ResponseDecision | EnforceDecision | BatchDecision;
+
+/** Highest escalation tier of step nudges. */
+export const MAX_STEP_TIER = 3;
+
+/** True when `count` consecutive failures exceed a budget of `max`. */
+export function isBudgetExceeded(count: number, max: number): boolean {
+  return count > max;
+}
+
+/** The malformed calls of a batch (none for text). */
+export function malformedCalls(calls: readonly ToolCall[]): MalformedCall[] {
+  const malformed: MalformedCall[] = [];
+  calls.forEach((call, index) => {
+    if (call.argumentsError !== undefined)
+      malformed.push({ index, tool: call.tool, reason: call.argumentsError });
+  });
+  return malformed;
+}
+
+/**
+ * Decide what a response leads to: accepted calls, a retry nudge, a rejected batch, or an
+ * exhausted budget. Unknown tools are checked before malformed arguments (a wrong name makes
+ * the arguments moot).
+ */
+export function decideResponse(
+  response: LLMResponse,
+  rules: Pick<GuardRules, "toolNames" | "rescueEnabled" | "maxRetriesPerStep" | "maxToolErrors">,
+  state: Pick<GuardCounters, "consecutiveRetries" | "consecutiveToolErrors">,
+): ResponseDecision {
+  const verdict = validateResponse(response, rules);
+  if (verdict.kind === "calls") {
+    const malformed = malformedCalls(verdict.calls);
+    if (malformed.length === 0) return { kind: "accept", calls: verdict.calls, rescued: verdict.rescued };
+    const attempt = state.consecutiveToolErrors + 1;
+    return isBudgetExceeded(attempt, rules.maxToolErrors)
+      ? { kind: "malformed_args_exhausted", calls: verdict.calls, malformed, attempts: attempt }
+      : { kind: "malformed_args", calls: verdict.calls, malformed, attempt };
+  }
+  const attempt = state.consecutiveRetries + 1;
+  if (isBudgetExceeded(attempt, rules.maxRetriesPerStep)) {
+    return {
+      kind: "retries_exhausted",
+      raw: verdict.raw,
+      attempts: attempt,
+      wasText: verdict.kind === "text",
+    };
+  }
+  return verdict.kind === "text"
+    ? { kind: "retry", raw: verdict.raw, attempt }
+    : { kind: "unknown_tools", calls: verdict.calls, unknown: verdict.unknown, raw: verdict.raw, attempt };
+}
+
+/** Decide whether an accepted batch runs: premature terminal calls first, then prerequisites. */
+export function decideEnforcement(calls: ToolCall[], rules: GuardRules, state: GuardState): EnforceDecision {
+  if (!rules.stepEnforcement) return { kind: "execute", calls };
+  return (
+    decidePremature(calls, rules, state) ??
+    decidePrerequisites(calls, rules, state) ?? { kind: "execute", calls }
+  );
+}
+
+/** The step check alone: a premature terminal call's decision, or null when there is none. */
+export function decidePremature(
+  calls: ToolCall[],
+  rules: Pick<GuardRules, "terminalTools" | "requiredSteps" | "maxPrematureAttempts">,
+  state: Pick<GuardState, "progress" | "prematureAttempts">,
+): Extract<EnforceDecision, { kind: "premature" | "premature_exhausted" }> | null {
+  const premature = findPrematureTerminal(calls, rules.terminalTools, rules.requiredSteps, state.progress);
+  if (!premature) return null;
+  const attempt = state.prematureAttempts + 1;
+  const { terminalTool, pending } = premature;
+  const tier = Math.min(attempt, MAX_STEP_TIER);
+  return isBudgetExceeded(attempt, rules.maxPrematureAttempts)
+    ? { kind: "premature_exhausted", calls, terminalTool, pending, tier, attempts: attempt }
+    : { kind: "premature", calls, terminalTool, pending, tier, attempt };
+}
+
+/** The prerequisite check alone: the decision for unmet prerequisites, or null when all are met. */
+export function decidePrerequisites(
+  calls: ToolCall[],
+  rules: Pick<GuardRules, "prerequisites" | "maxPrereqViolations">,
+  state: Pick<GuardState, "progress" | "prereqViolations">,
+): Extract<EnforceDecision, { kind: "prerequisite" | "prerequisite_exhausted" }> | null {
+  const violations = findPrerequisiteViolations(calls, rules.prerequisites, state.progress);
+  if (violations.length === 0) return null;
+  const attempt = state.prereqViolations + 1;
+  return isBudgetExceeded(attempt, rules.maxPrereqViolations)
+    ? { kind: "prerequisite_exhausted", calls, violations, attempts: attempt }
+    : { kind: "prerequisite", calls, violations, attempt };
+}
+
+/**
+ * The counters after a decision: a failure sets its streak to its attempt number; an accepted
+ * batch ends the retry streak. (A clean executed batch resets the rest: {@link countersAfterBatch}.)
+ */
+export function countersAfter(counters: GuardCounters, decision: Decision): GuardCounters {
+  switch (decision.kind) {
+    case "accept":
+      return { ...counters, consecutiveRetries: 0 };
+    case "retry":
+    case "unknown_tools":
+      return { ...counters, consecutiveRetries: decision.attempt };
+    case "retries_exhausted":
+      return { ...counters, consecutiveRetries: decision.attempts };
+    case "malformed_args":
+      return { ...counters, consecutiveRetries: 0, consecutiveToolErrors: decision.attempt };
+    case "malformed_args_exhausted":
+      return { ...counters, consecutiveRetries: 0, consecutiveToolErrors: decision.attempts };
+    case "premature":
+      return { ...counters, prematureAttempts: decision.attempt };
+    case "premature_exhausted":
+      return { ...counters, prematureAttempts: decision.attempts };
+    case "prerequisite":
+      return { ...counters, prereqViolations: decision.attempt };
+    case "prerequisite_exhausted":
+      return { ...counters, prereqViolations: decision.attempts };
+    case "execute":
+    case "finish":
+    case "continue":
+    case "tool_errors_exhausted":
+      // The batch decisions read counters already updated by countersAfterBatch.
+      return counters;
+  }
+}
+
+/**
+ * The counters after an executed batch: a failing call (not a ToolResolutionError) adds one
+ * consecutive tool error; a clean batch resets tool errors, premature attempts and
+ * prerequisite violations.
+ */
+export function countersAfterBatch(counters: GuardCounters, batchFailed: boolean): GuardCounters {
+  return batchFailed
+    ? { ...counters, consecutiveToolErrors: counters.consecutiveToolErrors + 1 }
+    : { ...counters, consecutiveToolErrors: 0, prematureAttempts: 0, prereqViolations: 0 };
+}
+
+/** The outcome of one executed call, as the batch decision reads it. */
+export interface CallOutcome {
+  callId?: string;
+  tool: string;
+  status: "ok" | "resolution_error" | "error";
+  value?: unknown;
+  errorName?: string;
+  errorMessage?: string;
+}
+
+/** What an executed batch leads to. */
+export type BatchDecision =
+  /** A terminal tool succeeded: the run is done with its value. */
+  | { kind: "finish"; result: unknown }
+  | { kind: "continue" }
+  /** The batch failed once more than `maxToolErrors` allows: ToolExecutionError. */
+  | {
+      kind: "tool_errors_exhausted";
+      toolName: string;
+      callId?: string;
+      errorName: string;
+      errorMessage: string;
+      attempts: number;
+    };
+
+/**
+ * Decide what an executed batch leads to, given the counters after it
+ * ({@link countersAfterBatch}): an exhausted tool-error budget wins over a terminal success in
+ * the same batch.
+ */
+export function decideBatch(
+  outcomes: readonly CallOutcome[],
+  rules: Pick<GuardRules, "terminalTools" | "maxToolErrors">,
+  counters: Pick<GuardCounters, "consecutiveToolErrors">,
+): BatchDecision {
+  const failed = outcomes.find((outcome) => outcome.status === "error");
+  if (failed && isBudgetExceeded(counters.consecutiveToolErrors, rules.maxToolErrors)) {
+    return {
+      kind: "tool_errors_exhausted",
+      toolName: failed.tool,
+      ...(failed.callId !== undefined && { callId: failed.callId }),
+      errorName: failed.errorName ?? "Error",
+      errorMessage: failed.errorMessage ?? "",
+      attempts: counters.consecutiveToolErrors,
+    };
+  }
+  const terminal = outcomes.find(
+    (outcome) => outcome.status === "ok" && rules.terminalTools.includes(outcome.tool),
+  );
+  return terminal ? { kind: "finish", result: terminal.value ?? null } : { kind: "continue" };
+}
+
+/** A batch failed: some call threw (a ToolResolutionError does not count). */
+export function batchFailed(outcomes: readonly CallOutcome[]): boolean {
+  return outcomes.some((outcome) => outcome.status === "error");
+}

@@ -1,0 +1,78 @@
+/**
+ * The tool-channel replies of a rejected batch, one per call so every call id gets an answer.
+ * The workflow machine appends them as role-`tool` messages; the middleware joins them into one
+ * Nudge. Pure; the wording lives in prompts/nudges.ts.
+ */
+import type { ToolCall } from "../core/types.ts";
+import {
+  malformedArgumentsNudge,
+  notRunNudge,
+  prerequisiteNudge,
+  stepNudge,
+  unknownToolNudge,
+} from "../prompts/nudges.ts";
+import type { Decision } from "./decisions.ts";
+
+/** The decisions that reject a batch on the tool channel. */
+export type RejectDecision = Extract<
+  Decision,
+  {
+    kind:
+      | "unknown_tools"
+      | "malformed_args"
+      | "malformed_args_exhausted"
+      | "premature"
+      | "premature_exhausted"
+      | "prerequisite"
+      | "prerequisite_exhausted";
+  }
+>;
+
+/** One reply per call of a rejected batch, in call order. */
+export function rejectionReplies(decision: RejectDecision, availableTools: readonly string[]): string[] {
+  const reply = replierFor(decision, availableTools);
+  return decision.calls.map((call, index) => reply(call, index));
+}
+
+function replierFor(
+  decision: RejectDecision,
+  availableTools: readonly string[],
+): (call: ToolCall, index: number) => string {
+  switch (decision.kind) {
+    case "unknown_tools": {
+      const reason = `it called unknown tool ${decision.unknown.map((name) => `'${name}'`).join(", ")}`;
+      return (call) =>
+        decision.unknown.includes(call.tool)
+          ? unknownToolNudge(call.tool, availableTools)
+          : notRunNudge(call.tool, reason);
+    }
+    case "malformed_args":
+    case "malformed_args_exhausted": {
+      const reason = `the arguments of ${decision.malformed.map((call) => `'${call.tool}'`).join(", ")} were not a JSON object`;
+      return (call, index) => {
+        const malformed = decision.malformed.find((candidate) => candidate.index === index);
+        return malformed
+          ? malformedArgumentsNudge(call.tool, malformed.reason)
+          : `[ToolError] ${notRunNudge(call.tool, reason)}`;
+      };
+    }
+    case "premature":
+    case "premature_exhausted": {
+      const reason = `${decision.terminalTool} was called before the required steps`;
+      return (call) =>
+        call.tool === decision.terminalTool
+          ? stepNudge(decision.terminalTool, decision.pending, decision.tier)
+          : `[StepEnforcementError] ${notRunNudge(call.tool, reason)}`;
+    }
+    case "prerequisite":
+    case "prerequisite_exhausted": {
+      const reason = `${decision.violations.map((violation) => violation.toolName).join(", ")} lacked prerequisites`;
+      return (call) => {
+        const violation = decision.violations.find((candidate) => candidate.toolName === call.tool);
+        return violation
+          ? prerequisiteNudge(call.tool, violation.described)
+          : `[PrereqError] ${notRunNudge(call.tool, reason)}`;
+      };
+    }
+  }
+}

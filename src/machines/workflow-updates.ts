@@ -1,0 +1,224 @@
+/**
+ * The workflow machine's context updates: pure functions from the context (and an event's data)
+ * to the fields that change. The machine's actions are one-line `assign`s of these; what to do
+ * is decided by the decision core (guardrails/decisions.ts), these only apply it.
+ */
+import { appendMessages } from "../core/history.ts";
+import type { Message } from "../core/messages.ts";
+import type { LLMResponse, ToolCall } from "../core/types.ts";
+import {
+  batchFailed,
+  countersAfter,
+  countersAfterBatch,
+  type Decision,
+  decideBatch,
+  decideEnforcement,
+  decideResponse,
+  type GuardCounters,
+} from "../guardrails/decisions.ts";
+import { type RejectDecision, rejectionReplies } from "../guardrails/replies.ts";
+import { argMatchedTools, pendingSteps, recordStep, type StepProgress } from "../guardrails/step-state.ts";
+import type { ToolOutcome, WorkflowContext, WorkflowFailure } from "./workflow-context.ts";
+import * as build from "./workflow-messages.ts";
+
+/** The fields an update changes. */
+export type ContextUpdate = Partial<WorkflowContext>;
+
+/** The iteration (0-based) the messages of this pass belong to. */
+export function stepOf(context: WorkflowContext): number {
+  return Math.max(0, context.iteration - 1);
+}
+
+/** The calls the current decision carries (empty when it carries none). */
+export function decidedCalls(context: WorkflowContext): ToolCall[] {
+  const decision = context.decision;
+  return decision !== null && "calls" in decision ? decision.calls : [];
+}
+
+/** Decide what the response leads to, and count the failure it may be. */
+export function decideOnResponse(context: WorkflowContext, response: LLMResponse): ContextUpdate {
+  return withDecision(context, decideResponse(response, context.config, context));
+}
+
+/** Decide whether the accepted batch runs, and count the violation it may be. */
+export function decideOnBatch(context: WorkflowContext): ContextUpdate {
+  return withDecision(context, decideEnforcement(decidedCalls(context), context.config, context));
+}
+
+function withDecision(context: WorkflowContext, decision: Decision): ContextUpdate {
+  return { ...countersOf(countersAfter(context, decision)), decision };
+}
+
+/** Just the counters (the decision functions spread whatever they are given). */
+function countersOf(counters: GuardCounters): GuardCounters {
+  const { consecutiveRetries, consecutiveToolErrors, prematureAttempts, prereqViolations } = counters;
+  return { consecutiveRetries, consecutiveToolErrors, prematureAttempts, prereqViolations };
+}
+
+/** Append messages; `appended` tells `reportAppended` how many to report. */
+function append(context: WorkflowContext, added: Message[]): ContextUpdate {
+  return { messages: appendMessages(context.messages, added), appended: added.length };
+}
+
+/** Text that was not a usable call: the text, then the retry nudge (user channel). */
+export function appendRetry(context: WorkflowContext, nudge: string): ContextUpdate {
+  const raw = context.decision?.kind === "retry" ? context.decision.raw : "";
+  return append(context, build.retryMessages(raw, nudge, stepOf(context)));
+}
+
+/** A rejected batch: its TOOL_CALL message and one tool-channel reply per call. */
+export function appendRejection(context: WorkflowContext): ContextUpdate {
+  const decision = context.decision as RejectDecision;
+  const replies = rejectionReplies(decision, context.config.toolNames);
+  return append(
+    context,
+    build.rejectedBatchMessages(decision.calls, replies, decision.kind, context.runId, stepOf(context)),
+  );
+}
+
+/** The accepted batch's TOOL_CALL message (after its REASONING, if any). */
+export function appendToolCall(context: WorkflowContext): ContextUpdate {
+  return append(context, build.toolCallMessages(decidedCalls(context), context.runId, stepOf(context)));
+}
+
+/** One call of the batch in flight finished (a restarted batch replaces earlier outcomes). */
+export function keepOutcome(context: WorkflowContext, outcome: ToolOutcome): ContextUpdate {
+  return { outcomes: [...context.outcomes.filter((kept) => kept.callId !== outcome.callId), outcome] };
+}
+
+/**
+ * An executed batch: its results, the steps that succeeded, the counters, and what it leads to
+ * (finish, continue, or an exhausted tool-error budget).
+ */
+export function recordBatch(context: WorkflowContext, outcomes: readonly ToolOutcome[]): ContextUpdate {
+  const counters = countersOf(countersAfterBatch(context, batchFailed(outcomes)));
+  const decision = decideBatch(outcomes, context.config, counters);
+  return {
+    ...append(context, build.toolResultMessages(outcomes, stepOf(context))),
+    ...counters,
+    progress: recordSucceeded(context, outcomes),
+    decision,
+    outcomes: [],
+    result: decision.kind === "finish" ? decision.result : null,
+  };
+}
+
+function recordSucceeded(context: WorkflowContext, outcomes: readonly ToolOutcome[]): StepProgress {
+  const keepArgsOf = argMatchedTools(context.config.prerequisites);
+  return outcomes
+    .filter((outcome) => outcome.status === "ok")
+    .reduce(
+      (progress, outcome) => recordStep(progress, outcome.tool, outcome.args, keepArgsOf.has(outcome.tool)),
+      context.progress,
+    );
+}
+
+/**
+ * A cancelled run keeps what happened: calls of the batch in flight that finished get their real
+ * results (and count as steps), the rest a `[Cancelled]` result, so every call keeps an answer.
+ */
+export function closeOpenCalls(context: WorkflowContext): ContextUpdate {
+  const open = build.openCalls(context.messages);
+  const finished = context.outcomes.filter((outcome) => open.some((call) => call.callId === outcome.callId));
+  const unfinished = open.filter((call) => !finished.some((outcome) => outcome.callId === call.callId));
+  const step = stepOf(context);
+  return {
+    ...append(context, [
+      ...build.toolResultMessages(finished, step),
+      ...build.cancelledResultMessages(unfinished, step),
+    ]),
+    progress: recordSucceeded(context, finished),
+    outcomes: [],
+  };
+}
+
+/** The failure an exhausting decision ends the run with (and the messages it still appends). */
+export function failWith(context: WorkflowContext): ContextUpdate {
+  const decision = context.decision;
+  switch (decision?.kind) {
+    case "retries_exhausted": {
+      const added = decision.wasText
+        ? build.retryMessages(decision.raw, "", stepOf(context)).slice(0, 1)
+        : [];
+      return {
+        ...append(context, added),
+        failure: { kind: "retries_exhausted", rawResponse: decision.raw, attempts: decision.attempts },
+      };
+    }
+    case "malformed_args_exhausted": {
+      const [first] = decision.malformed;
+      return {
+        ...appendRejection(context),
+        failure: {
+          kind: "tool_execution",
+          toolName: first?.tool ?? "",
+          errorName: "ToolArgumentError",
+          errorMessage: `arguments are not a JSON object (${first?.reason ?? ""})`,
+        },
+      };
+    }
+    case "premature_exhausted":
+      return {
+        failure: {
+          kind: "step_enforcement",
+          terminalTool: decision.terminalTool,
+          attempts: decision.attempts,
+          pendingSteps: decision.pending,
+        },
+      };
+    case "prerequisite_exhausted": {
+      const [first] = decision.violations;
+      return {
+        failure: {
+          kind: "prerequisite",
+          toolName: first?.toolName ?? "",
+          violations: decision.attempts,
+          missingPrereqs: first?.missing ?? [],
+        },
+      };
+    }
+    case "tool_errors_exhausted": {
+      const { toolName, errorName, errorMessage, callId } = decision;
+      return {
+        failure: { kind: "tool_execution", toolName, errorName, errorMessage, ...(callId && { callId }) },
+      };
+    }
+    default:
+      throw new Error(`failWith: decision '${decision?.kind}' does not end a run`);
+  }
+}
+
+/** `maxIterations` LLM calls were made without finishing. */
+export function failMaxIterations(context: WorkflowContext): ContextUpdate {
+  return {
+    failure: {
+      kind: "max_iterations",
+      iterations: context.iteration,
+      completedSteps: context.progress.completedSteps,
+      pendingSteps: pendingSteps(context.config.requiredSteps, context.progress),
+    },
+  };
+}
+
+/** Why an invoked actor (the client or the tools) failed the run, as JSON. */
+export function describeActorError(error: unknown, source: "inference" | "tools"): WorkflowFailure {
+  const details: Record<string, unknown> = {};
+  if (typeof error === "object" && error !== null) {
+    for (const [key, value] of Object.entries(error)) {
+      if (key === "messages" || key === "cause") continue;
+      try {
+        JSON.stringify(value);
+        details[key] = value;
+      } catch {
+        details[key] = String(value);
+      }
+    }
+  }
+  return {
+    kind: "actor_error",
+    source,
+    name: error instanceof Error ? error.name : "Error",
+    message: error instanceof Error ? error.message : String(error),
+    details,
+  };
+}
