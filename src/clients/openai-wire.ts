@@ -13,7 +13,7 @@ import {
 } from "../core/types.ts";
 import { extractToolCall } from "../prompts/tool-prompt.ts";
 import { resolveReasoning } from "./reasoning.ts";
-import { decodeArguments, isNullishInteger, isNullishString, isPlainObject, renderRawCalls } from "./wire.ts";
+import { decodeCall, isNullishInteger, isNullishString, isPlainObject } from "./wire.ts";
 
 const toolCallSchema = z.object({
   id: z.string().nullish(),
@@ -171,19 +171,15 @@ export interface ReadContext {
 }
 
 /**
- * Read a message as an `LLMResponse`. Native: `tool_calls`, with arguments that are not a JSON
- * object turning the answer into text (the raw output) for the loop's rescue and retry. Prompt:
+ * Read a message as an `LLMResponse`. Native: `tool_calls`; a call whose arguments are not a JSON
+ * object keeps its name and carries `argumentsError` (the loop answers it on the tool channel). Prompt:
  * `extractToolCall` on the answer. Reasoning (server field first, then think tags) goes to the
  * first call; text next to native calls is kept with it. Text answers drop the think tags.
  */
 export function readMessage(message: AssembledMessage, context: ReadContext): LLMResponse {
   const { reasoning, answer } = resolveReasoning(message.reasoningContent, message.content, context.think);
   if (context.mode === "native" && message.toolCalls.length > 0) {
-    const args = message.toolCalls.map((call) => decodeArguments(call.arguments));
-    if (args.some((decoded) => decoded === null)) {
-      return { content: renderRawCalls(message.content, message.toolCalls) };
-    }
-    const calls = message.toolCalls.map((call, index) => ({ tool: call.name, args: args[index] ?? {} }));
+    const calls = message.toolCalls.map((call) => decodeCall(call.name, call.arguments));
     return withReasoning(calls, [reasoning, answer]);
   }
   if (context.mode === "prompt" && context.toolNames.length > 0) {

@@ -4,6 +4,7 @@
  */
 import { prettifyError, type z } from "zod";
 import { BackendError, StreamError } from "../core/errors.ts";
+import type { ToolCall } from "../core/types.ts";
 import { BAD_RESPONSE_STATUS } from "./http.ts";
 
 /**
@@ -25,6 +26,7 @@ export function parseWireBody<Schema extends z.ZodType>(
       BAD_RESPONSE_STATUS,
       body,
       `Malformed JSON from ${source}: ${(error as Error).message}; body: ${body.slice(0, 200)}`,
+      { cause: error },
     );
   }
   if (isShape?.(value)) return value;
@@ -34,6 +36,7 @@ export function parseWireBody<Schema extends z.ZodType>(
       BAD_RESPONSE_STATUS,
       body,
       `Unexpected response shape from ${source}: ${prettifyError(parsed.error)}`,
+      { cause: parsed.error },
     );
   }
   return parsed.data;
@@ -109,15 +112,28 @@ export function isNullishInteger(value: unknown): value is number | null | undef
 }
 
 /**
- * Render calls whose arguments could not be decoded as text the model could have written, so the
- * loop's rescue and retry see exactly what came back (rescue never repairs JSON, so it nudges).
+ * A native tool call from its wire name and arguments. Arguments that are not a JSON object keep
+ * the call (so the loop can answer it on the tool channel, as a failing tool) with `args: {}` and
+ * `argumentsError` saying what was wrong and what was sent.
  */
-export function renderRawCalls(content: string, calls: { name: string; arguments: unknown }[]): string {
-  const rendered = calls.map((call) => {
-    const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments ?? {});
-    return `<tool_call>\n{"name": ${JSON.stringify(call.name)}, "arguments": ${args}}\n</tool_call>`;
-  });
-  return [content.trim(), ...rendered].filter((part) => part.length > 0).join("\n");
+export function decodeCall(name: string, raw: unknown): ToolCall {
+  const args = decodeArguments(raw);
+  if (args !== null) return { tool: name, args };
+  return { tool: name, args: {}, argumentsError: describeBadArguments(raw) };
+}
+
+function describeBadArguments(raw: unknown): string {
+  const text = typeof raw === "string" ? raw : (JSON.stringify(raw) ?? String(raw));
+  const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  let what = "not a JSON object";
+  if (typeof raw === "string") {
+    try {
+      JSON.parse(raw);
+    } catch (error) {
+      what = `invalid JSON: ${(error as Error).message}`;
+    }
+  }
+  return `${what}; received ${excerpt}`;
 }
 
 /** The text of a wire `content`: a string, or the text parts of a content-part array. */
@@ -144,6 +160,7 @@ export function checkWireValue<Schema extends z.ZodType>(
       BAD_RESPONSE_STATUS,
       JSON.stringify(value) ?? String(value),
       `Unexpected response shape from ${source}: ${prettifyError(parsed.error)}`,
+      { cause: parsed.error },
     );
   }
   return parsed.data;

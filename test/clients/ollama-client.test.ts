@@ -38,6 +38,9 @@ function client(options: Partial<OllamaClientOptions> = {}) {
     model: "llama3.2",
     baseUrl: server.url,
     logger: (line) => logs.push(line),
+    // Retries off: each failure here is that of one attempt (test/clients/retries.test.ts has them).
+    retries: 0,
+    streamRetries: 0,
     ...options,
   });
 }
@@ -147,7 +150,7 @@ describe("send", () => {
     expect(await client().getContextLength()).toBeNull();
   });
 
-  it("turns arguments that are not an object into text for the loop", async () => {
+  it("keeps a call whose arguments are not an object, with argumentsError for the loop's tool channel", async () => {
     server.reply(
       CHAT,
       json({
@@ -158,7 +161,13 @@ describe("send", () => {
         done: true,
       }),
     );
-    expect(await client().send(history, tools)).toEqual({ content: expect.stringContaining("{bad") });
+    expect(await client().send(history, tools)).toEqual([
+      {
+        tool: "get_current_weather",
+        args: {},
+        argumentsError: expect.stringMatching(/^invalid JSON: .*; received \{bad$/),
+      },
+    ]);
   });
 });
 

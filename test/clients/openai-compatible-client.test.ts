@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
 import { BackendError, ContextDiscoveryError } from "../../src/core/errors.ts";
 import { toOpenAITool } from "../../src/core/tools.ts";
-import { rescueToolCall } from "../../src/prompts/rescue/index.ts";
+import type { ToolCall } from "../../src/core/types.ts";
 import { buildToolPrompt } from "../../src/prompts/tool-prompt.ts";
 import { CHAT, completion, errorBody, getWeather, tools } from "./helpers/openai-shapes.ts";
 import { json, ReplayServer, raw } from "./helpers/replay-server.ts";
@@ -66,24 +66,24 @@ describe("native mode", () => {
     expect(await client({ mode: "native" }).send(history, tools)).toEqual({ content: "It is sunny." });
   });
 
-  it("turns unparseable arguments into a TextResponse with the raw output, which rescue refuses", async () => {
+  it("keeps a call with unparseable arguments, saying what was wrong in argumentsError", async () => {
     server.reply(
       CHAT,
       json(completion({ tool_calls: [{ name: "get_weather", arguments: '{"city": "Par' }] })),
     );
     const response = await client({ mode: "native" }).send(history, tools);
-
-    expect(Array.isArray(response)).toBe(false);
-    const content = (response as { content: string }).content;
-    expect(content).toContain('{"city": "Par');
-    expect(content).toContain("get_weather");
-    expect(rescueToolCall(content, ["get_weather"])).toBeNull();
+    expect(response).toEqual([
+      { tool: "get_weather", args: {}, argumentsError: expect.stringContaining("invalid JSON") },
+    ]);
+    expect((response as ToolCall[])[0]?.argumentsError).toContain('received {"city": "Par');
   });
 
-  it("treats arguments that are JSON but not an object as unparseable", async () => {
+  it("treats arguments that are JSON but not an object as malformed", async () => {
     server.reply(CHAT, json(completion({ tool_calls: [{ name: "get_weather", arguments: '["Paris"]' }] })));
     const response = await client({ mode: "native" }).send(history, tools);
-    expect(response).toEqual({ content: expect.stringContaining('["Paris"]') });
+    expect(response).toEqual([
+      { tool: "get_weather", args: {}, argumentsError: 'not a JSON object; received ["Paris"]' },
+    ]);
   });
 
   it("reads empty arguments as no arguments", async () => {
