@@ -11,6 +11,7 @@ import {
   type SendOptions,
   type StreamChunk,
 } from "../core/types.ts";
+import { withSamplingOverrides } from "./call-sampling.ts";
 import { authHeaders, type Exchange, joinUrl, openExchange } from "./http.ts";
 import {
   isKnownThinkingModel,
@@ -23,11 +24,18 @@ import {
   ollamaGenerateSchema,
 } from "./ollama-wire.ts";
 import { type AssembledMessage, readMessage } from "./openai-wire.ts";
+import {
+  type RetryOptions,
+  type RetryPolicy,
+  resolveRetryPolicy,
+  withRetries,
+  withStreamRetries,
+} from "./retry.ts";
 import { resolveSampling, type SamplingParams } from "./sampling.ts";
 import { checkStreamEvent, isPlainObject, parseStreamJson, parseWireBody } from "./wire.ts";
 
 /** Options of `OllamaClient`. */
-export interface OllamaClientOptions {
+export interface OllamaClientOptions extends RetryOptions {
   /** Ollama's model name, e.g. `qwen3:8b`. Also the key of the sampling map. */
   model: string;
   /** Default `http://127.0.0.1:11434`. */
@@ -50,6 +58,10 @@ export interface OllamaClientOptions {
   topP?: number;
   topK?: number;
   minP?: number;
+  /** Sent as `options.repeat_penalty` (1 is off). */
+  repeatPenalty?: number;
+  /** Sent as `options.presence_penalty` (0 is off). */
+  presencePenalty?: number;
   /** Sent as `options.num_predict`. */
   maxTokens?: number;
   seed?: number;
@@ -66,7 +78,7 @@ export interface OllamaClientOptions {
  * Errors are those of `OpenAICompatibleClient`: `BackendError(status, body)` for HTTP errors and
  * error lines in a stream, 408 on silence past `timeoutMs`, 503 when Ollama cannot be reached, 502
  * for an answer that is not the wire shape, `StreamError` for a truncated or malformed stream; an
- * aborted `signal` rethrows its reason.
+ * aborted `signal` rethrows its reason. Retries as `OpenAICompatibleClient` (see `RetryOptions`).
  * @example
  * const client = new OllamaClient({ model: "qwen3:8b", recommendedSampling: true });
  * client.setNumCtx(16_384);
@@ -77,6 +89,8 @@ export class OllamaClient implements LLMClient {
   readonly model: string;
   /** The sampling sent with every request, after `recommendedSampling` was applied. */
   readonly sampling: Readonly<SamplingParams>;
+  /** The retry bounds and backoff, with defaults applied. */
+  readonly retryPolicy: Readonly<RetryPolicy>;
   readonly #options: OllamaClientOptions;
   readonly #timeoutMs: number;
   readonly #logger: (line: string) => void;
@@ -95,6 +109,7 @@ export class OllamaClient implements LLMClient {
     this.#headers = authHeaders(options.apiKey);
     this.#numCtx = options.numCtx;
     this.#autoThink = isKnownThinkingModel(options.model);
+    this.retryPolicy = resolveRetryPolicy(options);
     this.sampling = resolveSampling({
       model: options.model,
       recommendedSampling: options.recommendedSampling ?? false,
@@ -113,22 +128,42 @@ export class OllamaClient implements LLMClient {
     return this.#numCtx ?? null;
   }
 
-  async send(
+  send(
     messages: Record<string, unknown>[],
     tools: ToolSpec[] = [],
     options: SendOptions = {},
   ): Promise<LLMResponse> {
-    const exchange = await this.#open(messages, tools, false, options.signal);
-    const chat = parseWireBody(ollamaChatSchema, await exchange.text(), this.#chatUrl, isOllamaChat);
-    return this.#read(messageOf([chat]), tools);
+    return withRetries(() => this.#sendOnce(messages, tools, options), this.retryPolicy, options.signal);
   }
 
-  async *sendStream(
+  sendStream(
     messages: Record<string, unknown>[],
     tools: ToolSpec[] = [],
     options: SendOptions = {},
   ): AsyncIterable<StreamChunk> {
-    const exchange = await this.#open(messages, tools, true, options.signal);
+    return withStreamRetries(
+      () => this.#streamOnce(messages, tools, options),
+      this.retryPolicy,
+      options.signal,
+    );
+  }
+
+  async #sendOnce(
+    messages: Record<string, unknown>[],
+    tools: ToolSpec[],
+    options: SendOptions,
+  ): Promise<LLMResponse> {
+    const exchange = await this.#open(messages, tools, false, options);
+    const chat = parseWireBody(ollamaChatSchema, await exchange.text(), this.#chatUrl, isOllamaChat);
+    return this.#read(messageOf([chat]), tools);
+  }
+
+  async *#streamOnce(
+    messages: Record<string, unknown>[],
+    tools: ToolSpec[],
+    options: SendOptions,
+  ): AsyncGenerator<StreamChunk> {
+    const exchange = await this.#open(messages, tools, true, options);
     const lines: OllamaChat[] = [];
     let done = false;
     try {
@@ -180,16 +215,16 @@ export class OllamaClient implements LLMClient {
     messages: Record<string, unknown>[],
     tools: ToolSpec[],
     stream: boolean,
-    signal: AbortSignal | undefined,
+    options: SendOptions,
   ): Promise<Exchange> {
     const think = this.#options.think ?? (this.#autoThink ? true : undefined);
     const exchange = await openExchange({
       method: "POST",
       url: this.#chatUrl,
-      json: this.#requestBody(messages, tools, stream, think),
+      json: this.#requestBody(messages, tools, stream, think, options),
       headers: this.#headers,
       timeoutMs: this.#timeoutMs,
-      signal,
+      signal: options.signal,
     });
     if (exchange.ok) return exchange;
     const body = await exchange.text();
@@ -200,7 +235,7 @@ export class OllamaClient implements LLMClient {
       this.#logger(
         `forge-guardrails: Ollama says '${this.model}' does not support thinking; sending requests without think from now on.`,
       );
-      return this.#open(messages, tools, stream, signal);
+      return this.#open(messages, tools, stream, options);
     }
     throw new BackendError(exchange.status, body, undefined, {
       retryAfterSeconds: parseRetryAfter(exchange.response.headers.get("retry-after")),
@@ -212,14 +247,21 @@ export class OllamaClient implements LLMClient {
     tools: ToolSpec[],
     stream: boolean,
     think: boolean | undefined,
+    options: SendOptions,
   ): Record<string, unknown> {
+    const sampling = withSamplingOverrides(
+      { ...this.sampling, maxTokens: this.#options.maxTokens, seed: this.#options.seed },
+      options.sampling,
+    );
     const settings = {
-      ...(this.sampling.temperature !== undefined && { temperature: this.sampling.temperature }),
-      ...(this.sampling.topP !== undefined && { top_p: this.sampling.topP }),
-      ...(this.sampling.topK !== undefined && { top_k: this.sampling.topK }),
-      ...(this.sampling.minP !== undefined && { min_p: this.sampling.minP }),
-      ...(this.#options.maxTokens !== undefined && { num_predict: this.#options.maxTokens }),
-      ...(this.#options.seed !== undefined && { seed: this.#options.seed }),
+      ...(sampling.temperature !== undefined && { temperature: sampling.temperature }),
+      ...(sampling.topP !== undefined && { top_p: sampling.topP }),
+      ...(sampling.topK !== undefined && { top_k: sampling.topK }),
+      ...(sampling.minP !== undefined && { min_p: sampling.minP }),
+      ...(sampling.repeatPenalty !== undefined && { repeat_penalty: sampling.repeatPenalty }),
+      ...(sampling.presencePenalty !== undefined && { presence_penalty: sampling.presencePenalty }),
+      ...(sampling.maxTokens !== undefined && { num_predict: sampling.maxTokens }),
+      ...(sampling.seed !== undefined && { seed: sampling.seed }),
       ...(this.#numCtx !== undefined && { num_ctx: this.#numCtx }),
     };
     return {

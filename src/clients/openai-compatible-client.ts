@@ -4,39 +4,31 @@
  */
 import { basename } from "node:path";
 import { BackendError } from "../core/errors.ts";
-import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
-import {
-  ChunkType,
-  type LLMClient,
-  type LLMResponse,
-  type SendOptions,
-  type StreamChunk,
-} from "../core/types.ts";
-import { authHeaders, type Exchange, joinUrl, openExchange } from "./http.ts";
-import {
-  errorMessageOf,
-  rejectsNativeTools,
-  responseFromParseFailure,
-  toolParseFailureOutput,
-} from "./llama-server-errors.ts";
+import type { ToolSpec } from "../core/tools.ts";
+import type { LLMClient, LLMResponse, SamplingOverrides, SendOptions, StreamChunk } from "../core/types.ts";
+import { openAISamplingFields, withSamplingOverrides } from "./call-sampling.ts";
+import { authHeaders, joinUrl, openExchange } from "./http.ts";
 import { parseServerProps } from "./llama-server-props.ts";
-import { streamChatCompletion } from "./openai-stream.ts";
 import {
-  chatCompletionSchema,
-  isChatCompletion,
-  messageOfCompletion,
-  type ReadContext,
-  readMessage,
-} from "./openai-wire.ts";
-import { toPromptModeMessages } from "./prompt-mode.ts";
+  type ChatRequest,
+  type ChatTransport,
+  OpenAIChatExchange,
+  type ToolCallingMode,
+  ToolModeNegotiation,
+} from "./openai-chat-exchange.ts";
+import {
+  type RetryOptions,
+  type RetryPolicy,
+  resolveRetryPolicy,
+  withRetries,
+  withStreamRetries,
+} from "./retry.ts";
 import { resolveSampling, type SamplingParams } from "./sampling.ts";
-import { parseWireBody } from "./wire.ts";
 
-/** How tools reach the model: the server's function calling, the system prompt, or try native first. */
-export type ToolCallingMode = "native" | "prompt" | "auto";
+export type { ToolCallingMode } from "./openai-chat-exchange.ts";
 
 /** Options of `OpenAICompatibleClient`. */
-export interface OpenAICompatibleClientOptions {
+export interface OpenAICompatibleClientOptions extends RetryOptions {
   /** Default `http://127.0.0.1:8080/v1` (llama-server's default port). */
   baseUrl?: string;
   /** Sent as `model`; defaults to the stem of `ggufPath`. Also the key of the sampling map. */
@@ -58,6 +50,10 @@ export interface OpenAICompatibleClientOptions {
   topP?: number;
   topK?: number;
   minP?: number;
+  /** Sent as `repeat_penalty` (llama-server's name; 1 is off). */
+  repeatPenalty?: number;
+  /** Sent as `presence_penalty` (0 is off). */
+  presencePenalty?: number;
   maxTokens?: number;
   seed?: number;
   /** Sent as `tool_choice` in native mode. */
@@ -68,11 +64,6 @@ export interface OpenAICompatibleClientOptions {
   logger?: (line: string) => void;
 }
 
-/** The request was answered: the open response, or the error status and body. */
-type Opened =
-  | { kind: "open"; exchange: Exchange; mode: "native" | "prompt" }
-  | { kind: "failed"; status: number; body: string; mode: "native" | "prompt" };
-
 /**
  * An `LLMClient` for OpenAI-compatible servers (llama-server, llamafile, vLLM).
  *
@@ -82,6 +73,11 @@ type Opened =
  * malformed stream is `StreamError`. An aborted `signal` rethrows its reason. llama-server's
  * HTTP 500 "Failed to parse input" (its tool-call parser rejected the output) is not an error:
  * the calls are rescued from the output it embeds, or the output is returned as text.
+ *
+ * Retries (see `RetryOptions`): a transient error (unreachable, connection reset, 429, 502, 503,
+ * 504) is retried `retries` times after a backoff that honours `Retry-After`, and a cut or
+ * malformed stream `streamRetries` times, each retry announced by a RETRY chunk; past the bound,
+ * the error above is thrown. Others (400, 401, 404, a context overflow, a timeout) never are.
  * @example
  * const client = new OpenAICompatibleClient({ ggufPath: "models/Qwen3-8B-Q4_K_M.gguf", recommendedSampling: true });
  * const runner = new WorkflowRunner({ client, contextManager });
@@ -93,12 +89,14 @@ export class OpenAICompatibleClient implements LLMClient {
   readonly mode: ToolCallingMode;
   /** The sampling sent with every request, after `recommendedSampling` was applied. */
   readonly sampling: Readonly<SamplingParams>;
+  /** The retry bounds and backoff, with defaults applied. */
+  readonly retryPolicy: Readonly<RetryPolicy>;
   readonly #options: OpenAICompatibleClientOptions;
   readonly #timeoutMs: number;
-  readonly #logger: (line: string) => void;
-  readonly #chatUrl: string;
   readonly #headers: Record<string, string> | undefined;
-  #resolvedMode: "native" | "prompt" | undefined;
+  readonly #exchange: OpenAIChatExchange;
+  /** The body fields of every request, besides the history, tools and `stream`. */
+  readonly #fields: Readonly<Record<string, unknown>>;
 
   constructor(options: OpenAICompatibleClientOptions = {}) {
     this.#options = options;
@@ -107,15 +105,24 @@ export class OpenAICompatibleClient implements LLMClient {
       options.model ?? (options.ggufPath ? basename(options.ggufPath).replace(/\.gguf$/i, "") : undefined);
     this.mode = options.mode ?? "auto";
     this.#timeoutMs = options.timeoutMs ?? 300_000;
-    this.#logger = options.logger ?? ((line) => console.info(line));
-    this.#chatUrl = joinUrl(this.baseUrl, "chat/completions");
+    const logger = options.logger ?? ((line) => console.info(line));
     this.#headers = authHeaders(options.apiKey);
-    this.#resolvedMode = this.mode === "auto" ? undefined : this.mode;
+    this.retryPolicy = resolveRetryPolicy(options);
     this.sampling = resolveSampling({
       model: this.model,
       recommendedSampling: options.recommendedSampling ?? false,
       explicit: options,
-      logger: this.#logger,
+      logger,
+    });
+    this.#fields = this.#bodyFields(undefined);
+    this.#exchange = new OpenAIChatExchange({
+      transport: fetchChatTransport(
+        joinUrl(this.baseUrl, "chat/completions"),
+        this.#headers,
+        this.#timeoutMs,
+      ),
+      negotiation: new ToolModeNegotiation(this.mode, logger),
+      ...(options.think !== undefined && { think: options.think }),
     });
   }
 
@@ -124,19 +131,20 @@ export class OpenAICompatibleClient implements LLMClient {
    * decided (`undefined` until then).
    */
   get resolvedMode(): "native" | "prompt" | undefined {
-    return this.#resolvedMode;
+    return this.#exchange.negotiation.resolved;
   }
 
-  async send(
+  send(
     messages: Record<string, unknown>[],
     tools: ToolSpec[] = [],
     options: SendOptions = {},
   ): Promise<LLMResponse> {
-    const opened = await this.#open(messages, tools, false, options.signal);
-    if (opened.kind === "failed") return this.#responseToFailure(opened, tools);
-    const body = await opened.exchange.text();
-    const completion = parseWireBody(chatCompletionSchema, body, this.#chatUrl, isChatCompletion);
-    return readMessage(messageOfCompletion(completion), this.#readContext(opened.mode, tools));
+    const request = this.#request(messages, tools, options);
+    return withRetries(
+      () => this.#exchange.complete(request, options.signal),
+      this.retryPolicy,
+      options.signal,
+    );
   }
 
   sendStream(
@@ -144,13 +152,12 @@ export class OpenAICompatibleClient implements LLMClient {
     tools: ToolSpec[] = [],
     options: SendOptions = {},
   ): AsyncIterable<StreamChunk> {
-    return streamChatCompletion(async () => {
-      const opened = await this.#open(messages, tools, true, options.signal);
-      if (opened.kind === "failed") {
-        return { type: ChunkType.FINAL, response: this.#responseToFailure(opened, tools) };
-      }
-      return { exchange: opened.exchange, context: this.#readContext(opened.mode, tools) };
-    }, this.#chatUrl);
+    const request = this.#request(messages, tools, options);
+    return withStreamRetries(
+      () => this.#exchange.stream(request, options.signal),
+      this.retryPolicy,
+      options.signal,
+    );
   }
 
   /**
@@ -172,75 +179,35 @@ export class OpenAICompatibleClient implements LLMClient {
     return parseServerProps(body, url).nCtx;
   }
 
-  async #open(
-    messages: Record<string, unknown>[],
-    tools: ToolSpec[],
-    stream: boolean,
-    signal: AbortSignal | undefined,
-  ): Promise<Opened> {
-    const mode = this.#resolvedMode ?? "native";
-    const exchange = await openExchange({
-      method: "POST",
-      url: this.#chatUrl,
-      json: this.#requestBody(messages, tools, mode, stream),
-      headers: this.#headers,
-      timeoutMs: this.#timeoutMs,
-      signal,
-    });
-    if (exchange.ok) {
-      if (tools.length > 0) this.#resolvedMode ??= mode;
-      return { kind: "open", exchange, mode };
-    }
-    const body = await exchange.text();
-    const deciding = this.#resolvedMode === undefined && tools.length > 0;
-    if (deciding && rejectsNativeTools(exchange.status, body)) {
-      this.#resolvedMode = "prompt";
-      this.#logger(
-        `forge-guardrails: ${this.baseUrl} rejected native tool calling (HTTP ${exchange.status}: ${errorMessageOf(body).slice(0, 200)}); using prompt-injected tool calling from now on.`,
-      );
-      return this.#open(messages, tools, stream, signal);
-    }
-    // A tool-call parse failure proves the server took the tools.
-    if (deciding && toolParseFailureOutput(exchange.status, body) !== null) this.#resolvedMode = mode;
-    return { kind: "failed", status: exchange.status, body, mode };
+  #request(messages: Record<string, unknown>[], tools: ToolSpec[], options: SendOptions): ChatRequest {
+    const fields = options.sampling === undefined ? this.#fields : this.#bodyFields(options.sampling);
+    return { messages, tools, model: this.model, fields, onUsage: options.onUsage };
   }
 
-  #responseToFailure(failed: Extract<Opened, { kind: "failed" }>, tools: ToolSpec[]): LLMResponse {
-    const output = toolParseFailureOutput(failed.status, failed.body);
-    if (output === null) throw new BackendError(failed.status, failed.body);
-    return responseFromParseFailure(
-      output,
-      tools.map((tool) => tool.name),
-      this.#options.think,
-    );
-  }
-
-  #requestBody(
-    messages: Record<string, unknown>[],
-    tools: ToolSpec[],
-    mode: "native" | "prompt",
-    stream: boolean,
-  ): Record<string, unknown> {
+  /** The body fields besides history, tools and `stream`: configured sampling, `overrides` over it. */
+  #bodyFields(overrides: SamplingOverrides | undefined): Record<string, unknown> {
     const options = this.#options;
-    const native = mode === "native" && tools.length > 0;
+    const sampling = withSamplingOverrides(
+      { ...this.sampling, maxTokens: options.maxTokens, seed: options.seed },
+      overrides,
+    );
     return {
-      ...(this.model !== undefined && { model: this.model }),
-      messages: mode === "prompt" ? toPromptModeMessages(messages, tools) : messages,
-      ...(native && { tools: tools.map(toOpenAITool) }),
-      ...(native && options.toolChoice !== undefined && { tool_choice: options.toolChoice }),
-      stream,
-      ...(this.sampling.temperature !== undefined && { temperature: this.sampling.temperature }),
-      ...(this.sampling.topP !== undefined && { top_p: this.sampling.topP }),
-      ...(this.sampling.topK !== undefined && { top_k: this.sampling.topK }),
-      ...(this.sampling.minP !== undefined && { min_p: this.sampling.minP }),
-      ...(options.maxTokens !== undefined && { max_tokens: options.maxTokens }),
-      ...(options.seed !== undefined && { seed: options.seed }),
+      ...(options.toolChoice !== undefined && { tool_choice: options.toolChoice }),
+      ...openAISamplingFields(sampling),
       ...(options.slotId !== undefined && { id_slot: options.slotId }),
       cache_prompt: options.cachePrompt ?? true,
     };
   }
+}
 
-  #readContext(mode: "native" | "prompt", tools: ToolSpec[]): ReadContext {
-    return { mode, toolNames: tools.map((tool) => tool.name), think: this.#options.think };
-  }
+/** The fetch transport of one chat URL: ky with the client's idle deadline (src/clients/http.ts). */
+function fetchChatTransport(
+  url: string,
+  headers: Record<string, string> | undefined,
+  timeoutMs: number,
+): ChatTransport {
+  return {
+    url,
+    post: (json, signal) => openExchange({ method: "POST", url, json, headers, timeoutMs, signal }),
+  };
 }

@@ -5,8 +5,9 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { BackendError, StreamError } from "../core/errors.ts";
 import { ChunkType, type StreamChunk } from "../core/types.ts";
-import type { Exchange } from "./http.ts";
 import { responseFromParseFailure, toolParseFailureOutput } from "./llama-server-errors.ts";
+import type { ChatAnswer } from "./openai-chat-exchange.ts";
+import { reportUsage } from "./openai-usage.ts";
 import {
   ChatStreamAssembler,
   chatChunkSchema,
@@ -18,7 +19,7 @@ import {
 import { checkStreamEvent, isPlainObject, parseStreamJson } from "./wire.ts";
 
 /** An opened stream and how to read its answer, or the FINAL chunk when the request failed. */
-export type OpenedStream = { exchange: Exchange; context: ReadContext } | StreamChunk;
+export type OpenedStream = { exchange: ChatAnswer; context: ReadContext } | StreamChunk;
 
 /** What one event meant, besides the deltas it passed on: go on, the end of the stream, or the answer. */
 type EventOutcome = "more" | "done" | StreamChunk;
@@ -106,6 +107,7 @@ function readEvent(
   }
   // The hand-written check passes every well-formed chunk; zod reports what is wrong with the rest.
   const chunk = isChatChunk(value) ? value : checkStreamEvent(chatChunkSchema, value, source);
+  if (context.onUsage) reportUsage(value, context.onUsage);
   assembler.push(chunk, deltas);
   return "more";
 }

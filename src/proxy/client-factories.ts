@@ -3,10 +3,12 @@
  * Anthropic-shaped APIs, through `OllamaClient` and `AnthropicClient`. These clients take
  * sampling as options, so the request's sampling fields are mapped; other fields cannot reach
  * these backends. Clients are reused per model and sampling, so their learned state (Ollama's
- * thinking support) survives across requests.
+ * thinking support) survives across requests. They never retry (`NO_RETRIES`): the proxy passes a
+ * transient backend error and its `Retry-After` on, and the caller's own client decides.
  */
 import { AnthropicClient } from "../clients/anthropic/client.ts";
 import { OllamaClient } from "../clients/ollama-client.ts";
+import { NO_RETRIES } from "../clients/retry.ts";
 import type { LLMClient } from "../core/types.ts";
 import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
 import type { BackendClientConfig, BackendClientFactory } from "./http-backend.ts";
@@ -51,6 +53,7 @@ export function ollamaClientFactory(defaultModel?: string): BackendClientFactory
       timeoutMs: config.timeoutMs,
       ...rest,
       ...(maxTokens !== undefined && { maxTokens }),
+      ...NO_RETRIES,
       logger: () => {},
     });
   }, defaultModel);
@@ -71,6 +74,7 @@ export function anthropicClientFactory(defaultModel?: string): BackendClientFact
       ...anthropicCredential(config),
       timeoutMs: config.timeoutMs,
       ...supported,
+      ...NO_RETRIES,
       logger: () => {},
     });
   }, defaultModel);

@@ -1,28 +1,23 @@
 /**
  * The `LLMClient` the proxy sends each guarded request through to an OpenAI-compatible backend.
  * It is the client's own request body with the history and tools replaced, so sampling
- * parameters and unknown fields reach the backend untouched. It goes over the proxy's own
- * transport (`BackendTransport`: one keep-alive pool, 502/504 mapping), and the answer is
- * read by `src/clients`' wire code (shared, not copied): native calls, llama-server's tool-call
- * parse failures, prompt-mode extraction and the auto fallback between the two.
+ * parameters and unknown fields reach the backend untouched. The exchange is
+ * `OpenAICompatibleClient`'s own (`OpenAIChatExchange`: request body, native/prompt/auto
+ * negotiation, rescue of llama-server's tool-call parse failures, error answers mapped to
+ * `BackendError`), over the proxy's transport (`BackendTransport`: one keep-alive pool, 502/504
+ * mapping of transport failures).
  */
 
+import { openAISamplingFields } from "../clients/call-sampling.ts";
 import {
-  errorMessageOf,
-  rejectsNativeTools,
-  responseFromParseFailure,
-  toolParseFailureOutput,
-} from "../clients/llama-server-errors.ts";
-import {
-  chatCompletionSchema,
-  isChatCompletion,
-  messageOfCompletion,
-  readMessage,
-} from "../clients/openai-wire.ts";
-import { toPromptModeMessages } from "../clients/prompt-mode.ts";
-import { parseWireBody } from "../clients/wire.ts";
-import { BackendError } from "../core/errors.ts";
-import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
+  type ChatAnswer,
+  type ChatRequest,
+  type ChatTransport,
+  OpenAIChatExchange,
+  type ToolCallingMode,
+  ToolModeNegotiation,
+} from "../clients/openai-chat-exchange.ts";
+import type { ToolSpec } from "../core/tools.ts";
 import {
   ChunkType,
   type LLMClient,
@@ -31,23 +26,20 @@ import {
   type StreamChunk,
 } from "../core/types.ts";
 import type { ForwardRequest } from "./backend.ts";
-import { parseRetryAfter } from "./errors.ts";
 import type { BufferedAnswer } from "./transport.ts";
 
 /** Path of the chat endpoint on an OpenAI-compatible server root. */
 export const CHAT_PATH = "/v1/chat/completions";
 
 /** How tools reach the model: the server's function calling, the system prompt, or native first. */
-export type ProxyToolMode = "native" | "prompt" | "auto";
+export type ProxyToolMode = ToolCallingMode;
 
-/** Backend-wide state the per-request clients share: the URL, credential and the resolved tool mode. */
+/**
+ * Backend-wide state the per-request clients share: the exchange over the proxy's transport, with
+ * the tool mode it negotiated.
+ */
 export class ForwardingTarget {
-  readonly exchange: (request: ForwardRequest) => Promise<BufferedAnswer>;
-  /** For messages: where requests go. */
-  readonly url: string;
-  readonly #mode: ProxyToolMode;
-  #resolved: "native" | "prompt" | undefined;
-  readonly #logger: (line: string) => void;
+  readonly exchange: OpenAIChatExchange;
 
   constructor(options: {
     exchange: (request: ForwardRequest) => Promise<BufferedAnswer>;
@@ -55,31 +47,27 @@ export class ForwardingTarget {
     mode?: ProxyToolMode;
     logger?: (line: string) => void;
   }) {
-    this.exchange = options.exchange;
-    this.url = options.url;
-    this.#mode = options.mode ?? "auto";
-    this.#resolved = this.#mode === "auto" ? undefined : this.#mode;
-    this.#logger = options.logger ?? ((line) => console.info(line));
+    this.exchange = new OpenAIChatExchange({
+      transport: bufferedTransport(options.url, options.exchange),
+      negotiation: new ToolModeNegotiation(
+        options.mode ?? "auto",
+        options.logger ?? ((line) => console.info(line)),
+        "forge proxy",
+      ),
+    });
   }
 
-  /** The mode to try: the resolved one, or native while `auto` is undecided. */
-  get mode(): "native" | "prompt" {
-    return this.#resolved ?? "native";
-  }
-
-  /** True while `auto` has not yet seen the server accept or reject native tools. */
-  get deciding(): boolean {
-    return this.#resolved === undefined;
-  }
-
-  settle(mode: "native" | "prompt", reason?: string): void {
-    if (this.#resolved !== undefined) return;
-    this.#resolved = mode;
-    if (reason) this.#logger(`forge proxy: ${reason}; using prompt-injected tool calling from now on.`);
+  /** The decided tool mode; `undefined` while `auto` is undecided. */
+  get resolvedMode(): "native" | "prompt" | undefined {
+    return this.exchange.negotiation.resolved;
   }
 }
 
-/** One request's client: its model and forwarded fields over the shared target. */
+/**
+ * One request's client: its model and forwarded fields over the shared target. It never retries:
+ * the proxy answers a transient backend error (429, 502–504) with its status and `Retry-After`,
+ * and the caller's own client (the openai and Anthropic SDKs retry those) decides.
+ */
 export class ForwardingChatClient implements LLMClient {
   readonly apiFormat = "openai" as const;
   readonly #target: ForwardingTarget;
@@ -92,40 +80,12 @@ export class ForwardingChatClient implements LLMClient {
     this.#extraBody = extraBody;
   }
 
-  async send(
+  send(
     messages: Record<string, unknown>[],
     tools: ToolSpec[] = [],
     options: SendOptions = {},
   ): Promise<LLMResponse> {
-    const target = this.#target;
-    const mode = tools.length > 0 ? target.mode : "native";
-    const answer = await target.exchange({
-      method: "POST",
-      path: CHAT_PATH,
-      body: JSON.stringify(this.#body(messages, tools, mode)),
-      ...(options.signal && { signal: options.signal }),
-    });
-    const body = answer.body.toString("utf8");
-    const toolNames = tools.map((tool) => tool.name);
-    if (answer.status < 200 || answer.status >= 300) {
-      if (tools.length > 0 && target.deciding && rejectsNativeTools(answer.status, body)) {
-        target.settle(
-          "prompt",
-          `${target.url} rejected native tool calling (HTTP ${answer.status}: ${errorMessageOf(body).slice(0, 200)})`,
-        );
-        return this.send(messages, tools, options);
-      }
-      const output = toolParseFailureOutput(answer.status, body);
-      if (output === null) {
-        throw new BackendError(answer.status, body, undefined, {
-          retryAfterSeconds: parseRetryAfter(answer.retryAfter),
-        });
-      }
-      return responseFromParseFailure(output, toolNames, undefined);
-    }
-    if (tools.length > 0) target.settle(mode);
-    const completion = parseWireBody(chatCompletionSchema, body, target.url, isChatCompletion);
-    return readMessage(messageOfCompletion(completion), { mode, toolNames, think: undefined });
+    return this.#target.exchange.complete(this.#request(messages, tools, options), options.signal);
   }
 
   /** The proxy validates whole answers, so a "stream" is the answer in one FINAL chunk. */
@@ -141,20 +101,53 @@ export class ForwardingChatClient implements LLMClient {
     return null;
   }
 
-  #body(
-    messages: Record<string, unknown>[],
-    tools: ToolSpec[],
-    mode: "native" | "prompt",
-  ): Record<string, unknown> {
-    const native = mode === "native" && tools.length > 0;
-    const body: Record<string, unknown> = { ...this.#extraBody };
-    if (this.#model !== undefined) body.model = this.#model;
-    body.messages = mode === "prompt" && tools.length > 0 ? toPromptModeMessages(messages, tools) : messages;
-    if (native) body.tools = tools.map(toOpenAITool);
-    else delete body.tool_choice;
-    body.stream = false;
-    return body;
+  /**
+   * The client's own body with the history and tools replaced (and `options.sampling` over its
+   * sampling fields); `stream` is always false.
+   */
+  #request(messages: Record<string, unknown>[], tools: ToolSpec[], options: SendOptions): ChatRequest {
+    const fields = options.sampling
+      ? { ...this.#extraBody, ...openAISamplingFields(options.sampling) }
+      : this.#extraBody;
+    return { messages, tools, model: this.#model, fields, onUsage: options.onUsage };
   }
+}
+
+/** The proxy's pooled transport as a `ChatTransport`: each answer read in full before it is looked at. */
+function bufferedTransport(
+  url: string,
+  exchange: (request: ForwardRequest) => Promise<BufferedAnswer>,
+): ChatTransport {
+  return {
+    url,
+    post: async (body, signal) =>
+      bufferedChatAnswer(
+        await exchange({
+          method: "POST",
+          path: CHAT_PATH,
+          body: JSON.stringify(body),
+          ...(signal && { signal }),
+        }),
+      ),
+  };
+}
+
+/** A whole answer as a `ChatAnswer`: `read` gives the body once, then `null`. */
+function bufferedChatAnswer(answer: BufferedAnswer): ChatAnswer {
+  let unread = true;
+  const text = () => answer.body.toString("utf8");
+  return {
+    status: answer.status,
+    retryAfter: answer.retryAfter,
+    text: async () => text(),
+    read: async () => {
+      if (!unread) return null;
+      unread = false;
+      return text();
+    },
+    release: () => {},
+    close: () => {},
+  };
 }
 
 /** `http://host:8080` and `http://host:8080/v1` both name the same OpenAI-compatible server. */

@@ -40,6 +40,9 @@ function client(options: Partial<AnthropicClientOptions> = {}) {
     apiKey: "test-key",
     baseURL: server.url,
     logger: () => {},
+    // Retries off: each failure here is that of one attempt (test/clients/retries.test.ts has them).
+    retries: 0,
+    streamRetries: 0,
     ...options,
   });
 }
@@ -192,7 +195,7 @@ describe("sendStream", () => {
 });
 
 describe("errors", () => {
-  it("is BackendError(529) with the API's error body, after one request (maxRetries 0)", async () => {
+  it("is BackendError(529) with the API's error body, after one request (the SDK's maxRetries 0)", async () => {
     server.reply(MESSAGES, jsonFixture("anthropic/error-overloaded.json", 529));
     const error = await client()
       .send(history)

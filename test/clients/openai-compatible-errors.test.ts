@@ -1,6 +1,7 @@
 /**
  * How OpenAICompatibleClient.send fails, against a real local HTTP server: HTTP errors, bodies
  * that are not the wire shape, timeouts, an unreachable server, dropped connections and aborts.
+ * Retries are off here (each error is that of one attempt); test/clients/retries.test.ts has them.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
@@ -22,6 +23,8 @@ function client(options: ConstructorParameters<typeof OpenAICompatibleClient>[0]
     baseUrl: `${server.url}/v1`,
     mode: "native",
     logger: () => {},
+    retries: 0,
+    streamRetries: 0,
     ...options,
   });
 }
@@ -104,6 +107,7 @@ describe("transport failures", () => {
     const unreachable = new OpenAICompatibleClient({
       baseUrl: `http://127.0.0.1:${port}/v1`,
       logger: () => {},
+      retries: 0,
     });
     const error = await failure(unreachable.send(history, tools));
     expect(error).toMatchObject({ name: "BackendError", statusCode: 503 });
@@ -130,6 +134,7 @@ describe("transport failures", () => {
     const unreachable = new OpenAICompatibleClient({
       baseUrl: `http://127.0.0.1:${port}/v1`,
       logger: () => {},
+      retries: 0,
     });
     expect(await failure(unreachable.getContextLength())).toMatchObject({ statusCode: 503 });
   });

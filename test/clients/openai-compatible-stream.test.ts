@@ -19,7 +19,14 @@ afterEach(async () => {
 });
 
 function client(options: ConstructorParameters<typeof OpenAICompatibleClient>[0] = {}) {
-  return new OpenAICompatibleClient({ baseUrl: `${server.url}/v1`, logger: () => {}, ...options });
+  // Retries off: each failure here is that of one attempt (test/clients/retries.test.ts has them).
+  return new OpenAICompatibleClient({
+    baseUrl: `${server.url}/v1`,
+    logger: () => {},
+    retries: 0,
+    streamRetries: 0,
+    ...options,
+  });
 }
 
 const history = [{ role: "user", content: "Weather in Paris and Rome?" }];

@@ -12,8 +12,16 @@ import {
   type SendOptions,
   type StreamChunk,
 } from "../../core/types.ts";
+import { withSamplingOverrides } from "../call-sampling.ts";
 import { describeErrorChain, IdleDeadline, TIMEOUT_STATUS, UNREACHABLE_STATUS } from "../http.ts";
 import { readMessage } from "../openai-wire.ts";
+import {
+  type RetryOptions,
+  type RetryPolicy,
+  resolveRetryPolicy,
+  withRetries,
+  withStreamRetries,
+} from "../retry.ts";
 import { resolveSampling, type SamplingParams } from "../sampling.ts";
 import { checkWireValue } from "../wire.ts";
 import { toAnthropicMessages } from "./messages.ts";
@@ -25,7 +33,7 @@ import {
 } from "./wire.ts";
 
 /** Options of `AnthropicClient`. */
-export interface AnthropicClientOptions {
+export interface AnthropicClientOptions extends RetryOptions {
   /** e.g. `claude-sonnet-4-5`. */
   model: string;
   /**
@@ -83,7 +91,9 @@ const WITHOUT_CREDENTIALS = {
 
 /**
  * An `LLMClient` for Anthropic's Messages API (`apiFormat: "openai"`; see `toAnthropicMessages`
- * for the conversion). The SDK never retries (`maxRetries: 0`): the loop does.
+ * for the conversion). The SDK never retries (`maxRetries: 0`): the client's own bounded retries
+ * (see `RetryOptions`, shared with the other clients) do, on 429, 5xx overload (529 included) and
+ * lost connections.
  *
  * Errors: API errors are `BackendError(status, body)` with the API's JSON error as body (errors
  * inside a stream get the status of their type, e.g. 529 for `overloaded_error`); silence past
@@ -98,6 +108,8 @@ export class AnthropicClient implements LLMClient {
   readonly model: string;
   /** The sampling sent with every request. */
   readonly sampling: Readonly<SamplingParams>;
+  /** The retry bounds and backoff, with defaults applied. */
+  readonly retryPolicy: Readonly<RetryPolicy>;
   /** Token counts of the last completed call, or `null` before the first. */
   lastUsage: AnthropicUsage | null = null;
   readonly #options: AnthropicClientOptions;
@@ -108,6 +120,7 @@ export class AnthropicClient implements LLMClient {
     this.#options = options;
     this.model = options.model;
     this.#timeoutMs = options.timeoutMs ?? 300_000;
+    this.retryPolicy = resolveRetryPolicy(options);
     this.sampling = resolveSampling({
       model: options.model,
       recommendedSampling: options.recommendedSampling ?? false,
@@ -128,16 +141,36 @@ export class AnthropicClient implements LLMClient {
     return 200_000;
   }
 
-  async send(
+  send(
     messages: Record<string, unknown>[],
     tools: ToolSpec[] = [],
     options: SendOptions = {},
+  ): Promise<LLMResponse> {
+    return withRetries(() => this.#sendOnce(messages, tools, options), this.retryPolicy, options.signal);
+  }
+
+  sendStream(
+    messages: Record<string, unknown>[],
+    tools: ToolSpec[] = [],
+    options: SendOptions = {},
+  ): AsyncIterable<StreamChunk> {
+    return withStreamRetries(
+      () => this.#streamOnce(messages, tools, options),
+      this.retryPolicy,
+      options.signal,
+    );
+  }
+
+  async #sendOnce(
+    messages: Record<string, unknown>[],
+    tools: ToolSpec[],
+    options: SendOptions,
   ): Promise<LLMResponse> {
     const deadline = new IdleDeadline(this.#timeoutMs, this.#source);
     let value: unknown;
     try {
       value = await this.#sdk.messages.create(
-        { ...this.#params(messages, tools), stream: false },
+        { ...this.#params(messages, tools, options), stream: false },
         { signal: combine(options.signal, deadline.signal) },
       );
     } catch (error) {
@@ -150,16 +183,16 @@ export class AnthropicClient implements LLMClient {
     return this.#read(messageOfBlocks(message.content), tools);
   }
 
-  async *sendStream(
+  async *#streamOnce(
     messages: Record<string, unknown>[],
-    tools: ToolSpec[] = [],
-    options: SendOptions = {},
-  ): AsyncIterable<StreamChunk> {
+    tools: ToolSpec[],
+    options: SendOptions,
+  ): AsyncGenerator<StreamChunk> {
     const deadline = new IdleDeadline(this.#timeoutMs, this.#source);
     const assembler = new AnthropicStreamAssembler();
     try {
       const stream = await this.#sdk.messages.create(
-        { ...this.#params(messages, tools), stream: true },
+        { ...this.#params(messages, tools, options), stream: true },
         { signal: combine(options.signal, deadline.signal) },
       );
       deadline.touch();
@@ -192,12 +225,18 @@ export class AnthropicClient implements LLMClient {
   #params(
     messages: Record<string, unknown>[],
     tools: ToolSpec[],
+    options: SendOptions,
   ): Omit<Anthropic.MessageCreateParamsNonStreaming, "stream"> {
     const { system, messages: converted } = toAnthropicMessages(messages);
     const toolChoice = this.#options.toolChoice;
+    // Anthropic's API knows temperature, top_p, top_k and max_tokens; other overrides are not sent.
+    const sampling = withSamplingOverrides(
+      { ...this.sampling, maxTokens: this.#options.maxTokens ?? 4096 },
+      options.sampling,
+    );
     return {
       model: this.model,
-      max_tokens: this.#options.maxTokens ?? 4096,
+      max_tokens: sampling.maxTokens ?? 4096,
       messages: converted,
       ...(system !== undefined && { system }),
       ...(tools.length > 0 && {
@@ -208,9 +247,9 @@ export class AnthropicClient implements LLMClient {
         })),
       }),
       ...(tools.length > 0 && toolChoice !== undefined && { tool_choice: { type: toolChoice } }),
-      ...(this.sampling.temperature !== undefined && { temperature: this.sampling.temperature }),
-      ...(this.sampling.topP !== undefined && { top_p: this.sampling.topP }),
-      ...(this.sampling.topK !== undefined && { top_k: this.sampling.topK }),
+      ...(sampling.temperature !== undefined && { temperature: sampling.temperature }),
+      ...(sampling.topP !== undefined && { top_p: sampling.topP }),
+      ...(sampling.topK !== undefined && { top_k: sampling.topK }),
     };
   }
 
