@@ -2,6 +2,7 @@
  * What the proxy needs from a model server: an `LLMClient` per request for the guardrail path,
  * and raw HTTP forwarding for the routes it passes through (`/v1/models`, `/props`, tool-less chat).
  */
+import type { PromptTokenizer } from "../clients/llama-server-tokenizer.ts";
 import type { LLMClient } from "../core/types.ts";
 
 /** Wire format of a backend. */
@@ -51,6 +52,11 @@ export interface ProxyBackend {
   forward(request: ForwardRequest): Promise<Response>;
   /** The model's context length in tokens, when the backend reports it (used as compaction budget). */
   contextLength(): Promise<number | null>;
+  /**
+   * Exact prompt counts with the backend's own template and tokenizer (llama-server), used to
+   * decide on compaction and to refuse a prompt that does not fit; absent: estimates only.
+   */
+  tokenizer?(): PromptTokenizer | undefined;
   health(): Promise<BackendHealth>;
   /** Release what the backend holds (a managed server process). */
   close?(): Promise<void>;

@@ -1,18 +1,21 @@
 /**
- * The proxy's per-request work, shared by the OpenAI and Anthropic routes: inject `respond`, run
- * the runner's front half (`runInference`: compaction, folding, send, validate, rescue, retry
- * nudges), and shape the validated batch into an answer.
+ * The proxy's per-request work, shared by the OpenAI and Anthropic routes: inject `respond`, count
+ * the prompt (exactly when the backend has a tokenizer), run the runner's front half
+ * (`runInference`: compaction, folding, send, validate, rescue, retry nudges), and shape the
+ * validated batch into an answer.
  */
 
 import { ContextManager, TieredCompact } from "../context/index.ts";
 import type { Message } from "../core/messages.ts";
 import { serializeHistory } from "../core/messages.ts";
 import type { ToolSpec } from "../core/tools.ts";
+import type { LLMClient } from "../core/types.ts";
 import { runInference } from "../loop/inference.ts";
 import type { HistoryCompactor } from "../machines/workflow.machine.ts";
 import { RESPOND_TOOL_NAME, respondTool } from "../tools/respond.ts";
 import { answerFromCalls, answerFromResponse, type ProxyAnswer } from "./answer.ts";
 import type { ProxyBackend } from "./backend.ts";
+import { createExactCounter, type ExactCounter, PromptLimitedClient, replyReserve } from "./prompt-limit.ts";
 import type { ProxyRequest } from "./proxy-request.ts";
 import {
   CountingClient,
@@ -29,7 +32,10 @@ export interface ChatServiceOptions {
   /** Nudged retries per request: at most `maxRetries + 1` LLM calls. */
   maxRetries: number;
   rescueEnabled: boolean;
-  /** Context budget for compaction; when absent, the backend's context length (if it reports one). */
+  /**
+   * The context window compaction works in; when absent, the backend's context length (if it
+   * reports one). Each request's prompt limit is this less the reply's reserve (`replyReserve`).
+   */
   budgetTokens?: number | undefined;
   /** One backend job at a time (single-slot backends). */
   queue?: SerialQueue | undefined;
@@ -41,6 +47,14 @@ export interface ChatService {
   answer(request: ProxyRequest, signal: AbortSignal, stats?: RequestStats): Promise<ProxyAnswer>;
 }
 
+/** One request's compactor and the client that enforces its prompt limit. */
+interface RequestContext {
+  compactor: HistoryCompactor;
+  client: LLMClient;
+  /** The backend client inside `client`, which counts calls and remembers the last answer's kind. */
+  counting: CountingClient;
+}
+
 const RESPOND_SPEC: ToolSpec = respondTool().spec;
 const NO_COMPACTION = { maybeCompact: (messages: Message[]) => messages };
 const BUDGET_RETRY_MS = 60_000;
@@ -49,7 +63,44 @@ const BUDGET_RETRY_MS = 60_000;
 export function createChatService(options: ChatServiceOptions): ChatService {
   const { backend, queue } = options;
   const budget = createBudgetSource(options);
-  const compactorFor = createCompactorCache();
+  const counter = createExactCounter(backend.tokenizer?.());
+
+  /**
+   * The request's compactor and client: a ContextManager over the prompt limit (window less the
+   * reply's reserve) that counts the tools and starts from the exact count of the request's
+   * prompt when the backend can count it; the client refuses a prompt over the limit (exact
+   * counts only), as `ContextBudgetExceeded`.
+   */
+  async function prepare(
+    request: ProxyRequest,
+    tools: readonly ToolSpec[],
+    signal: AbortSignal,
+    stats: RequestStats,
+  ): Promise<RequestContext> {
+    const counting = new CountingClient(
+      backend.client({ model: request.model, extraBody: request.extraBody }),
+      stats,
+    );
+    const windowTokens = await budget();
+    if (!windowTokens) return { compactor: NO_COMPACTION, client: counting, counting };
+    const promptLimit = Math.max(1, windowTokens - replyReserve(request.extraBody, windowTokens));
+    const exact = await countExactly(counter, request.messages, tools, signal);
+    // Each request is compacted on its own, so a target under the threshold would only cut more.
+    const manager = new ContextManager({
+      strategy: new TieredCompact(),
+      budgetTokens: promptLimit,
+      compactTarget: 0.75,
+      tools,
+    });
+    if (exact !== null) manager.observeUsage(request.messages, exact);
+    const compactor = countCompactions(manager, stats);
+    // The counted prompt goes out as it was when nothing compacted it: no need to count it again.
+    const compactionsBefore = stats.compactions;
+    const firstUnchanged = () =>
+      exact !== null && exact <= promptLimit && stats.compactions === compactionsBefore;
+    const client = new PromptLimitedClient(counting, counter, promptLimit, firstUnchanged);
+    return { compactor, client, counting };
+  }
 
   async function answerWithTools(
     request: ProxyRequest,
@@ -58,14 +109,10 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   ): Promise<ProxyAnswer> {
     const respondInjected = !request.tools.some((tool) => tool.name === RESPOND_TOOL_NAME);
     const tools = respondInjected ? [...request.tools, RESPOND_SPEC] : request.tools;
-    const budgetTokens = await budget();
-    const client = new CountingClient(
-      backend.client({ model: request.model, extraBody: request.extraBody }),
-      stats,
-    );
+    const { compactor, client, counting } = await prepare(request, tools, signal, stats);
     const result = await runInference({
       client,
-      contextManager: countCompactions(compactorFor(budgetTokens), stats),
+      contextManager: compactor,
       messages: request.messages,
       tools,
       maxRetries: options.maxRetries,
@@ -74,7 +121,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       signal,
     });
     // A batch accepted from a text answer is one the rescue parsed out of the text.
-    if (client.lastAnswerWasText) stats.rescues += 1;
+    if (counting.lastAnswerWasText) stats.rescues += 1;
     return answerFromCalls(result.toolCalls, {
       model: modelName(request),
       respondInjected,
@@ -88,12 +135,8 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     signal: AbortSignal,
     stats: RequestStats,
   ): Promise<ProxyAnswer> {
-    const client = new CountingClient(
-      backend.client({ model: request.model, extraBody: request.extraBody }),
-      stats,
-    );
-    const budgetTokens = await budget();
-    const messages = countCompactions(compactorFor(budgetTokens), stats).maybeCompact(request.messages, 0);
+    const { compactor, client } = await prepare(request, [], signal, stats);
+    const messages = compactor.maybeCompact(request.messages, 0);
     const response = await client.send(serializeHistory(messages, client.apiFormat), undefined, { signal });
     return answerFromResponse(response, {
       model: modelName(request),
@@ -116,22 +159,14 @@ function modelName(request: ProxyRequest): string {
   return request.model ?? "default";
 }
 
-/**
- * One context manager per budget, shared by all requests: `TieredCompact` keeps no state, and the
- * manager's token cache is per message object, so requests cannot see each other's histories.
- */
-function createCompactorCache(): (budgetTokens: number | null) => HistoryCompactor {
-  let current: { budgetTokens: number; manager: ContextManager } | undefined;
-  return (budgetTokens) => {
-    if (!budgetTokens) return NO_COMPACTION;
-    if (current?.budgetTokens !== budgetTokens) {
-      current = {
-        budgetTokens,
-        manager: new ContextManager({ strategy: new TieredCompact(), budgetTokens }),
-      };
-    }
-    return current.manager;
-  };
+/** The exact prompt tokens of a history with these tools, or null when the backend cannot count. */
+function countExactly(
+  counter: ExactCounter,
+  messages: readonly Message[],
+  tools: readonly ToolSpec[],
+  signal: AbortSignal,
+): Promise<number | null> {
+  return counter.count(serializeHistory(messages, "openai"), tools, signal);
 }
 
 /** The compaction budget: explicit, or discovered from the backend once (retried while unknown). */

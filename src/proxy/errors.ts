@@ -3,7 +3,13 @@
  * rendered in the body shape each API's clients parse.
  */
 import type { z } from "zod";
-import { BackendError, ForgeError, ToolCallError, WorkflowCancelledError } from "../core/errors.ts";
+import {
+  BackendError,
+  ContextBudgetExceeded,
+  ForgeError,
+  ToolCallError,
+  WorkflowCancelledError,
+} from "../core/errors.ts";
 
 export { parseRetryAfter } from "../core/errors.ts";
 
@@ -23,6 +29,8 @@ export const ProxyErrorKind = {
   RETRIES_EXHAUSTED: "retries_exhausted",
   CLIENT_CLOSED: "client_closed",
   OVERLOADED: "overloaded",
+  /** The prompt does not fit the model's context, even after compaction. */
+  CONTEXT_LENGTH_EXCEEDED: "context_length_exceeded",
   INTERNAL: "internal",
 } as const;
 export type ProxyErrorKind = (typeof ProxyErrorKind)[keyof typeof ProxyErrorKind];
@@ -36,6 +44,8 @@ export class ProxyHttpError extends ForgeError {
   readonly details: Record<string, unknown>;
   /** Seconds after which the client may try again, sent as `Retry-After`. */
   readonly retryAfterSeconds: number | undefined;
+  /** For `context_length_exceeded`: the prompt's tokens and the most it may have, when known. */
+  readonly contextOverflow: ContextOverflow | undefined;
 
   constructor(
     status: number,
@@ -46,6 +56,7 @@ export class ProxyHttpError extends ForgeError {
       details?: Record<string, unknown>;
       cause?: unknown;
       retryAfterSeconds?: number;
+      contextOverflow?: ContextOverflow;
     } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -54,7 +65,32 @@ export class ProxyHttpError extends ForgeError {
     this.param = options.param ?? null;
     this.details = options.details ?? {};
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.contextOverflow = options.contextOverflow;
   }
+}
+
+/** How far a prompt is over the context: its tokens and the most it may have. */
+export interface ContextOverflow {
+  promptTokens: number;
+  maxTokens: number;
+}
+
+/**
+ * The 400 for a prompt that does not fit, in the shape clients handle: OpenAI's
+ * `context_length_exceeded` (param `messages`), Anthropic's "prompt is too long: N tokens > M maximum".
+ */
+export function contextLengthExceeded(
+  overflow: ContextOverflow | undefined,
+  cause?: unknown,
+): ProxyHttpError {
+  const message = overflow
+    ? `This model's maximum context length is ${overflow.maxTokens} tokens. However, your messages resulted in ${overflow.promptTokens} tokens, even after compaction. Please reduce the length of the messages or tools.`
+    : "The messages do not fit the model's context length, even after compaction. Please reduce the length of the messages or tools.";
+  return new ProxyHttpError(400, ProxyErrorKind.CONTEXT_LENGTH_EXCEEDED, message, {
+    param: "messages",
+    ...(overflow && { contextOverflow: overflow }),
+    ...(cause !== undefined && { cause }),
+  });
 }
 
 /** A 400 for a request body that failed its zod schema, naming the first offending field. */
@@ -97,6 +133,12 @@ export function toProxyHttpError(error: unknown): ProxyHttpError {
       { details: { raw_response: error.rawResponse }, cause: error },
     );
   }
+  if (error instanceof ContextBudgetExceeded) {
+    return contextLengthExceeded(
+      { promptTokens: error.estimatedTokens, maxTokens: error.budgetTokens },
+      error,
+    );
+  }
   if (error instanceof WorkflowCancelledError) {
     return new ProxyHttpError(499, ProxyErrorKind.CLIENT_CLOSED, "Client closed the request", {
       cause: error,
@@ -134,6 +176,8 @@ function fromBackendError(error: BackendError): ProxyHttpError {
   if (statusCode === 0 || (statusCode === 503 && error.cause !== undefined)) {
     return new ProxyHttpError(502, ProxyErrorKind.BACKEND_UNREACHABLE, error.message, { cause: error });
   }
+  const overflow = contextOverflowOf(error);
+  if (overflow !== null) return contextLengthExceeded(overflow ?? undefined, error);
   const retryAfter =
     error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds };
   if (statusCode === 401 || statusCode === 403) {
@@ -156,6 +200,28 @@ function fromBackendError(error: BackendError): ProxyHttpError {
     cause: error,
     ...retryAfter,
   });
+}
+
+/**
+ * Whether a backend error says the prompt did not fit: llama-server's `exceed_context_size_error`
+ * (with `n_prompt_tokens` and `n_ctx`), or an OpenAI-style `context_length_exceeded` code.
+ * Returns the overflow (undefined when the numbers are not given), or null for any other error.
+ */
+function contextOverflowOf(error: BackendError): ContextOverflow | undefined | null {
+  if (error.statusCode !== 400 || !error.body.includes("context")) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(error.body);
+  } catch {
+    return null;
+  }
+  const inner = (parsed as { error?: unknown }).error;
+  if (typeof inner !== "object" || inner === null) return null;
+  const { type, code, n_prompt_tokens: promptTokens, n_ctx: maxTokens } = inner as Record<string, unknown>;
+  if (type !== "exceed_context_size_error" && code !== "context_length_exceeded") return null;
+  return typeof promptTokens === "number" && typeof maxTokens === "number"
+    ? { promptTokens, maxTokens }
+    : undefined;
 }
 
 function backendMessage(error: BackendError): string {
@@ -226,6 +292,7 @@ const OPENAI_TYPES: Record<ProxyErrorKind, string> = {
   retries_exhausted: "server_error",
   client_closed: "invalid_request_error",
   overloaded: "server_error",
+  context_length_exceeded: "invalid_request_error",
   internal: "server_error",
 };
 
@@ -241,6 +308,7 @@ const ANTHROPIC_TYPES: Record<ProxyErrorKind, string> = {
   retries_exhausted: "api_error",
   client_closed: "invalid_request_error",
   overloaded: "overloaded_error",
+  context_length_exceeded: "invalid_request_error",
   internal: "api_error",
 };
 
@@ -250,9 +318,14 @@ const ANTHROPIC_TYPES: Record<ProxyErrorKind, string> = {
  */
 export function errorBody(api: ProxyApi, error: ProxyHttpError): Record<string, unknown> {
   if (api === "anthropic") {
+    const overflow = error.contextOverflow;
+    // Anthropic's own wording, which clients parse for the two numbers.
+    const message = overflow
+      ? `prompt is too long: ${overflow.promptTokens} tokens > ${overflow.maxTokens} maximum`
+      : error.message;
     return {
       type: "error",
-      error: { type: ANTHROPIC_TYPES[error.kind], message: error.message, ...error.details },
+      error: { type: ANTHROPIC_TYPES[error.kind], message, ...error.details },
     };
   }
   return {

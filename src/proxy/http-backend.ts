@@ -4,6 +4,7 @@
  * guardrail path.
  */
 
+import { createLlamaServerTokenizer } from "../clients/llama-server-tokenizer.ts";
 import { OpenAICompatibleClient } from "../clients/openai-compatible-client.ts";
 import type { LLMClient } from "../core/types.ts";
 import type { BackendCall, BackendFormat, BackendHealth, ForwardRequest, ProxyBackend } from "./backend.ts";
@@ -88,11 +89,23 @@ export function createHttpBackend(options: HttpBackendOptions): ProxyBackend {
   const createClient =
     options.createClient ?? defaultClientFactory(transport, config, options.toolMode, options.defaultModel);
 
-  return {
+  // OpenAI-compatible: try llama-server's /apply-template + /tokenize (a 404 turns it off).
+  const tokenizer =
+    format === "openai"
+      ? createLlamaServerTokenizer({
+          baseUrl: url,
+          apiKey: options.apiKey,
+          contextLength: () => backend.contextLength(),
+          timeoutMs: Math.min(config.timeoutMs, 10_000),
+        })
+      : undefined;
+
+  const backend: ProxyBackend = {
     format,
     url,
     client: (call) => createClient(call, config),
     forward,
+    tokenizer: () => tokenizer,
     async contextLength() {
       try {
         if (format === "openai" && !options.createClient) {
@@ -129,6 +142,7 @@ export function createHttpBackend(options: HttpBackendOptions): ProxyBackend {
       await options.close?.();
     },
   };
+  return backend;
 }
 
 function defaultClientFactory(

@@ -102,6 +102,7 @@ export async function startManagedBackend(options: ManagedBackendOptions): Promi
       return current.forward(request);
     },
     contextLength: () => current.contextLength(),
+    tokenizer: () => current.tokenizer?.(),
     health: () => current.health(),
     async close() {
       await current.close?.();

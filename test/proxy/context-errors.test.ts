@@ -1,0 +1,82 @@
+/**
+ * The context-overflow error shapes: the library's ContextBudgetExceeded and a backend's own
+ * refusal (llama-server `exceed_context_size_error`, OpenAI-style `context_length_exceeded`)
+ * become OpenAI's `context_length_exceeded` and Anthropic's "prompt is too long" bodies; other
+ * 400s do not.
+ */
+import { describe, expect, it } from "vitest";
+import { BackendError, ContextBudgetExceeded } from "../../src/core/errors.ts";
+import { errorBody, ProxyErrorKind, toProxyHttpError } from "../../src/proxy/errors.ts";
+import { replyReserve } from "../../src/proxy/prompt-limit.ts";
+
+const LLAMA_OVERFLOW = JSON.stringify({
+  error: {
+    code: 400,
+    message: "request (1820 tokens) exceeds the available context size (512 tokens), try increasing it",
+    type: "exceed_context_size_error",
+    n_prompt_tokens: 1820,
+    n_ctx: 512,
+  },
+});
+
+describe("context overflow errors", () => {
+  it("renders ContextBudgetExceeded in the OpenAI and Anthropic shapes", () => {
+    const error = toProxyHttpError(new ContextBudgetExceeded(2244, 1920));
+    expect(error.status).toBe(400);
+    expect(errorBody("openai", error)).toEqual({
+      error: {
+        message: expect.stringMatching(/maximum context length is 1920 tokens.*resulted in 2244 tokens/),
+        type: "invalid_request_error",
+        param: "messages",
+        code: "context_length_exceeded",
+      },
+    });
+    expect(errorBody("anthropic", error)).toEqual({
+      type: "error",
+      error: { type: "invalid_request_error", message: "prompt is too long: 2244 tokens > 1920 maximum" },
+    });
+  });
+
+  it("maps llama-server's exceed_context_size_error with its numbers", () => {
+    const error = toProxyHttpError(new BackendError(400, LLAMA_OVERFLOW));
+    expect(error.kind).toBe(ProxyErrorKind.CONTEXT_LENGTH_EXCEEDED);
+    expect(error.contextOverflow).toEqual({ promptTokens: 1820, maxTokens: 512 });
+    expect(errorBody("anthropic", error)).toMatchObject({
+      error: { message: "prompt is too long: 1820 tokens > 512 maximum" },
+    });
+  });
+
+  it("maps an OpenAI-style context_length_exceeded without numbers", () => {
+    const body = JSON.stringify({
+      error: {
+        message: "This model's maximum context length is 4096 tokens",
+        code: "context_length_exceeded",
+      },
+    });
+    const error = toProxyHttpError(new BackendError(400, body));
+    expect(errorBody("openai", error)).toMatchObject({
+      error: { code: "context_length_exceeded", type: "invalid_request_error", param: "messages" },
+    });
+    expect(error.contextOverflow).toBeUndefined();
+  });
+
+  it("leaves other 400s as backend errors", () => {
+    const body = JSON.stringify({
+      error: { message: "context: bad parameter", type: "invalid_request_error" },
+    });
+    const error = toProxyHttpError(new BackendError(400, body));
+    expect(error.kind).toBe(ProxyErrorKind.BACKEND_ERROR);
+    expect(toProxyHttpError(new BackendError(500, LLAMA_OVERFLOW)).kind).toBe(ProxyErrorKind.BACKEND_ERROR);
+  });
+});
+
+describe("replyReserve", () => {
+  it("reserves the request's max_tokens, else an eighth of the window up to 1024", () => {
+    expect(replyReserve({ max_tokens: 300 }, 2048)).toBe(300);
+    expect(replyReserve({ max_completion_tokens: 200, max_tokens: 300 }, 2048)).toBe(200);
+    expect(replyReserve({}, 2048)).toBe(256);
+    expect(replyReserve({}, 32_768)).toBe(1024);
+    expect(replyReserve({ max_tokens: 5000 }, 2048)).toBe(2047);
+    expect(replyReserve({ max_tokens: "many" }, 2048)).toBe(256);
+  });
+});
