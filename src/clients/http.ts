@@ -5,6 +5,7 @@
  */
 import ky, { type KyInstance } from "ky";
 import { BackendError, StreamError } from "../core/errors.ts";
+import { IdleTimer } from "./idle-timer.ts";
 
 /** `BackendError.statusCode` of a request that got nothing from the server within `timeoutMs`. */
 export const TIMEOUT_STATUS = 408;
@@ -40,22 +41,19 @@ export interface ExchangeOptions {
 
 /**
  * Aborts an exchange when the server stays silent for `timeoutMs`; every received chunk restarts
- * the wait. A chunk only notes the time: the one timer, when it fires, sleeps again for what is
- * left of the wait, so a fast stream costs no timer work per chunk.
+ * the wait (an `IdleTimer`).
  */
 export class IdleDeadline {
   readonly #controller = new AbortController();
-  readonly #timeoutMs: number;
-  readonly #url: string;
-  #timer: ReturnType<typeof setTimeout>;
-  #lastActivity = performance.now();
+  readonly #timer: IdleTimer;
   #error: BackendError | undefined;
-  #stopped = false;
 
   constructor(timeoutMs: number, url: string) {
-    this.#timeoutMs = timeoutMs;
-    this.#url = url;
-    this.#timer = setTimeout(() => this.#check(), timeoutMs);
+    this.#timer = new IdleTimer(timeoutMs, () => {
+      const body = `No response from ${url} for ${timeoutMs} ms`;
+      this.#error = new BackendError(TIMEOUT_STATUS, body, `Request timed out: ${body}`);
+      this.#controller.abort(this.#error);
+    });
   }
 
   get signal(): AbortSignal {
@@ -69,12 +67,11 @@ export class IdleDeadline {
 
   /** Restart the wait. */
   touch(): void {
-    this.#lastActivity = performance.now();
+    this.#timer.touch();
   }
 
   stop(): void {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#timer.stop();
   }
 
   /**
@@ -89,18 +86,6 @@ export class IdleDeadline {
     const abort = () => this.#controller.abort(signal.reason);
     signal.addEventListener("abort", abort, { once: true });
     return () => signal.removeEventListener("abort", abort);
-  }
-
-  #check(): void {
-    if (this.#stopped) return;
-    const idle = performance.now() - this.#lastActivity;
-    if (idle < this.#timeoutMs) {
-      this.#timer = setTimeout(() => this.#check(), this.#timeoutMs - idle);
-      return;
-    }
-    const body = `No response from ${this.#url} for ${this.#timeoutMs} ms`;
-    this.#error = new BackendError(TIMEOUT_STATUS, body, `Request timed out: ${body}`);
-    this.#controller.abort(this.#error);
   }
 }
 
@@ -138,6 +123,11 @@ export class Exchange {
 
   get status(): number {
     return this.response.status;
+  }
+
+  /** The server's `Retry-After` header, as sent. */
+  get retryAfter(): string | null {
+    return this.response.headers.get("retry-after");
   }
 
   /** The whole body as text. */
@@ -296,7 +286,7 @@ function isNetworkError(error: unknown): error is Error {
 }
 
 /** fetch's network error for a 3xx answer when `redirect` is `"error"`. */
-function isRedirect(error: Error): boolean {
+export function isRedirect(error: Error): boolean {
   return error.cause instanceof Error && error.cause.message === "unexpected redirect";
 }
 

@@ -11,6 +11,7 @@ import {
   type IncomingMessage,
 } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { IdleTimer } from "../clients/idle-timer.ts";
 import type { ForwardRequest } from "./backend.ts";
 import { ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
 import { sseErrorEvent } from "./stream-error.ts";
@@ -327,17 +328,14 @@ function streamBody(
 
 /**
  * The limits of one body being read: its size (declared, then counted) and the backend's silence
- * between reads. Each chunk only notes the time; the one timer, when it fires, sleeps again for
- * what is left of the wait, so a fast body costs no timer work per chunk. Time the reader spends
- * paused for a slow client is not the backend's silence.
+ * between reads (an `IdleTimer`: time the reader spends paused for a slow client is not the
+ * backend's silence).
  */
 class BodyWatch {
   readonly #limits: BodyLimits;
   readonly #fault: (error: ProxyHttpError) => void;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #lastActivity = performance.now();
+  #idle: IdleTimer | undefined;
   #size = 0;
-  #paused = false;
   #stopped = false;
 
   constructor(incoming: IncomingMessage, limits: BodyLimits, fault: (error: ProxyHttpError) => void) {
@@ -348,7 +346,17 @@ class BodyWatch {
       this.#fail(tooLargeAnswer(limits.maxResponseBytes));
       return;
     }
-    if (limits.idleTimeoutMs > 0) this.#timer = setTimeout(() => this.#check(), limits.idleTimeoutMs);
+    if (limits.idleTimeoutMs > 0) {
+      this.#idle = new IdleTimer(limits.idleTimeoutMs, () =>
+        this.#fail(
+          new ProxyHttpError(
+            504,
+            ProxyErrorKind.BACKEND_TIMEOUT,
+            `Backend sent nothing for ${limits.idleTimeoutMs} ms in the middle of its answer (--idle-timeout)`,
+          ),
+        ),
+      );
+    }
   }
 
   /** Whether the watch is over (the body ended or a limit broke). */
@@ -359,7 +367,7 @@ class BodyWatch {
   /** Count a chunk and restart the wait; false when it broke the size cap (reported already). */
   received(length: number): boolean {
     if (this.#stopped) return false;
-    this.#lastActivity = performance.now();
+    this.#idle?.touch();
     this.#size += length;
     if (this.#size <= this.#limits.maxResponseBytes) return true;
     this.#fail(tooLargeAnswer(this.#limits.maxResponseBytes));
@@ -367,34 +375,16 @@ class BodyWatch {
   }
 
   pause(): void {
-    this.#paused = true;
+    this.#idle?.pause();
   }
 
   resume(): void {
-    this.#paused = false;
-    this.#lastActivity = performance.now();
+    this.#idle?.resume();
   }
 
   stop(): void {
     this.#stopped = true;
-    clearTimeout(this.#timer);
-  }
-
-  #check(): void {
-    if (this.#stopped) return;
-    const idle = performance.now() - this.#lastActivity;
-    if (this.#paused || idle < this.#limits.idleTimeoutMs) {
-      const wait = this.#paused ? this.#limits.idleTimeoutMs : this.#limits.idleTimeoutMs - idle;
-      this.#timer = setTimeout(() => this.#check(), wait);
-      return;
-    }
-    this.#fail(
-      new ProxyHttpError(
-        504,
-        ProxyErrorKind.BACKEND_TIMEOUT,
-        `Backend sent nothing for ${this.#limits.idleTimeoutMs} ms in the middle of its answer (--idle-timeout)`,
-      ),
-    );
+    this.#idle?.stop();
   }
 
   #fail(error: ProxyHttpError): void {
