@@ -7,7 +7,7 @@
 import { BackendError } from "../core/errors.ts";
 import type { ForwardRequest, ProxyBackend } from "./backend.ts";
 import type { RequestDeadline } from "./deadline.ts";
-import { parseRetryAfter, toProxyHttpError } from "./errors.ts";
+import { ProxyErrorKind, parseRetryAfter, toProxyHttpError } from "./errors.ts";
 import type { RequestStats } from "./request-stats.ts";
 import type { Release, SerialQueue } from "./serial-queue.ts";
 
@@ -49,6 +49,19 @@ export async function forwardToBackend(
     });
     const retryAfterSeconds = parseRetryAfter(upstream.headers.get("retry-after"));
     throw toProxyHttpError(new BackendError(upstream.status, body, undefined, { retryAfterSeconds }));
+  }
+  // A prompt over the context is answered in the shape clients handle (context_length_exceeded).
+  if (upstream.status === 400) {
+    const body = await upstream.text().finally(() => {
+      release?.();
+      deadline?.stop();
+    });
+    const error = toProxyHttpError(new BackendError(400, body));
+    if (error.kind === ProxyErrorKind.CONTEXT_LENGTH_EXCEEDED) throw error;
+    const headers = new Headers(upstream.headers);
+    headers.delete("content-length");
+    headers.delete("content-encoding");
+    return new Response(body, { status: 400, headers });
   }
   // A streamed answer holds the slot and the deadline until it has been sent; others are read already.
   if (!upstream.headers.get("content-type")?.startsWith("text/event-stream") || !upstream.body) {
