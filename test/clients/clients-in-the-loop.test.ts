@@ -6,10 +6,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { OllamaClient } from "../../src/clients/ollama-client.ts";
 import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import { BackendError, StreamError } from "../../src/core/errors.ts";
+import { ChunkType, type StreamChunk } from "../../src/core/types.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
 import { createPassthrough, weatherWorkflow } from "../helpers/workflows.ts";
 import { CHAT, chunk, completion, errorBody } from "./helpers/openai-shapes.ts";
-import { json, ReplayServer, sse } from "./helpers/replay-server.ts";
+import { json, ReplayServer, raw, sse } from "./helpers/replay-server.ts";
 
 let server: ReplayServer;
 
@@ -90,6 +92,109 @@ describe("OpenAICompatibleClient in the loop", () => {
     const last = server.bodyOf(CHAT, 2).messages as { role: string; content: string }[];
     expect(last.map((message) => message.role)).toEqual(["system", "user", "assistant", "user"]);
     expect(last[3]?.content).toMatch(/^\[Tool result for get_weather\] /);
+  });
+});
+
+describe("client retries in the loop", () => {
+  const getWeatherStream = [
+    chunk({
+      tool_calls: [
+        { index: 0, id: "c1", type: "function", function: { name: "get_weather", arguments: "" } },
+      ],
+    }),
+    chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city": ' } }] }),
+    chunk({ tool_calls: [{ index: 0, function: { arguments: '"Rome"}' } }] }),
+    chunk({}, "tool_calls"),
+    "[DONE]",
+  ];
+  const reportStream = sse([
+    chunk({
+      tool_calls: [
+        {
+          index: 0,
+          id: "c2",
+          type: "function",
+          function: { name: "report_weather", arguments: '{"city": "Rome", "weather": "warm"}' },
+        },
+      ],
+    }),
+    chunk({}, "tool_calls"),
+    "[DONE]",
+  ]);
+  function retryingClient(options: { streamRetries?: number } = {}) {
+    return new OpenAICompatibleClient({
+      baseUrl: `${server.url}/v1`,
+      mode: "native",
+      logger: () => {},
+      retryBaseMs: 5,
+      retryMaxMs: 20,
+      ...options,
+    });
+  }
+
+  it("runs on after a stream cut mid-call: onChunk sees RETRY, the tool runs once with whole arguments", async () => {
+    server.reply(
+      CHAT,
+      sse(getWeatherStream.slice(0, 2), { end: "drop" }),
+      sse(getWeatherStream),
+      reportStream,
+    );
+    const { workflow, executed } = weatherWorkflow();
+    const seen: StreamChunk[] = [];
+    const runner = new WorkflowRunner({
+      client: retryingClient(),
+      contextManager: createPassthrough(),
+      stream: true,
+      onChunk: (item) => {
+        seen.push(item);
+      },
+    });
+
+    expect(await runner.run(workflow, "Weather in Rome?", { promptVars: { user: "Di" } })).toEqual({
+      reported: "Rome: warm",
+    });
+    expect(executed).toEqual(["get_weather:Rome", "report_weather:Rome"]);
+    const types = seen.map((item) => item.type);
+    expect(types.filter((type) => type === ChunkType.RETRY)).toHaveLength(1);
+    expect(types.indexOf(ChunkType.RETRY)).toBeLessThan(types.indexOf(ChunkType.FINAL));
+    expect(server.requestsTo(CHAT)).toHaveLength(3);
+  });
+
+  it("runs on after a transient 503", async () => {
+    server.reply(
+      CHAT,
+      raw("Loading model", { status: 503 }),
+      json(completion({ tool_calls: [{ name: "get_weather", arguments: '{"city": "Rome"}' }] })),
+      json(
+        completion({
+          tool_calls: [{ name: "report_weather", arguments: '{"city": "Rome", "weather": "warm"}' }],
+        }),
+      ),
+    );
+    const { workflow } = weatherWorkflow();
+    const runner = new WorkflowRunner({ client: retryingClient(), contextManager: createPassthrough() });
+    expect(await runner.run(workflow, "Weather in Rome?", { promptVars: { user: "Di" } })).toEqual({
+      reported: "Rome: warm",
+    });
+    expect(server.requestsTo(CHAT)).toHaveLength(3);
+  });
+
+  it("fails the run with the typed StreamError once the stream retries are spent", async () => {
+    const broken = sse(getWeatherStream.slice(0, 2), { end: "drop" });
+    server.reply(CHAT, broken, broken);
+    const { workflow, executed } = weatherWorkflow();
+    const runner = new WorkflowRunner({
+      client: retryingClient({ streamRetries: 1 }),
+      contextManager: createPassthrough(),
+      stream: true,
+    });
+    const error = await runner
+      .run(workflow, "Weather in Rome?", { promptVars: { user: "Di" } })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(StreamError);
+    expect(error).not.toBeInstanceOf(BackendError);
+    expect(executed).toEqual([]);
+    expect(server.requestsTo(CHAT)).toHaveLength(2);
   });
 });
 
