@@ -65,6 +65,11 @@ export {
   toApiMessage,
 } from "./core/messages.ts";
 export {
+  applyReasoningReplay,
+  REASONING_REPLAY_POLICIES,
+  type ReasoningReplay,
+} from "./core/reasoning-replay.ts";
+export {
   type DefineToolOptions,
   defineTool,
   type JsonSchema,
@@ -83,9 +88,9 @@ export {
   type LLMClient,
   type LLMResponse,
   type SendOptions,
-  type TokenUsage,
   type StreamChunk,
   type TextResponse,
+  type TokenUsage,
   type ToolCall,
 } from "./core/types.ts";
 export {
@@ -95,6 +100,25 @@ export {
   type Workflow,
   workflowToolSpecs,
 } from "./core/workflow.ts";
+export {
+  type BatchDecision,
+  type CallOutcome,
+  countersAfter,
+  countersAfterBatch,
+  createGuardCounters,
+  type Decision,
+  decideBatch,
+  decideEnforcement,
+  decidePremature,
+  decidePrerequisites,
+  decideResponse,
+  type EnforceDecision,
+  type GuardCounters,
+  type GuardRules,
+  type GuardState,
+  type MalformedCall,
+  type ResponseDecision,
+} from "./guardrails/decisions.ts";
 export { ErrorTracker, type ErrorTrackerOptions } from "./guardrails/error-tracker.ts";
 export {
   type GuardrailAction,
@@ -102,7 +126,9 @@ export {
   Guardrails,
   type GuardrailsOptions,
 } from "./guardrails/guardrails.ts";
+export { DEFAULT_LIMITS, type GuardLimits, guardLimitsSchema } from "./guardrails/limits.ts";
 export type { Nudge, NudgeKind } from "./guardrails/nudge.ts";
+export { type RejectDecision, rejectionReplies } from "./guardrails/replies.ts";
 export {
   buildRetryNudge,
   ResponseValidator,
@@ -174,6 +200,7 @@ export {
   type WorkflowStatus,
 } from "./machines/workflow-context.ts";
 export { notRunNudge, prerequisiteNudge, retryNudge, stepNudge, unknownToolNudge } from "./prompts/nudges.ts";
+export type { RescueOptions } from "./prompts/rescue/index.ts";
 export { detectToolCalls, rescueToolCall } from "./prompts/rescue/index.ts";
 export type { RescueOutcome, RescueParser } from "./prompts/rescue/outcome.ts";
 export { buildToolPrompt, extractToolCall } from "./prompts/tool-prompt.ts";

@@ -63,6 +63,14 @@ export function registerProxyCommand(program: Command): Command {
     .option("--quiet", "no access log", false)
     .option("--max-retries <n>", "nudged retries per request (at most n + 1 LLM calls)", "3")
     .option("--no-rescue", "do not rescue tool calls written as text")
+    .addOption(
+      new Option(
+        "--reasoning-replay <policy>",
+        "which reasoning blocks clients send back go upstream: none, keep-last (the latest) or full",
+      )
+        .choices(["none", "keep-last", "full"])
+        .default("none"),
+    )
     .option("--serialize", "send one request at a time to the backend (single-slot servers)", false)
     .option("--max-body-bytes <n>", "largest request body accepted (413 above)", String(10 * 1024 * 1024))
     .option("--timeout <ms>", "how long the backend may take to start answering (504 after)", "600000")
@@ -113,6 +121,7 @@ export async function runProxy(options: ProxyCliOptions): Promise<RunningProxy> 
         : { format: options.logFormat, write: (line: string) => process.stderr.write(`${line}\n`) },
       maxRetries: options.maxRetries,
       rescueEnabled: options.rescue,
+      reasoningReplay: options.reasoningReplay,
       serialize: options.serialize,
       maxBodyBytes: options.maxBodyBytes,
       budgetTokens: options.budgetTokens,

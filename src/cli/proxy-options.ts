@@ -21,6 +21,7 @@ export const proxyCliOptionsSchema = z
     port: z.coerce.number().int().min(0).max(65_535).default(8081),
     maxRetries: z.coerce.number().int().min(0).max(20).default(3),
     rescue: z.boolean().default(true),
+    reasoningReplay: z.enum(["full", "keep-last", "none"]).default("none"),
     serialize: z.boolean().default(false),
     maxBodyBytes: z.coerce
       .number()

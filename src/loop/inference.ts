@@ -6,8 +6,10 @@
  */
 import { toPromise } from "xstate";
 import type { Message } from "../core/messages.ts";
+import { assertReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, StreamChunk, ToolCall } from "../core/types.ts";
+import { DEFAULT_LIMITS } from "../guardrails/limits.ts";
 import type { RetryNudge } from "../guardrails/response-validator.ts";
 import type { HistoryCompactor, WorkflowMachineDeps, WorkflowOutput } from "../machines/workflow.machine.ts";
 import { createWorkflowConfig } from "../machines/workflow-context.ts";
@@ -25,6 +27,8 @@ export interface RunInferenceOptions {
   rescueEnabled?: boolean;
   retryNudge?: RetryNudge;
   stream?: boolean;
+  /** Which earlier reasoning blocks the request re-sends: `full` (default), `keep-last` or `none`. */
+  reasoningReplay?: ReasoningReplay;
   onChunk?: (chunk: StreamChunk) => Promise<void> | void;
   onMessage?: (message: Message) => void;
   signal?: AbortSignal;
@@ -46,7 +50,7 @@ let shared: BoundMachine | undefined;
  * Throws `ToolCallError` (with the last raw output) when retries run out.
  */
 export async function runInference(options: RunInferenceOptions): Promise<InferenceResult> {
-  const maxRetries = options.maxRetries ?? 3;
+  const maxRetries = options.maxRetries ?? DEFAULT_LIMITS.maxRetriesPerStep;
   let actorError: unknown;
   const config = createWorkflowConfig({
     toolNames: options.tools.map((tool) => tool.name),
@@ -64,6 +68,9 @@ export async function runInference(options: RunInferenceOptions): Promise<Infere
     ...(options.onChunk && { onChunk: options.onChunk }),
     ...(options.onMessage && { onMessage: options.onMessage }),
     ...(options.retryNudge !== undefined && { retryNudge: options.retryNudge }),
+    ...(options.reasoningReplay !== undefined && {
+      reasoningReplay: assertReasoningReplay("runInference", options.reasoningReplay),
+    }),
     onActorError: (error) => (actorError = error),
   };
   shared ??= new BoundMachine();

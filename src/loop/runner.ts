@@ -5,6 +5,7 @@
 import { type InspectionEvent, type Snapshot, toPromise } from "xstate";
 import { WorkflowCancelledError } from "../core/errors.ts";
 import { createMessage, type Message, MessageRole, MessageType } from "../core/messages.ts";
+import { assertReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, StreamChunk } from "../core/types.ts";
 import { renderSystemPrompt, type Workflow, workflowToolSpecs } from "../core/workflow.ts";
@@ -38,6 +39,11 @@ export interface WorkflowRunnerOptions {
   maxPrematureAttempts?: number;
   maxPrereqViolations?: number;
   stream?: boolean;
+  /**
+   * Which of the model's earlier reasoning blocks each request re-sends: `full` (default), `keep-last`
+   * (only the latest) or `none`. The history keeps them all.
+   */
+  reasoningReplay?: ReasoningReplay;
   onChunk?: (chunk: StreamChunk) => Promise<void> | void;
   onMessage?: (message: Message) => void;
   rescueEnabled?: boolean;
@@ -74,6 +80,8 @@ export class WorkflowRunner {
   constructor(options: WorkflowRunnerOptions) {
     // Checked here, so a bad limit fails at construction and not at the first run.
     resolveLimits("WorkflowRunner", options);
+    if (options.reasoningReplay !== undefined)
+      assertReasoningReplay("WorkflowRunner", options.reasoningReplay);
     this.options = { ...options };
   }
 
@@ -115,6 +123,7 @@ export class WorkflowRunner {
       ...(options.onChunk && { onChunk: options.onChunk }),
       ...(options.onMessage && { onMessage: options.onMessage }),
       ...(options.retryNudge !== undefined && { retryNudge: options.retryNudge }),
+      ...(options.reasoningReplay !== undefined && { reasoningReplay: options.reasoningReplay }),
       ...(hooks.onActorError && { onActorError: hooks.onActorError }),
       ...(hooks.onToolError && { onToolError: hooks.onToolError }),
     };

@@ -14,6 +14,7 @@ import {
 } from "../core/errors.ts";
 import { HistorySerializer } from "../core/history-serializer.ts";
 import { type ApiFormat, type Message, serializeHistory, type ToolCallInfo } from "../core/messages.ts";
+import { applyReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
 import type { ToolDef, ToolSpec } from "../core/tools.ts";
 import {
   ChunkType,
@@ -42,6 +43,8 @@ export interface InferenceDeps {
   client: LLMClient;
   toolSpecs: readonly ToolSpec[];
   stream: boolean;
+  /** Which earlier reasoning blocks each request re-sends; default `full`. */
+  reasoningReplay?: ReasoningReplay;
   onChunk?: (chunk: StreamChunk) => Promise<void> | void;
 }
 
@@ -72,7 +75,8 @@ export function createInferenceLogic(source: DepsSource<InferenceDeps>) {
     async (request: InferenceRequest, signal, parent): Promise<LLMResponse> => {
       const deps = resolveDeps(source, parent);
       const tools = toolListOf(deps.toolSpecs);
-      const messages = serialize(request.messages, deps.client.apiFormat, parent);
+      const history = applyReasoningReplay(request.messages, deps.reasoningReplay ?? "full");
+      const messages = serialize(history, deps.client.apiFormat, parent);
       const response = deps.stream
         ? await collectStream(deps.client.sendStream(messages, tools, { signal }), deps.onChunk, signal)
         : await deps.client.send(messages, tools, { signal });

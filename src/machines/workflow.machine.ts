@@ -5,6 +5,7 @@
  */
 import { type ActorRefFrom, type AnyActorRef, and, assign, type SnapshotFrom, sendTo, setup } from "xstate";
 import type { Message } from "../core/messages.ts";
+import type { ReasoningReplay } from "../core/reasoning-replay.ts";
 import type { ToolDef, ToolSpec } from "../core/tools.ts";
 import type { LLMClient, LLMResponse, StreamChunk, ToolCall } from "../core/types.ts";
 import type { Decision } from "../guardrails/decisions.ts";
@@ -36,6 +37,8 @@ export interface WorkflowMachineDeps {
   /** Implementations by name; not needed for an inference-only machine. */
   tools?: Readonly<Record<string, ToolDef>>;
   stream?: boolean;
+  /** Which earlier reasoning blocks each request re-sends (`full`, `keep-last`, `none`); default `full`. */
+  reasoningReplay?: ReasoningReplay;
   onChunk?: (chunk: StreamChunk) => Promise<void> | void;
   onMessage?: (message: Message) => void;
   retryNudge?: RetryNudge;
@@ -98,8 +101,14 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
     },
     actors: {
       inference: createInferenceLogic((workflow) => {
-        const { client, toolSpecs, stream, onChunk } = depsOf(workflow);
-        return { client, toolSpecs, stream: stream ?? false, ...(onChunk && { onChunk }) };
+        const { client, toolSpecs, stream, onChunk, reasoningReplay } = depsOf(workflow);
+        return {
+          client,
+          toolSpecs,
+          stream: stream ?? false,
+          ...(onChunk && { onChunk }),
+          ...(reasoningReplay && { reasoningReplay }),
+        };
       }),
       executeTools: createToolExecutionLogic((workflow) => {
         const { tools, onToolError } = depsOf(workflow);

@@ -2,10 +2,12 @@
  * The proxy as a Hono app: authentication, body limit, the chat routes, pass-through routes and
  * health, with every fault answered in the shape of the API the client speaks.
  */
+
 import { timingSafeEqual } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { type Context, Hono } from "hono";
 import { requestId } from "hono/request-id";
+import type { ReasoningReplay } from "../core/reasoning-replay.ts";
 import { type AccessLogOptions, observeRequests } from "./access-log.ts";
 import type { BackendHealth, ProxyBackend } from "./backend.ts";
 import { createChatService } from "./chat-service.ts";
@@ -28,6 +30,12 @@ export interface ProxyOptions {
   maxRetries?: number | undefined;
   /** Rescue tool calls written as text (default true). */
   rescueEnabled?: boolean | undefined;
+  /**
+   * Which of the reasoning blocks clients send back (OpenAI `reasoning_content`, Anthropic
+   * `thinking`) go upstream with the history: `none` (default: what earlier versions did),
+   * `keep-last` or `full`.
+   */
+  reasoningReplay?: ReasoningReplay | undefined;
   /** Send one request at a time to the backend, in arrival order (single-slot backends). */
   serialize?: boolean | undefined;
   /** Largest accepted request body in bytes (default 10 MiB); larger ones get 413. */
@@ -93,6 +101,7 @@ export function createProxy(options: ProxyOptions): Hono {
     backend,
     maxRetries: options.maxRetries ?? 3,
     rescueEnabled: options.rescueEnabled ?? true,
+    reasoningReplay: options.reasoningReplay,
     budgetTokens: options.budgetTokens,
     queue,
   });

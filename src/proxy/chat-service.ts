@@ -8,6 +8,7 @@
 import { ContextManager, TieredCompact } from "../context/index.ts";
 import type { Message } from "../core/messages.ts";
 import { serializeHistory } from "../core/messages.ts";
+import type { ReasoningReplay } from "../core/reasoning-replay.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient } from "../core/types.ts";
 import { runInference } from "../loop/inference.ts";
@@ -32,6 +33,8 @@ export interface ChatServiceOptions {
   /** Nudged retries per request: at most `maxRetries + 1` LLM calls. */
   maxRetries: number;
   rescueEnabled: boolean;
+  /** Which earlier reasoning blocks (the client's `reasoning_content` / thinking) go upstream; default `none`. */
+  reasoningReplay?: ReasoningReplay | undefined;
   /**
    * The context window compaction works in; when absent, the backend's context length (if it
    * reports one). Each request's prompt limit is this less the reply's reserve (`replyReserve`).
@@ -117,6 +120,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       tools,
       maxRetries: options.maxRetries,
       rescueEnabled: options.rescueEnabled,
+      reasoningReplay: options.reasoningReplay ?? "none",
       onMessage: (message) => noteAppendedMessage(stats, message),
       signal,
     });

@@ -78,6 +78,7 @@ function historyFromTurn(
   }
   const results: Message[] = [];
   const texts: string[] = [];
+  const thoughts: string[] = [];
   const calls: ToolCallInfo[] = [];
   message.content.forEach((block, index) => {
     const where = `${param}[${index}]`;
@@ -85,7 +86,12 @@ function historyFromTurn(
       case "text":
         texts.push((block as Extract<AnthropicBlock, { type: "text" }>).text);
         break;
-      case "thinking":
+      case "thinking": {
+        // The replay policy decides whether it goes upstream (redacted thinking has no text to send).
+        const thinking = (block as { thinking?: unknown }).thinking;
+        if (!isUser && typeof thinking === "string" && thinking.trim().length > 0) thoughts.push(thinking);
+        break;
+      }
       case "redacted_thinking":
         break;
       case "tool_use": {
@@ -125,12 +131,17 @@ function historyFromTurn(
     }
     return results;
   }
+  const reasoning =
+    thoughts.length > 0
+      ? [createMessage(MessageRole.ASSISTANT, thoughts.join("\n\n"), { type: MessageType.REASONING })]
+      : [];
   if (calls.length > 0) {
     return [
+      ...reasoning,
       createMessage(MessageRole.ASSISTANT, text, { type: MessageType.TOOL_CALL }, { toolCalls: calls }),
     ];
   }
-  return [createMessage(MessageRole.ASSISTANT, text, { type: MessageType.TEXT_RESPONSE })];
+  return [...reasoning, createMessage(MessageRole.ASSISTANT, text, { type: MessageType.TEXT_RESPONSE })];
 }
 
 function toolNameOf(callNames: Map<string, string>, callId: string): { toolName?: string } {

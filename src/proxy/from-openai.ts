@@ -71,6 +71,11 @@ export function historyFromOpenAI(messages: readonly OpenAIMessage[]): Message[]
         break;
       case "assistant": {
         const content = contentText(message.content, param);
+        // The reasoning a client hands back (as this proxy answered it); the replay policy decides if it goes upstream.
+        const reasoning = (message as { reasoning_content?: unknown }).reasoning_content;
+        if (typeof reasoning === "string" && reasoning.trim().length > 0) {
+          history.push(createMessage(MessageRole.ASSISTANT, reasoning, { type: MessageType.REASONING }));
+        }
         const wireCalls = message.tool_calls ?? [];
         if (wireCalls.length === 0) {
           history.push(createMessage(MessageRole.ASSISTANT, content, { type: MessageType.TEXT_RESPONSE }));
