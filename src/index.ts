@@ -87,6 +87,7 @@ export {
   isToolCallList,
   type LLMClient,
   type LLMResponse,
+  type SamplingOverrides,
   type SendOptions,
   type StreamChunk,
   type TextResponse,

@@ -18,6 +18,7 @@ export {
 } from "./openai-compatible-client.ts";
 export { toPromptModeMessages } from "./prompt-mode.ts";
 export { resolveReasoning, type SplitReasoning, splitReasoning } from "./reasoning.ts";
+export type { RetryOptions, RetryPolicy } from "./retry.ts";
 export {
   getSamplingDefaults,
   knownSamplingFamilies,
