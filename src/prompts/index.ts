@@ -1,4 +1,10 @@
 /** Prompts: nudge builders, the prompt-injected tool prompt and rescue parsing. */
 export * from "./nudges.ts";
-export { detectToolCalls, type RescueOutcome, type RescueParser, rescueToolCall } from "./rescue/index.ts";
+export {
+  detectToolCalls,
+  type RescueOptions,
+  type RescueOutcome,
+  type RescueParser,
+  rescueToolCall,
+} from "./rescue/index.ts";
 export { buildToolPrompt, extractToolCall } from "./tool-prompt.ts";
