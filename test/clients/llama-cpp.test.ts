@@ -188,6 +188,24 @@ describe("LlamaCppClient on the tiny random test model", () => {
     throw new Error("no seed made the model write text");
   });
 
+  it("applies per-call sampling (SendOptions.sampling) to that call only", async () => {
+    // The random model often ends its turn at once; take the first seed that makes it write.
+    for (const seed of [1, 4, 5, 6, 7, 8]) {
+      const client = makeClient({ mode: "free", temperature: 0.8, seed, maxTokens: 24 });
+      await client.send(question);
+      const unconstrained = client.usage.outputTokens;
+      if (unconstrained <= 4) continue;
+      await client.send(question, [], { sampling: { maxTokens: 2 } });
+      const constrained = client.usage.outputTokens - unconstrained;
+      expect(constrained).toBeLessThanOrEqual(2);
+      // The next call without the override is back to the client's own maxTokens.
+      await client.send(question);
+      expect(client.usage.outputTokens - unconstrained - constrained).toBeGreaterThan(2);
+      return;
+    }
+    throw new Error("no seed made the model write more than 4 tokens");
+  });
+
   it("rejects with the abort reason soon after an abort mid-generation", async () => {
     const client = makeClient({ toolChoice: "required", maxParallelToolCalls: 1, maxTokens: 600 });
     const controller = new AbortController();

@@ -18,9 +18,11 @@ import {
   ChunkType,
   type LLMClient,
   type LLMResponse,
+  type SamplingOverrides,
   type SendOptions,
   type StreamChunk,
 } from "../../core/types.ts";
+import { withSamplingOverrides } from "../call-sampling.ts";
 import { resolveSampling, type SamplingParams } from "../sampling.ts";
 import {
   acquireModel,
@@ -68,6 +70,10 @@ export interface LlamaCppClientOptions {
   topP?: number;
   topK?: number;
   minP?: number;
+  /** node-llama-cpp's `repeatPenalty.penalty` (1 is off). */
+  repeatPenalty?: number;
+  /** node-llama-cpp's `repeatPenalty.presencePenalty` (0 is off). */
+  presencePenalty?: number;
   maxTokens?: number;
   seed?: number;
   /** Apply the model card's sampling (see `getSamplingDefaults`); explicit values still win. */
@@ -184,7 +190,7 @@ export class LlamaCppClient implements LLMClient {
     tools: ToolSpec[] = [],
     options: SendOptions = {},
   ): Promise<LLMResponse> {
-    return this.#generate(messages, tools, options.signal, {});
+    return this.#generate(messages, tools, options.signal, {}, options.sampling);
   }
 
   async *sendStream(
@@ -202,10 +208,16 @@ export class LlamaCppClient implements LLMClient {
       pending.push(chunk);
       wake?.();
     };
-    const generation = this.#generate(messages, tools, signal, {
-      onText: (text) => push({ type: ChunkType.TEXT_DELTA, content: text }),
-      onToolCallDelta: (text) => push({ type: ChunkType.TOOL_CALL_DELTA, content: text }),
-    }).finally(() => {
+    const generation = this.#generate(
+      messages,
+      tools,
+      signal,
+      {
+        onText: (text) => push({ type: ChunkType.TEXT_DELTA, content: text }),
+        onToolCallDelta: (text) => push({ type: ChunkType.TOOL_CALL_DELTA, content: text }),
+      },
+      options.sampling,
+    ).finally(() => {
       settled = true;
       wake?.();
     });
@@ -267,6 +279,7 @@ export class LlamaCppClient implements LLMClient {
     tools: ToolSpec[],
     signal: AbortSignal | undefined,
     listeners: Listeners,
+    overrides: SamplingOverrides | undefined,
   ): Promise<LLMResponse> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return this.#enqueue(async () => {
@@ -285,7 +298,7 @@ export class LlamaCppClient implements LLMClient {
       };
       try {
         const result = await chat.generateResponse(toChatHistory(messages), {
-          ...this.#generationOptions(functions, listeners, markFirstToken),
+          ...this.#generationOptions(functions, listeners, markFirstToken, overrides),
           signal,
         });
         return toLLMResponse(result, tools, this.mode);
@@ -316,10 +329,22 @@ export class LlamaCppClient implements LLMClient {
     functions: ChatModelFunctions | undefined,
     listeners: Listeners,
     markFirstToken: () => void,
+    overrides: SamplingOverrides | undefined,
   ): LLamaChatGenerateResponseOptions<ChatModelFunctions> {
-    const { maxTokens, seed, maxParallelToolCalls } = this.#options;
+    const { maxParallelToolCalls } = this.#options;
+    const { repeatPenalty, presencePenalty, maxTokens, seed, ...basic } = withSamplingOverrides(
+      { ...this.sampling, maxTokens: this.#options.maxTokens, seed: this.#options.seed },
+      overrides,
+    );
+    const penalties = repeatPenalty !== undefined || presencePenalty !== undefined;
     const sampling = {
-      ...this.sampling,
+      ...basic,
+      ...(penalties && {
+        repeatPenalty: {
+          penalty: repeatPenalty ?? 1,
+          ...(presencePenalty !== undefined && { presencePenalty }),
+        },
+      }),
       ...(maxTokens !== undefined && { maxTokens }),
       ...(seed !== undefined && { seed }),
       onToken: markFirstToken,
