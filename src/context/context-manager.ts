@@ -104,6 +104,8 @@ export class ContextManager {
   readonly #onCompact: ((event: CompactEvent) => void) | undefined;
   readonly #onThreshold: ((event: ThresholdEvent) => void) | undefined;
   readonly #fired = new Set<number>();
+  /** Warnings fired and not yet taken by the loop (`takeWarnings`). */
+  #pending: ThresholdEvent[] = [];
   #toolTokens = 0;
   #observed: Observed | null = null;
   #calibration: Calibration | null = null;
@@ -216,6 +218,7 @@ export class ContextManager {
     if (result.phase === 0) return messages;
     // Also makes the compacted array the counter's running total for the next iteration.
     const tokensAfter = this.countTokens(result.messages);
+    this.#rearm(tokensAfter);
     this.#onCompact?.({
       stepIndex,
       tokensBefore,
@@ -231,6 +234,25 @@ export class ContextManager {
   /** Re-arm every `warnAt` fraction, e.g. before a new run on the same manager. */
   resetWarnings(): void {
     this.#fired.clear();
+    this.#pending = [];
+  }
+
+  /**
+   * The warnings fired since the last call, for the loop to tell the model (a transient
+   * CONTEXT_WARNING message). A warning a compaction made moot in the same `maybeCompact` is not
+   * returned.
+   */
+  takeWarnings(): ThresholdEvent[] {
+    const taken = this.#pending;
+    this.#pending = [];
+    return taken;
+  }
+
+  /** After a compaction: fractions the history is now below fire again when it grows back. */
+  #rearm(tokens: number): void {
+    const usage = tokens / this.budgetTokens;
+    for (const fraction of this.#fired) if (usage < fraction) this.#fired.delete(fraction);
+    this.#pending = this.#pending.filter((event) => usage >= event.fraction);
   }
 
   /**
@@ -246,7 +268,11 @@ export class ContextManager {
   #warn(tokens: number, stepIndex: number): void {
     for (const fraction of crossedThresholds(this.warnAt, this.#fired, tokens / this.budgetTokens)) {
       this.#fired.add(fraction);
-      this.#onThreshold?.({ fraction, tokens, budgetTokens: this.budgetTokens, stepIndex });
+      const event = { fraction, tokens, budgetTokens: this.budgetTokens, stepIndex };
+      this.#pending.push(event);
+      // Bounded for managers whose warnings nobody takes (middleware users).
+      if (this.#pending.length > this.warnAt.length) this.#pending.shift();
+      this.#onThreshold?.(event);
     }
   }
 }

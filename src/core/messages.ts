@@ -25,6 +25,11 @@ export const MessageType = {
   RETRY_NUDGE: "retry_nudge",
   PREREQUISITE_NUDGE: "prerequisite_nudge",
   SUMMARY: "summary",
+  /**
+   * A transient user-role notice that the context is filling up: sent with one request, never kept
+   * in the history (see `WorkflowRunnerOptions.contextWarnings`).
+   */
+  CONTEXT_WARNING: "context_warning",
 } as const;
 export type MessageType = (typeof MessageType)[keyof typeof MessageType];
 

@@ -44,6 +44,12 @@ export interface WorkflowRunnerOptions {
    * (only the latest) or `none`. The history keeps them all.
    */
   reasoningReplay?: ReasoningReplay;
+  /**
+   * When the context manager's usage crosses one of its `warnAt` fractions, tell the model with a
+   * transient CONTEXT_WARNING user message on the next request (never kept in the history; it fires
+   * again after a compaction brings usage back down). Default true; needs `warnAt` on the manager.
+   */
+  contextWarnings?: boolean;
   onChunk?: (chunk: StreamChunk) => Promise<void> | void;
   onMessage?: (message: Message) => void;
   rescueEnabled?: boolean;
@@ -124,6 +130,7 @@ export class WorkflowRunner {
       ...(options.onMessage && { onMessage: options.onMessage }),
       ...(options.retryNudge !== undefined && { retryNudge: options.retryNudge }),
       ...(options.reasoningReplay !== undefined && { reasoningReplay: options.reasoningReplay }),
+      ...(options.contextWarnings !== undefined && { contextWarnings: options.contextWarnings }),
       ...(hooks.onActorError && { onActorError: hooks.onActorError }),
       ...(hooks.onToolError && { onToolError: hooks.onToolError }),
     };

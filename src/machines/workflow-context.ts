@@ -83,6 +83,8 @@ export interface WorkflowContext extends GuardCounters {
   decision: Decision | null;
   /** Outcomes of the batch in flight, as each call finishes (kept when a run is cancelled mid-batch). */
   outcomes: ToolOutcome[];
+  /** The context warning this pass's request carries (transient: never in `messages`), or null. */
+  contextWarning: string | null;
   /** Result of the terminal tool once it succeeded. */
   result: unknown;
   failure: WorkflowFailure | null;
@@ -126,6 +128,7 @@ export function createWorkflowContext(input: WorkflowInput): WorkflowContext {
     ...createGuardCounters(),
     decision: null,
     outcomes: [],
+    contextWarning: null,
     result: null,
     failure: null,
   };

@@ -3,8 +3,10 @@
  * to the fields that change. The machine's actions are one-line `assign`s of these; what to do
  * is decided by the decision core (guardrails/decisions.ts), these only apply it.
  */
+
+import type { ThresholdEvent } from "../context/context-manager.ts";
 import { appendMessages } from "../core/history.ts";
-import type { Message } from "../core/messages.ts";
+import { createMessage, type Message, MessageRole, MessageType } from "../core/messages.ts";
 import type { LLMResponse, ToolCall } from "../core/types.ts";
 import {
   batchFailed,
@@ -18,6 +20,7 @@ import {
 } from "../guardrails/decisions.ts";
 import { type RejectDecision, rejectionReplies } from "../guardrails/replies.ts";
 import { argMatchedTools, pendingSteps, recordStep, type StepProgress } from "../guardrails/step-state.ts";
+import { contextWarningNudge } from "../prompts/nudges.ts";
 import type { ToolOutcome, WorkflowContext, WorkflowFailure } from "./workflow-context.ts";
 import * as build from "./workflow-messages.ts";
 
@@ -33,6 +36,27 @@ export function stepOf(context: WorkflowContext): number {
 export function decidedCalls(context: WorkflowContext): ToolCall[] {
   const decision = context.decision;
   return decision !== null && "calls" in decision ? decision.calls : [];
+}
+
+/** The notice for the highest warning that fired this pass, or null when none did. */
+export function contextWarningOf(warnings: readonly ThresholdEvent[]): string | null {
+  const highest = warnings.reduce<ThresholdEvent | null>(
+    (top, event) => (top === null || event.fraction > top.fraction ? event : top),
+    null,
+  );
+  return highest === null
+    ? null
+    : contextWarningNudge(highest.fraction, highest.tokens, highest.budgetTokens);
+}
+
+/** The history a request carries: the context's, plus this pass's transient context warning. */
+export function messagesToSend(context: WorkflowContext): readonly Message[] {
+  if (context.contextWarning === null) return context.messages;
+  const warning = createMessage(MessageRole.USER, context.contextWarning, {
+    type: MessageType.CONTEXT_WARNING,
+    stepIndex: stepOf(context),
+  });
+  return [...context.messages, warning];
 }
 
 /** Decide what the response leads to, and count the failure it may be. */

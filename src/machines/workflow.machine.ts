@@ -4,6 +4,7 @@
  * (and responded, for the proxy's inference-only front half).
  */
 import { type ActorRefFrom, type AnyActorRef, and, assign, type SnapshotFrom, sendTo, setup } from "xstate";
+import type { ThresholdEvent } from "../context/context-manager.ts";
 import type { Message } from "../core/messages.ts";
 import type { ReasoningReplay } from "../core/reasoning-replay.ts";
 import type { ToolDef, ToolSpec } from "../core/tools.ts";
@@ -26,6 +27,8 @@ import * as update from "./workflow-updates.ts";
 /** Anything that compacts a history once per iteration (a `ContextManager`). */
 export interface HistoryCompactor {
   maybeCompact(messages: Message[], stepIndex?: number, stepHint?: string): Message[];
+  /** Warnings fired since the last call (ContextManager's `warnAt`), for the model to hear about. */
+  takeWarnings?(): readonly ThresholdEvent[];
 }
 
 /** Behaviour the machine is built with: clients, tools and callbacks never enter the context. */
@@ -37,6 +40,11 @@ export interface WorkflowMachineDeps {
   /** Implementations by name; not needed for an inference-only machine. */
   tools?: Readonly<Record<string, ToolDef>>;
   stream?: boolean;
+  /**
+   * Tell the model when the context crosses a `warnAt` fraction (a transient CONTEXT_WARNING user
+   * message on the next request, not kept in the history); default true.
+   */
+  contextWarnings?: boolean;
   /** Which earlier reasoning blocks each request re-sends (`full`, `keep-last`, `none`); default `full`. */
   reasoningReplay?: ReasoningReplay;
   onChunk?: (chunk: StreamChunk) => Promise<void> | void;
@@ -122,19 +130,23 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
     },
     actions: {
       // The one side effect of the pass's start: the ContextManager compacts (and fires its callbacks).
-      startIteration: assign(({ context, self }) => ({
-        messages: Object.freeze(
-          depsOf(self).contextManager.maybeCompact(
-            context.messages,
-            context.iteration,
-            stepSummaryHint(context.progress),
-          ),
-        ) as Message[],
-        iteration: context.iteration + 1,
-      })),
+      startIteration: assign(({ context, self }) => {
+        const { contextManager, contextWarnings } = depsOf(self);
+        const messages = contextManager.maybeCompact(
+          context.messages,
+          context.iteration,
+          stepSummaryHint(context.progress),
+        );
+        const warnings = contextWarnings === false ? [] : (contextManager.takeWarnings?.() ?? []);
+        return {
+          messages: Object.freeze(messages) as Message[],
+          iteration: context.iteration + 1,
+          contextWarning: update.contextWarningOf(warnings),
+        };
+      }),
       requestInference: sendTo("inference", ({ context }) => ({
         type: "request" as const,
-        request: { messages: context.messages },
+        request: { messages: update.messagesToSend(context) },
       })),
       requestTools: sendTo("executeTools", ({ context }) => ({
         type: "request" as const,

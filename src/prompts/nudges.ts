@@ -66,6 +66,15 @@ export function malformedArgumentsNudge(toolName: string, reason: string): strin
   return `[ToolError] ToolArgumentError: the arguments of '${toolName}' are not a JSON object (${reason}). Call ${toolName} again with its arguments as one JSON object.`;
 }
 
+/**
+ * The transient notice sent when the context crosses a `warnAt` fraction of its budget: how full
+ * it is, and that the model should wrap up rather than start new explorations.
+ */
+export function contextWarningNudge(fraction: number, tokens: number, budgetTokens: number): string {
+  const percent = Math.round(fraction * 100);
+  return `[ContextWarning] The conversation has used ${percent}% of its context (about ${Math.round(tokens)} of ${budgetTokens} tokens). Older tool results may be summarized or dropped. Keep your next calls focused and finish the task with the fewest steps you can.`;
+}
+
 /** Tool-error reply for a call whose prerequisites have not been called. */
 export function prerequisiteNudge(toolName: string, missing: readonly string[]): string {
   return `[PrereqError] You cannot call ${toolName} yet: call ${missing.join(", ")} first. ${toolName} depends on ${missing.length === 1 ? "its" : "their"} result.`;
