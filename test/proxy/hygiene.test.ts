@@ -159,7 +159,8 @@ describe("backend 429", () => {
 
 describe("backend 429 from Ollama and Anthropic-shaped backends", () => {
   for (const format of ["ollama", "anthropic"] as const) {
-    it(`passes Retry-After through from a ${format} backend on the guarded path`, async () => {
+    it(`passes Retry-After through from a ${format} backend on the guarded path, without retrying`, async () => {
+      let posts = 0;
       const server = createServer(async (incoming, outgoing) => {
         for await (const _chunk of incoming) {
           // Drained: every POST is rate limited.
@@ -168,6 +169,7 @@ describe("backend 429 from Ollama and Anthropic-shaped backends", () => {
           outgoing.writeHead(200, { "content-type": "application/json" }).end("{}");
           return;
         }
+        posts += 1;
         outgoing.writeHead(429, { "content-type": "application/json", "retry-after": "11" });
         outgoing.end(
           JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: "slow down" } }),
@@ -184,6 +186,8 @@ describe("backend 429 from Ollama and Anthropic-shaped backends", () => {
       const answer = await post(proxy, "/v1/chat/completions", chatWithTools);
       expect(answer.status).toBe(429);
       expect(answer.headers.get("retry-after")).toBe("11");
+      // The proxy's clients never retry: the caller's own client decides (docs/proxy.md).
+      expect(posts).toBe(1);
     });
   }
 });
