@@ -25,6 +25,8 @@ import {
 } from "./ollama-wire.ts";
 import { type AssembledMessage, readMessage } from "./openai-wire.ts";
 import {
+  describeRetry,
+  type PlannedRetry,
   type RetryOptions,
   type RetryPolicy,
   resolveRetryPolicy,
@@ -94,6 +96,8 @@ export class OllamaClient implements LLMClient {
   readonly #options: OllamaClientOptions;
   readonly #timeoutMs: number;
   readonly #logger: (line: string) => void;
+  /** Says each retry in the log. */
+  readonly #logRetry = (retry: PlannedRetry): void => this.#logger(describeRetry(retry, this.#chatUrl));
   readonly #chatUrl: string;
   readonly #headers: Record<string, string> | undefined;
   #numCtx: number | undefined;
@@ -133,7 +137,12 @@ export class OllamaClient implements LLMClient {
     tools: ToolSpec[] = [],
     options: SendOptions = {},
   ): Promise<LLMResponse> {
-    return withRetries(() => this.#sendOnce(messages, tools, options), this.retryPolicy, options.signal);
+    return withRetries(
+      () => this.#sendOnce(messages, tools, options),
+      this.retryPolicy,
+      options.signal,
+      this.#logRetry,
+    );
   }
 
   sendStream(
@@ -145,6 +154,7 @@ export class OllamaClient implements LLMClient {
       () => this.#streamOnce(messages, tools, options),
       this.retryPolicy,
       options.signal,
+      this.#logRetry,
     );
   }
 

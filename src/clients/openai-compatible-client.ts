@@ -17,6 +17,8 @@ import {
   ToolModeNegotiation,
 } from "./openai-chat-exchange.ts";
 import {
+  describeRetry,
+  type PlannedRetry,
   type RetryOptions,
   type RetryPolicy,
   resolveRetryPolicy,
@@ -97,6 +99,8 @@ export class OpenAICompatibleClient implements LLMClient {
   readonly #exchange: OpenAIChatExchange;
   /** The body fields of every request, besides the history, tools and `stream`. */
   readonly #fields: Readonly<Record<string, unknown>>;
+  /** Says each retry in the log. */
+  readonly #logRetry: (retry: PlannedRetry) => void;
 
   constructor(options: OpenAICompatibleClientOptions = {}) {
     this.#options = options;
@@ -115,12 +119,10 @@ export class OpenAICompatibleClient implements LLMClient {
       logger,
     });
     this.#fields = this.#bodyFields(undefined);
+    const chatUrl = joinUrl(this.baseUrl, "chat/completions");
+    this.#logRetry = (retry) => logger(describeRetry(retry, chatUrl));
     this.#exchange = new OpenAIChatExchange({
-      transport: fetchChatTransport(
-        joinUrl(this.baseUrl, "chat/completions"),
-        this.#headers,
-        this.#timeoutMs,
-      ),
+      transport: fetchChatTransport(chatUrl, this.#headers, this.#timeoutMs),
       negotiation: new ToolModeNegotiation(this.mode, logger),
       ...(options.think !== undefined && { think: options.think }),
     });
@@ -144,6 +146,7 @@ export class OpenAICompatibleClient implements LLMClient {
       () => this.#exchange.complete(request, options.signal),
       this.retryPolicy,
       options.signal,
+      this.#logRetry,
     );
   }
 
@@ -157,6 +160,7 @@ export class OpenAICompatibleClient implements LLMClient {
       () => this.#exchange.stream(request, options.signal),
       this.retryPolicy,
       options.signal,
+      this.#logRetry,
     );
   }
 

@@ -94,11 +94,27 @@ export function backoffDelayMs(
 /** Which budget a retry draws on. */
 export type RetryKind = "backend" | "stream";
 
-/** A retry that was decided: which kind, and how long to wait first. */
+/** A retry that was decided: which kind, its number within its budget, and how long to wait first. */
 export interface PlannedRetry {
   kind: RetryKind;
+  /** 1 for the first retry of its kind. */
+  number: number;
+  /** The budget of its kind (`retries` or `streamRetries`). */
+  limit: number;
   delayMs: number;
   error: unknown;
+}
+
+/**
+ * The log line of a retry.
+ * @example
+ * describeRetry({ kind: "backend", number: 1, limit: 2, delayMs: 480, error }, "http://127.0.0.1:8080/v1/chat/completions")
+ * // "forge-guardrails: http://127.0.0.1:8080/v1/chat/completions failed (Backend returned HTTP 503: …); retry 1 of 2 in 480 ms"
+ */
+export function describeRetry(retry: PlannedRetry, source: string): string {
+  const reason = retry.error instanceof Error ? retry.error.message : String(retry.error);
+  const what = retry.kind === "stream" ? "stream retry" : "retry";
+  return `forge-guardrails: ${source} failed (${reason.slice(0, 300)}); ${what} ${retry.number} of ${retry.limit} in ${retry.delayMs} ms`;
 }
 
 /**
@@ -124,13 +140,15 @@ export class CallRetries {
     if (error instanceof StreamError && this.#stream < this.#policy.streamRetries) {
       const delayMs = backoffDelayMs(this.#stream, this.#policy, undefined, Math.random()) ?? 0;
       this.#stream += 1;
-      return this.#planned({ kind: "stream", delayMs, error });
+      const limit = this.#policy.streamRetries;
+      return this.#planned({ kind: "stream", number: this.#stream, limit, delayMs, error });
     }
     if (isTransientBackendError(error) && this.#backend < this.#policy.retries) {
       const delayMs = backoffDelayMs(this.#backend, this.#policy, error.retryAfterSeconds, Math.random());
       if (delayMs === null) throw error;
       this.#backend += 1;
-      return this.#planned({ kind: "backend", delayMs, error });
+      const limit = this.#policy.retries;
+      return this.#planned({ kind: "backend", number: this.#backend, limit, delayMs, error });
     }
     throw error;
   }

@@ -194,6 +194,19 @@ describe("OpenAICompatibleClient transient errors", () => {
     expect(server.requestsTo(CHAT)).toHaveLength(2);
   });
 
+  it("says each retry in the log: what failed, which retry, how long it waits", async () => {
+    const lines: string[] = [];
+    server.reply(CHAT, raw("Loading model", { status: 503 }), sse(halfCall, { end: "drop" }), sse(wholeCall));
+    const logged = client({ logger: (line) => lines.push(line) });
+    await collect(logged.sendStream(history, tools));
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^forge-guardrails: http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions failed \(Backend returned HTTP 503: Loading model\); retry 1 of 2 in \d+ ms$/,
+      ),
+      expect.stringMatching(/failed \(Stream from .* was cut off: .*\); stream retry 1 of 2 in \d+ ms$/),
+    ]);
+  });
+
   it.each([502, 504])("retries a %i", async (status) => {
     server.reply(CHAT, raw("bad gateway", { status }), json(completion({ content: "ok" })));
     expect(await client().send(history, tools)).toEqual({ content: "ok" });

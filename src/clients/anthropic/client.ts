@@ -16,6 +16,8 @@ import { withSamplingOverrides } from "../call-sampling.ts";
 import { describeErrorChain, IdleDeadline, TIMEOUT_STATUS, UNREACHABLE_STATUS } from "../http.ts";
 import { readMessage } from "../openai-wire.ts";
 import {
+  describeRetry,
+  type PlannedRetry,
   type RetryOptions,
   type RetryPolicy,
   resolveRetryPolicy,
@@ -115,18 +117,22 @@ export class AnthropicClient implements LLMClient {
   readonly #options: AnthropicClientOptions;
   readonly #sdk: Anthropic;
   readonly #timeoutMs: number;
+  /** Says each retry in the log. */
+  readonly #logRetry: (retry: PlannedRetry) => void;
 
   constructor(options: AnthropicClientOptions) {
     this.#options = options;
     this.model = options.model;
     this.#timeoutMs = options.timeoutMs ?? 300_000;
     this.retryPolicy = resolveRetryPolicy(options);
+    const logger = options.logger ?? ((line) => console.info(line));
     this.sampling = resolveSampling({
       model: options.model,
       recommendedSampling: options.recommendedSampling ?? false,
       explicit: options,
-      logger: options.logger ?? ((line) => console.info(line)),
+      logger,
     });
+    this.#logRetry = (retry) => logger(describeRetry(retry, this.#source));
     this.#sdk = new Anthropic({
       ...(typeof options.apiKey === "string" && { apiKey: options.apiKey }),
       ...(options.apiKey === null && WITHOUT_CREDENTIALS),
@@ -146,7 +152,12 @@ export class AnthropicClient implements LLMClient {
     tools: ToolSpec[] = [],
     options: SendOptions = {},
   ): Promise<LLMResponse> {
-    return withRetries(() => this.#sendOnce(messages, tools, options), this.retryPolicy, options.signal);
+    return withRetries(
+      () => this.#sendOnce(messages, tools, options),
+      this.retryPolicy,
+      options.signal,
+      this.#logRetry,
+    );
   }
 
   sendStream(
@@ -158,6 +169,7 @@ export class AnthropicClient implements LLMClient {
       () => this.#streamOnce(messages, tools, options),
       this.retryPolicy,
       options.signal,
+      this.#logRetry,
     );
   }
 
