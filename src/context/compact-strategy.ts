@@ -2,6 +2,7 @@
  * The contract every compaction strategy implements.
  */
 import type { Message } from "../core/messages.ts";
+import { TokenCounter } from "./token-counter.ts";
 import { estimateTokensByChars } from "./token-estimator.ts";
 
 /** Extra inputs a strategy may use. */
@@ -36,27 +37,15 @@ export interface StrategyEstimators {
 
 /**
  * The estimators a strategy uses: the caller's `estimateTokens` for both, or else the default
- * char heuristic memoized for this one call, so each input message is estimated once across
- * phases and trial results never enter the memo.
+ * char heuristic (total characters / 4) through a counter of this one call, so each input message
+ * is measured once across phases and trial results never enter its cache.
  */
 export function resolveEstimators(opts: CompactOptions): StrategyEstimators {
   const custom = opts.estimateTokens;
   if (custom) return { input: custom, candidate: custom };
-  const memo = new Map<Message, number>();
+  const counter = new TokenCounter(estimateTokensByChars);
   return {
-    input: (messages) => {
-      let total = 0;
-      for (const message of messages) {
-        const tokens = estimateTokensByChars(message);
-        memo.set(message, tokens);
-        total += tokens;
-      }
-      return total;
-    },
-    candidate: (messages) => {
-      let total = 0;
-      for (const message of messages) total += memo.get(message) ?? estimateTokensByChars(message);
-      return total;
-    },
+    input: (messages) => counter.count(messages),
+    candidate: (messages) => counter.peek(messages),
   };
 }

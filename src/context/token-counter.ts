@@ -4,7 +4,12 @@
  */
 import { extendsHistory } from "../core/history.ts";
 import type { Message } from "../core/messages.ts";
-import { estimateTokensByChars, type TokenEstimator } from "./token-estimator.ts";
+import {
+  charsPerTokenOf,
+  estimateTokensByChars,
+  messageChars,
+  type TokenEstimator,
+} from "./token-estimator.ts";
 
 /**
  * Sums a {@link TokenEstimator} over histories, caching per message object (a `WeakMap`, so
@@ -15,9 +20,12 @@ import { estimateTokensByChars, type TokenEstimator } from "./token-estimator.ts
  * one pointer comparison per message, no estimator call and no map lookup. Only the
  * appended messages are then estimated and added. Any other history (a compacted copy, an edited
  * one) is summed from the per-message cache, which estimates only messages never seen before.
+ * A character-ratio estimator (the default) is summed in characters and divided once per history.
  */
 export class TokenCounter {
   readonly #estimator: TokenEstimator;
+  /** Set for a character-ratio estimator: the cache and totals then hold characters. */
+  readonly #charsPerToken: number | undefined;
   readonly #perMessage = new WeakMap<Message, number>();
   /** A copy of the last counted history, so in-place edits of that array are noticed. */
   #last: Message[] = [];
@@ -27,9 +35,10 @@ export class TokenCounter {
 
   constructor(estimator: TokenEstimator = estimateTokensByChars) {
     this.#estimator = estimator;
+    this.#charsPerToken = charsPerTokenOf(estimator);
   }
 
-  /** Tokens of one message, estimated at most once per message object. */
+  /** One message's units (tokens, or characters for a ratio estimator), computed once per message object. */
   countMessage(message: Message): number {
     const cached = this.#perMessage.get(message);
     if (cached !== undefined) return cached;
@@ -39,7 +48,7 @@ export class TokenCounter {
   }
 
   #estimate(message: Message): number {
-    const tokens = this.#estimator(message);
+    const tokens = this.#charsPerToken === undefined ? this.#estimator(message) : messageChars(message);
     // A NaN or negative estimate would silently disable compaction; fail loudly instead.
     if (!Number.isFinite(tokens) || tokens < 0) {
       throw new RangeError(`Token estimator returned ${tokens}; expected a finite number >= 0.`);
@@ -54,7 +63,7 @@ export class TokenCounter {
   peek(messages: readonly Message[]): number {
     let total = 0;
     for (const message of messages) total += this.#perMessage.get(message) ?? this.#estimate(message);
-    return total;
+    return this.#tokens(total);
   }
 
   /** Tokens of a whole history. */
@@ -75,7 +84,12 @@ export class TokenCounter {
     }
     this.#lastTotal = total;
     this.#lastFrozen = Object.isFrozen(messages) ? messages : null;
-    return total;
+    return this.#tokens(total);
+  }
+
+  /** A total in units as tokens: characters divided once by the ratio, rounded down. */
+  #tokens(units: number): number {
+    return this.#charsPerToken === undefined ? units : Math.floor(units / this.#charsPerToken);
   }
 }
 

@@ -10,8 +10,19 @@ import type { Message } from "../core/messages.ts";
 export type TokenEstimator = (message: Message) => number;
 
 /**
- * Tokens charged per message on top of its text: the role header and turn delimiters a chat
- * template wraps every message in (`<|im_start|>assistant\n … <|im_end|>\n` is about 4).
+ * A {@link TokenEstimator} that is a fixed character ratio (`estimateTokensByChars`,
+ * `charRatioEstimator`). A history is counted as its total characters divided by
+ * `charsPerToken` once, rounded down, not as the sum of per-message roundings.
+ */
+export interface CharRatioEstimator extends TokenEstimator {
+  readonly charsPerToken: number;
+}
+
+/**
+ * Tokens a chat template wraps each message in (`<|im_start|>assistant\n … <|im_end|>\n` is
+ * about 4). Not counted by the default estimator, which follows the seeds' `chars / 4` rule; add it
+ * in an estimator of your own for a tighter figure, e.g.
+ * `(message) => estimateTokensByChars(message) + MESSAGE_OVERHEAD_TOKENS`.
  */
 export const MESSAGE_OVERHEAD_TOKENS = 4;
 
@@ -19,14 +30,14 @@ export const MESSAGE_OVERHEAD_TOKENS = 4;
 export const CHARS_PER_TOKEN = 4;
 
 /**
- * Default estimator: `ceil(chars / 4)` over the content plus the JSON of its tool calls, plus
- * {@link MESSAGE_OVERHEAD_TOKENS}. Shorter content never costs more, so dropping or truncating
- * never raises the estimate.
- * @example estimateTokensByChars(createMessage("user", "Weather in Paris?", { type: "user_input" })) // 5 + 4
+ * Default estimator, the seeds' rule: characters / 4, rounded down. The characters are the
+ * content plus the JSON of the message's tool calls (a tool-call message's content is often empty).
+ * Over a history (`ContextManager.estimateTokens`) the characters of all messages are added
+ * first and divided once: `floor(total chars / 4)`. Shorter content never costs more, so
+ * dropping or truncating never raises the estimate.
+ * @example estimateTokensByChars(createMessage("user", "Weather in Paris?", { type: "user_input" })) // 4 (17 chars)
  */
-export function estimateTokensByChars(message: Message): number {
-  return Math.ceil(messageChars(message) / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS;
-}
+export const estimateTokensByChars: CharRatioEstimator = charRatio(CHARS_PER_TOKEN);
 
 /**
  * The same heuristic at another ratio: for a model whose tokenizer was measured to average
@@ -34,17 +45,28 @@ export function estimateTokensByChars(message: Message): number {
  * default assumes 4). Pass it as `ContextManager`'s `estimateTokens`.
  * @example new ContextManager({ strategy, budgetTokens: 2048, estimateTokens: charRatioEstimator(2.4) })
  */
-export function charRatioEstimator(charsPerToken: number): TokenEstimator {
+export function charRatioEstimator(charsPerToken: number): CharRatioEstimator {
   if (!Number.isFinite(charsPerToken) || charsPerToken <= 0) {
     throw new RangeError(
       `charRatioEstimator: charsPerToken must be a finite number > 0, got ${charsPerToken}.`,
     );
   }
-  return (message) => Math.ceil(messageChars(message) / charsPerToken) + MESSAGE_OVERHEAD_TOKENS;
+  return charRatio(charsPerToken);
+}
+
+/** The ratio of a character-ratio estimator; undefined for any other estimator. */
+export function charsPerTokenOf(estimator: TokenEstimator): number | undefined {
+  const ratio = (estimator as Partial<CharRatioEstimator>).charsPerToken;
+  return typeof ratio === "number" && Number.isFinite(ratio) && ratio > 0 ? ratio : undefined;
+}
+
+function charRatio(charsPerToken: number): CharRatioEstimator {
+  const estimate = (message: Message) => Math.floor(messageChars(message) / charsPerToken);
+  return Object.assign(estimate, { charsPerToken });
 }
 
 /** Characters of a message's content plus the JSON of its tool calls. */
-function messageChars(message: Message): number {
+export function messageChars(message: Message): number {
   const toolCalls = message.toolCalls;
   return message.content.length + (toolCalls && toolCalls.length > 0 ? jsonLength(toolCalls) : 0);
 }

@@ -3,7 +3,7 @@
  * back into plain text (finish "stop"), real calls go back for the client to execute.
  */
 
-import { estimateTokensByChars } from "../context/index.ts";
+import { estimateTokensByChars, MESSAGE_OVERHEAD_TOKENS } from "../context/index.ts";
 import { type Message, serializeHistory } from "../core/messages.ts";
 import type { LLMResponse, ToolCall } from "../core/types.ts";
 import { RESPOND_TOOL_NAME } from "../tools/respond.ts";
@@ -82,7 +82,8 @@ function estimateUsage(
   toolCalls: readonly AnswerToolCall[],
 ): ProxyAnswer["usage"] {
   let promptTokens = 0;
-  for (const message of prompt) promptTokens += estimateTokensByChars(message);
+  // Reported usage: the template's per-message wrapping counts too.
+  for (const message of prompt) promptTokens += estimateTokensByChars(message) + MESSAGE_OVERHEAD_TOKENS;
   const callChars = toolCalls.length > 0 ? JSON.stringify(toolCalls).length : 0;
   return { promptTokens, completionTokens: Math.ceil((content.length + callChars) / 4) };
 }

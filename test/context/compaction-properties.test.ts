@@ -4,6 +4,7 @@ import type { CompactStrategy } from "../../src/context/compact-strategy.ts";
 import { type CompactEvent, ContextManager } from "../../src/context/context-manager.ts";
 import { SlidingWindowCompact } from "../../src/context/sliding-window-compact.ts";
 import { TieredCompact } from "../../src/context/tiered-compact.ts";
+import { TokenCounter } from "../../src/context/token-counter.ts";
 import { estimateTokensByChars } from "../../src/context/token-estimator.ts";
 import { type Message, MessageRole, MessageType } from "../../src/core/messages.ts";
 import {
@@ -88,8 +89,8 @@ const historyArb = fc
     ]),
   );
 
-const tokens = (messages: readonly Message[]) =>
-  messages.reduce((sum, message) => sum + estimateTokensByChars(message), 0);
+/** The default estimate of a whole history: total characters / 4, rounded down once. */
+const tokens = (messages: readonly Message[]) => new TokenCounter(estimateTokensByChars).count(messages);
 
 const caseArb = fc.record({
   history: historyArb,

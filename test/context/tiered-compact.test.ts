@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TieredCompact } from "../../src/context/tiered-compact.ts";
+import { TokenCounter } from "../../src/context/token-counter.ts";
 import { estimateTokensByChars } from "../../src/context/token-estimator.ts";
 import { DROPPED_RESULT_CONTENT } from "../../src/context/tool-result-compaction.ts";
 import { createMessage, type Message, MessageRole, MessageType } from "../../src/core/messages.ts";
@@ -17,8 +18,8 @@ import {
   userInput,
 } from "./history-fixtures.ts";
 
-const tokens = (messages: readonly Message[]) =>
-  messages.reduce((sum, message) => sum + estimateTokensByChars(message), 0);
+/** The default estimate of a whole history: total characters / 4, rounded down once. */
+const tokens = (messages: readonly Message[]) => new TokenCounter(estimateTokensByChars).count(messages);
 const long = (label: string) => `${label}:${"data ".repeat(300)}`;
 const HINT = "[Steps completed: fetch_0, search]";
 

@@ -48,7 +48,7 @@ describe("ContextManager token accounting from the backend", () => {
       tools: [weatherTool],
     });
     const toolJson = JSON.stringify([toOpenAITool(weatherTool)]);
-    const expectedTools = Math.ceil(toolJson.length / 4) + 4;
+    const expectedTools = Math.floor(toolJson.length / 4);
     expect(context.toolTokens).toBe(expectedTools);
     const messages = start();
     expect(context.countTokens(messages)).toBe(context.estimateTokens(messages) + expectedTools);
