@@ -56,6 +56,8 @@ export interface ForgeRunInput {
    * would not fit with `context_exceeded`. Without it the scenario's budget is used as is.
    */
   tokenizer?: PromptTokenizer;
+  /** The ContextManager's `compactTarget` (default: its own, 2/3 of the threshold). */
+  compactTarget?: number;
 }
 
 /** The compaction strategy a config names. */
@@ -88,6 +90,7 @@ export async function runForge(input: ForgeRunInput): Promise<RunOutcome> {
       strategy: createStrategy(config.compaction),
       budgetTokens: limit?.budgetTokens ?? scenario.budgetTokens,
       ...(limit && { estimateTokens: charRatioEstimator(limit.charsPerToken) }),
+      ...(input.compactTarget !== undefined && { compactTarget: input.compactTarget }),
       onCompact: (event: CompactEvent) => compactions.push({ ...event, at: since() }),
     }),
     maxIterations: scenario.maxIterations,
