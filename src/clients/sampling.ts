@@ -16,6 +16,10 @@ export interface SamplingParams {
   topP?: number;
   topK?: number;
   minP?: number;
+  /** Multiplicative repetition penalty (llama.cpp/Ollama `repeat_penalty`, transformers `repetition_penalty`); 1 is off. */
+  repeatPenalty?: number;
+  /** Additive penalty on every token already present (`presence_penalty`); 0 is off. */
+  presencePenalty?: number;
 }
 
 interface SamplingEntry {
@@ -117,8 +121,109 @@ const ENTRIES: readonly SamplingEntry[] = [
       ...gemma3Sizes.flatMap((size) => [`gemma3:${size}`, `gemma3:${size}-it`, `gemma-3-${size}-it`]),
     ],
   },
-  // Deliberately absent: Mistral 7B Instruct v0.3, Ministral 8B and the Phi family. Their cards
-  // give no sampling recommendation (only greedy demo snippets), so there is nothing to cite.
+  {
+    // https://huggingface.co/Qwen/Qwen3-Coder-30B-A3B-Instruct#best-practices (and Qwen3-Coder-480B-A35B-Instruct):
+    // temperature=0.7, top_p=0.8, top_k=20, repetition_penalty=1.05. Same values in forge's map.
+    family: "Qwen3-Coder Instruct",
+    sampling: { temperature: 0.7, topP: 0.8, topK: 20, repeatPenalty: 1.05 },
+    names: [
+      "qwen3-coder",
+      ...["30b", "30b-a3b", "480b", "480b-a35b"].flatMap((size) => [
+        `qwen3-coder:${size}`,
+        `qwen3-coder:${size}-instruct`,
+      ]),
+      "qwen3-coder-30b-a3b-instruct",
+      "qwen3-coder-480b-a35b-instruct",
+    ],
+  },
+  {
+    // https://huggingface.co/Qwen/Qwen3.5-27B and https://huggingface.co/Qwen/Qwen3.5-35B-A3B (thinking mode, general
+    // tasks: Temperature=1.0, TopP=0.95, TopK=20, MinP=0, presence_penalty=1.5); the same profile on
+    // https://huggingface.co/Qwen/Qwen3.6-35B-A3B. Same values in forge's map. (Qwen3.6-27B's card gives
+    // presence_penalty 0 for that profile, so it is not keyed here.)
+    family: "Qwen3.5 / Qwen3.6 (thinking)",
+    sampling: { temperature: 1.0, topP: 0.95, topK: 20, minP: 0, presencePenalty: 1.5 },
+    names: [
+      ...["27b", "35b", "35b-a3b"].map((size) => `qwen3.5:${size}`),
+      "qwen3.5-27b",
+      "qwen3.5-35b-a3b",
+      "qwen3.6:35b",
+      "qwen3.6:35b-a3b",
+      "qwen3.6-35b-a3b",
+    ],
+  },
+  {
+    // https://huggingface.co/google/gemma-4-31B-it (and the 26B-A4B, E4B and E2B cards): one profile for
+    // every use, temperature=1.0, top_p=0.95, top_k=64. Same values in forge's map.
+    family: "Gemma 4 IT",
+    sampling: { temperature: 1.0, topP: 0.95, topK: 64 },
+    names: [
+      "gemma4",
+      ...["31b", "26b", "26b-a4b", "e4b", "e2b"].flatMap((size) => [`gemma4:${size}`, `gemma4:${size}-it`]),
+      ...["31b", "26b-a4b", "e4b", "e2b"].map((size) => `gemma-4-${size}-it`),
+    ],
+  },
+  {
+    // https://huggingface.co/mistralai/Ministral-3-14B-Instruct-2512#recommended-settings (same text on the 3B and
+    // 8B cards): "Use a temperature below 0.1 for daily-driver and production environments". The card gives a
+    // bound, not a value; 0.05 is forge's choice within it.
+    family: "Ministral 3 Instruct 2512",
+    sampling: { temperature: 0.05 },
+    names: ["3b", "8b", "14b"].flatMap((size) => [
+      `ministral-3:${size}-instruct-2512`,
+      `ministral-3-${size}-instruct-2512`,
+    ]),
+  },
+  {
+    // https://huggingface.co/mistralai/Ministral-3-8B-Reasoning-2512#recommended-settings: "Use a temperature of
+    // 0.7 for most environments". Same value in forge's map.
+    family: "Ministral 3 8B Reasoning 2512",
+    sampling: { temperature: 0.7 },
+    names: ["ministral-3:8b-reasoning-2512", "ministral-3-8b-reasoning-2512"],
+  },
+  {
+    // https://huggingface.co/mistralai/Ministral-3-14B-Reasoning-2512#recommended-settings: "Use a temperature of
+    // 1.0 for most environments" (the 14B card differs from the 8B one). Same value in forge's map.
+    family: "Ministral 3 14B Reasoning 2512",
+    sampling: { temperature: 1.0 },
+    names: ["ministral-3:14b-reasoning-2512", "ministral-3-14b-reasoning-2512"],
+  },
+  {
+    // https://huggingface.co/mistralai/Mistral-Small-3.2-24B-Instruct-2506#usage: "We recommend using a relatively
+    // low temperature, such as temperature=0.15." Same value in forge's map.
+    family: "Mistral Small 3.2 Instruct 2506",
+    sampling: { temperature: 0.15 },
+    names: [
+      "mistral-small3.2",
+      "mistral-small3.2:24b",
+      "mistral-small3.2:24b-instruct-2506",
+      "mistral-small-3.2:24b-instruct-2506",
+      "mistral-small-3.2-24b-instruct-2506",
+    ],
+  },
+  {
+    // https://huggingface.co/mistralai/Devstral-Small-2-24B-Instruct-2512: recommended temperature 0.15. Same value
+    // in forge's map. (The first Devstral Small, 2505/2507, has no recommendation on its card.)
+    family: "Devstral Small 2 Instruct 2512",
+    sampling: { temperature: 0.15 },
+    names: [
+      "devstral-small-2",
+      "devstral-small-2:24b",
+      "devstral-small-2:24b-instruct-2512",
+      "devstral-small-2-24b-instruct-2512",
+    ],
+  },
+  {
+    // https://github.com/openai/gpt-oss#recommended-sampling-parameters: "We recommend sampling with
+    // temperature=1.0 and top_p=1.0." (forge's map has no gpt-oss entry.)
+    family: "gpt-oss",
+    sampling: { temperature: 1.0, topP: 1.0 },
+    names: ["gpt-oss", "gpt-oss:20b", "gpt-oss:120b", "gpt-oss-20b", "gpt-oss-120b"],
+  },
+  // Deliberately absent: Mistral 7B Instruct v0.3, Ministral 8B (2410), the Phi family, Ministral 3 3B Reasoning,
+  // the first Devstral Small and Granite 4. Their cards give no sampling recommendation (only greedy demo
+  // snippets, or nothing; forge's Granite 4 row cites a third-party tutorial, not IBM's card), so there is
+  // nothing to cite.
 ];
 
 const BY_NAME: ReadonlyMap<string, SamplingEntry> = new Map(
@@ -187,7 +292,7 @@ export function resolveSampling(options: ResolveSamplingOptions): SamplingParams
   return explicit;
 }
 
-const SAMPLING_KEYS = ["temperature", "topP", "topK", "minP"] as const;
+const SAMPLING_KEYS = ["temperature", "topP", "topK", "minP", "repeatPenalty", "presencePenalty"] as const;
 
 function definedOnly(sampling: SamplingParams): SamplingParams {
   const defined: SamplingParams = {};
