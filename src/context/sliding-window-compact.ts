@@ -24,7 +24,9 @@ export interface SlidingWindowCompactOptions {
  * everything else, tool calls included, as whole iterations. A tool call and its answers are
  * kept or dropped together even if they straddle the window's edge. When it drops something and
  * a `stepHint` is given, the step summary carries the hint (see `upsertStepSummary`).
- * Does nothing (phase 0) while the history is at or under `triggerTokens`; otherwise phase 1.
+ * Does nothing (phase 0) while the history is at or under `triggerTokens`; over it, always
+ * phase 1 (the seeds' rule for strategies without phases), even when the window holds everything
+ * and nothing could be dropped.
  * @example new ContextManager({ strategy: new SlidingWindowCompact({ keepRecent: 3 }), budgetTokens: 8192 })
  */
 export class SlidingWindowCompact implements CompactStrategy {
@@ -41,7 +43,8 @@ export class SlidingWindowCompact implements CompactStrategy {
     if (tokensBefore <= triggerTokens) return { messages: [...messages], phase: 0 };
     const keep = protectedMask(messages, newestIterations(messages, this.keepRecent));
     keepToolGroupsWhole(keep, pairToolMessages(messages));
-    if (keep.every(Boolean)) return { messages: [...messages], phase: 0 };
+    // The seeds: a strategy without phases reports 1 whenever it ran, even with nothing to drop.
+    if (keep.every(Boolean)) return { messages: [...messages], phase: 1 };
     const windowed = messages.filter((_, index) => keep[index]);
     return {
       messages: withStepSummary(windowed, opts.stepHint ?? "", estimate.candidate, tokensBefore),

@@ -54,8 +54,11 @@ const PHASES: readonly TieredPhase[] = [1, 2, 3];
  * From phase 2 on, when results are stubbed and `stepHint` is given, a step summary (role
  * `user`, type SUMMARY) right after the first user input carries it; an existing one is updated.
  *
- * Returns phase 0 and an unchanged copy when the history is at or under `triggerTokens` or when
- * nothing could be cut; otherwise the highest phase it ran. Never raises the estimate.
+ * Returns phase 0 and an unchanged copy when the history is at or under `triggerTokens`;
+ * otherwise the phase it reached, as the seeds define it: the first phase whose result is at or
+ * under `triggerTokens`, else 3 — also when a phase had nothing left to cut (the event then shows
+ * `tokensAfter` equal to `tokensBefore`: the history is over budget and cannot shrink). Never
+ * raises the estimate.
  * @example new TieredCompact({ keepRecent: 4 }).compact(history, 6144, { stepHint: "[Steps completed: search]" })
  */
 export class TieredCompact implements CompactStrategy {
@@ -74,17 +77,18 @@ export class TieredCompact implements CompactStrategy {
     const tokensBefore = estimate.input(messages);
     if (tokensBefore <= triggerTokens) return { messages: [...messages], phase: 0 };
     const plan = planCompaction(messages, this.keepRecent);
-    let result: CompactResult = { messages: [...messages], phase: 0 };
+    let kept: Message[] = [...messages];
     for (const phase of PHASES) {
       const output = this.#applyPhase(messages, plan, phase);
       let compacted = output.messages;
       if (phase >= 2 && output.stubbed) {
         compacted = withStepSummary(compacted, opts.stepHint ?? "", estimate.candidate, tokensBefore);
       }
-      if (output.changed || compacted !== output.messages) result = { messages: compacted, phase };
-      if (estimate.candidate(result.messages) <= triggerTokens) break;
+      // A phase that cuts nothing new keeps the previous phase's output (the same array, if unchanged).
+      if (output.changed || compacted !== output.messages) kept = compacted;
+      if (phase === 3 || estimate.candidate(kept) <= triggerTokens) return { messages: kept, phase };
     }
-    return result;
+    return { messages: kept, phase: 3 };
   }
 
   #applyPhase(messages: readonly Message[], plan: Plan, phase: TieredPhase): PhaseOutput {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { type CompactEvent, ContextManager } from "../../src/context/context-manager.ts";
 import { NoCompact } from "../../src/context/no-compact.ts";
 import { SlidingWindowCompact } from "../../src/context/sliding-window-compact.ts";
 import { type Message, MessageRole, MessageType } from "../../src/core/messages.ts";
@@ -45,11 +46,35 @@ describe("SlidingWindowCompact", () => {
     expect(pairingProblems(result.messages)).toEqual([]);
   });
 
-  it("does nothing at or under the trigger, or when the window holds everything", () => {
+  it("does nothing (phase 0) at or under the trigger", () => {
     const history = buildHistory();
-    expect(new SlidingWindowCompact({ keepRecent: 1 }).compact(history, 1e9).phase).toBe(0);
+    expect(new SlidingWindowCompact({ keepRecent: 1 }).compact(history, 1e9)).toEqual({
+      messages: history,
+      phase: 0,
+    });
+  });
+
+  it("reports phase 1 over the trigger, as the seeds ask of a strategy without phases, even with nothing to drop", () => {
+    const history = buildHistory();
     const all = new SlidingWindowCompact({ keepRecent: 5 }).compact(history, 0);
-    expect(all).toEqual({ messages: history, phase: 0 });
+    expect(all).toEqual({ messages: history, phase: 1 });
+    expect(all.messages).not.toBe(history);
+    expect(new SlidingWindowCompact({ keepRecent: 1 }).compact(history, 0).phase).toBe(1);
+  });
+
+  it("reaches the onCompact event as phaseReached 1", () => {
+    const events: CompactEvent[] = [];
+    const history = buildHistory();
+    const context = new ContextManager({
+      strategy: new SlidingWindowCompact({ keepRecent: 1 }),
+      budgetTokens: 100,
+      onCompact: (event) => events.push(event),
+    });
+    const compacted = context.maybeCompact(history, 7);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ stepIndex: 7, phaseReached: 1, messagesBefore: history.length });
+    expect(events[0]!.messagesAfter).toBe(compacted.length);
+    expect(compacted.length).toBeLessThan(history.length);
   });
 
   it("keeps a tool call and its results together across the window's edge", () => {

@@ -183,7 +183,8 @@ describe("TieredCompact", () => {
   it("is idempotent: compacting its own output changes nothing more", () => {
     const once = new TieredCompact().compact(buildHistory(), 0, { stepHint: HINT });
     const twice = new TieredCompact().compact(deepFreeze(once.messages), 0, { stepHint: HINT });
-    expect(twice.phase).toBe(0);
+    // Still over a trigger of 0, so it escalates to phase 3 again, with nothing left to cut.
+    expect(twice.phase).toBe(3);
     expect(twice.messages).toEqual(once.messages);
   });
 
@@ -321,10 +322,39 @@ describe("TieredCompact", () => {
     expect(result.messages).toHaveLength(12);
   });
 
-  it("returns phase 0 when everything is protected", () => {
+  it("reports the phase it reached even when everything is protected (the seeds' phase_reached)", () => {
     const history = deepFreeze([systemPrompt(), userInput(), ...executedBatch(0, [long("a")])]);
     const result = new TieredCompact({ keepRecent: 1 }).compact(history, 0, { stepHint: HINT });
-    expect(result).toEqual({ messages: history, phase: 0 });
+    expect(result).toEqual({ messages: history, phase: 3 });
+    expect(result.messages).not.toBe(history);
+  });
+
+  it("reports phase 3 when still over after phase 2, though phase 3 had nothing left to cut", () => {
+    const history = deepFreeze([
+      systemPrompt(),
+      userInput(),
+      ...executedBatch(0, [long("a")]),
+      ...executedBatch(1, ["short"]),
+    ]);
+    const result = new TieredCompact({ keepRecent: 1 }).compact(history, 0);
+    expect(result.phase).toBe(3);
+    expect(result.messages.find((message) => message.toolCallId === "call_0_0")?.content).toBe(
+      DROPPED_RESULT_CONTENT,
+    );
+  });
+
+  it("reports phase 1 when phase 1 alone gets under the trigger", () => {
+    const history = deepFreeze([
+      systemPrompt(),
+      userInput(),
+      ...executedBatch(0, [long("a")]),
+      ...executedBatch(1, ["short"]),
+    ]);
+    const result = new TieredCompact({ keepRecent: 1 }).compact(history, tokens(history) - 100);
+    expect(result.phase).toBe(1);
+    expect(result.messages.find((message) => message.toolCallId === "call_0_0")?.content).toMatch(
+      /\[Truncated — /,
+    );
   });
 
   it("rejects a bad keepRecent or truncateChars, naming it", () => {
