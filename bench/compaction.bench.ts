@@ -161,6 +161,22 @@ const rows = ([1, 2, 3] as const).flatMap((forced) => {
     },
     (context) => context.maybeCompact(history, 0, STEP_HINT),
   );
+  // The same, with the count driven by the backend: the history sent last time (all but the
+  // last four messages) was observed at its own estimate, so the strategy gets the same tokens.
+  const sent = history.slice(0, -4);
+  const observed = measure(
+    () => {
+      const context = new ContextManager({
+        strategy,
+        budgetTokens: trigger,
+        compactThreshold: 1,
+        compactTarget: 1,
+      });
+      context.observeUsage(sent, context.estimateTokens(sent));
+      return context;
+    },
+    (context) => context.maybeCompact(history, 0, STEP_HINT),
+  );
   const shared = {
     phase: `${forced} (reached ${result.phase})`,
     messages: `${history.length} → ${result.messages.length}`,
@@ -169,6 +185,7 @@ const rows = ([1, 2, 3] as const).flatMap((forced) => {
   return [
     { ...shared, path: "TieredCompact.compact", ...format(standalone) },
     { ...shared, path: "ContextManager.maybeCompact", ...format(loop) },
+    { ...shared, path: "maybeCompact after observeUsage", ...format(observed) },
   ];
 });
 
