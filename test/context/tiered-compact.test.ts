@@ -171,6 +171,101 @@ describe("TieredCompact", () => {
     });
   });
 
+  describe("pairing over the seeds' drops (docs/decisions/006)", () => {
+    /** The seeds' table taken literally: outside the window, nudges go, results are truncated then dropped, tool calls stay. */
+    function seedsLiteral(history: readonly Message[], phase: 1 | 2 | 3): Message[] {
+      const drop = new Set<MessageType>([
+        MessageType.STEP_NUDGE,
+        MessageType.PREREQUISITE_NUDGE,
+        MessageType.RETRY_NUDGE,
+      ]);
+      if (phase >= 2) drop.add(MessageType.TOOL_RESULT);
+      if (phase === 3) {
+        drop.add(MessageType.REASONING);
+        drop.add(MessageType.TEXT_RESPONSE);
+      }
+      return history.flatMap((message, index) => {
+        const step = message.metadata.stepIndex;
+        if (index < 2 || step === 4 || step === 5) return [message];
+        if (drop.has(message.metadata.type)) return [];
+        if (message.metadata.type === MessageType.TOOL_RESULT && message.content.length > 200) {
+          const removed = message.content.length - 200;
+          return [
+            {
+              ...message,
+              content: `${message.content.slice(0, 200)}\n[Truncated — ${removed} chars removed]`,
+            },
+          ];
+        }
+        return [message];
+      });
+    }
+    const key = (message: Message) =>
+      JSON.stringify([
+        message.role,
+        message.metadata.type,
+        message.toolCallId ?? null,
+        message.toolCalls ?? null,
+        message.content,
+      ]);
+    const minus = (left: readonly Message[], right: readonly Message[]) => {
+      const keys = new Set(right.map(key));
+      return left.filter((message) => !keys.has(key(message)));
+    };
+
+    it.each([1, 2, 3] as const)(
+      "phase %i: every call stays answered, where the seeds' literal drops leave calls unanswered",
+      (phase) => {
+        const history = buildHistory();
+        const ours = compactTo(phase, history);
+        const literal = seedsLiteral(history, phase);
+        expect(ours.phase).toBe(phase);
+        expect(pairingProblems(ours.messages)).toEqual([]);
+        expect(pairingProblems(literal).length).toBeGreaterThan(0);
+      },
+    );
+
+    it.each([1, 2, 3] as const)(
+      "phase %i: differs from the seeds only by stubs, the step summary and the blocked batch's call",
+      (phase) => {
+        const history = buildHistory();
+        const ours = compactTo(phase, history).messages;
+        const literal = seedsLiteral(history, phase);
+        const blockedCall = history.find((message) => message.metadata.stepIndex === 2 && message.toolCalls);
+        // The seeds keep the call of a batch that never ran (its nudges gone); it goes with its nudges here.
+        expect(minus(literal, ours)).toEqual([blockedCall]);
+        const extra = minus(ours, literal);
+        // A result no longer than the stub stays as it is (the stub would not save anything).
+        const answers = extra.filter((message) => message.role === MessageRole.TOOL);
+        expect(answers.every((message) => message.content.length <= DROPPED_RESULT_CONTENT.length)).toBe(
+          true,
+        );
+        expect(
+          extra.filter((message) => message.role !== MessageRole.TOOL).map((m) => m.metadata.type),
+        ).toEqual(phase === 1 ? [] : [MessageType.SUMMARY]);
+        // Phase 1 adds nothing; phases 2 and 3 stub step 0's and step 3's long results and keep step 3's "ok".
+        expect(answers.map((message) => message.content)).toEqual(
+          phase === 1 ? [] : [DROPPED_RESULT_CONTENT, DROPPED_RESULT_CONTENT, "ok"],
+        );
+      },
+    );
+
+    it("never cuts the anchors, executed tool calls, or the protected window, in any phase", () => {
+      const history = buildHistory();
+      for (const phase of [1, 2, 3] as const) {
+        const { messages } = compactTo(phase, history);
+        expect(messages[0]).toBe(history[0]);
+        expect(messages[1]).toBe(history[1]);
+        const executedCalls = history.filter(
+          (message) => message.toolCalls && message.metadata.stepIndex !== 2,
+        );
+        expect(isSubsequence(executedCalls, messages)).toBe(true);
+        expect(isSubsequence(window(history), messages)).toBe(true);
+        expect(byType(messages, MessageType.RETRY_NUDGE)).toEqual([]);
+      }
+    });
+  });
+
   it("never mutates its (deep-frozen) input and is deterministic", () => {
     const history = buildHistory();
     const snapshot = structuredClone(history);
