@@ -5,7 +5,7 @@
  * it, and the middleware classes (Guardrails, StepEnforcer, ResponseValidator) call the same
  * functions, so the two surfaces cannot drift apart.
  */
-import type { Prerequisite } from "../core/tools.ts";
+import type { Prerequisite, ToolSpec } from "../core/tools.ts";
 import type { LLMResponse, ToolCall } from "../core/types.ts";
 import type { GuardLimits } from "./limits.ts";
 import {
@@ -125,14 +125,19 @@ export function malformedCalls(calls: readonly ToolCall[]): MalformedCall[] {
 /**
  * Decide what a response leads to: accepted calls, a retry nudge, a rejected batch, or an
  * exhausted budget. Unknown tools are checked before malformed arguments (a wrong name makes
- * the arguments moot).
+ * the arguments moot). `tools`: the specs rescued Qwen-Coder values are converted by.
  */
 export function decideResponse(
   response: LLMResponse,
   rules: Pick<GuardRules, "toolNames" | "rescueEnabled" | "maxRetriesPerStep" | "maxToolErrors">,
   state: Pick<GuardCounters, "consecutiveRetries" | "consecutiveToolErrors">,
+  tools?: readonly ToolSpec[],
 ): ResponseDecision {
-  const verdict = validateResponse(response, rules);
+  const verdict = validateResponse(response, {
+    toolNames: rules.toolNames,
+    rescueEnabled: rules.rescueEnabled,
+    ...(tools && { tools }),
+  });
   if (verdict.kind === "calls") {
     const malformed = malformedCalls(verdict.calls);
     if (malformed.length === 0) return { kind: "accept", calls: verdict.calls, rescued: verdict.rescued };
