@@ -170,6 +170,7 @@ function countExactly(
   tools: readonly ToolSpec[],
   signal: AbortSignal,
 ): Promise<number | null> {
+  if (!counter.enabled) return Promise.resolve(null);
   return counter.count(serializeHistory(messages, "openai"), tools, signal);
 }
 

@@ -29,6 +29,8 @@ export function replyReserve(extraBody: Record<string, unknown>, windowTokens: n
 
 /** Exact counts while the backend's tokenizer answers; null when it has none or it failed. */
 export interface ExactCounter {
+  /** Whether `count` would ask the tokenizer now (false: it answers null at once). */
+  readonly enabled: boolean;
   count(
     messages: readonly Record<string, unknown>[],
     tools: readonly ToolSpec[],
@@ -44,6 +46,9 @@ export interface ExactCounter {
 export function createExactCounter(tokenizer: PromptTokenizer | undefined): ExactCounter {
   let offUntil = tokenizer ? 0 : Number.POSITIVE_INFINITY;
   return {
+    get enabled() {
+      return tokenizer !== undefined && Date.now() >= offUntil;
+    },
     async count(messages, tools, signal) {
       if (!tokenizer || Date.now() < offUntil) return null;
       try {

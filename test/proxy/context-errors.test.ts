@@ -8,6 +8,8 @@ import { describe, expect, it } from "vitest";
 import { BackendError, ContextBudgetExceeded } from "../../src/core/errors.ts";
 import { errorBody, ProxyErrorKind, toProxyHttpError } from "../../src/proxy/errors.ts";
 import { replyReserve } from "../../src/proxy/prompt-limit.ts";
+import { openAIClientFor, startTestProxy, weatherToolOpenAI } from "./helpers/proxy-fixture.ts";
+import { startScriptedBackend, toolCallCompletion } from "./helpers/scripted-backend.ts";
 
 const LLAMA_OVERFLOW = JSON.stringify({
   error: {
@@ -78,5 +80,32 @@ describe("replyReserve", () => {
     expect(replyReserve({}, 32_768)).toBe(1024);
     expect(replyReserve({ max_tokens: 5000 }, 2048)).toBe(2047);
     expect(replyReserve({ max_tokens: "many" }, 2048)).toBe(256);
+  });
+});
+
+describe("exact counting on a backend without a tokenizer", () => {
+  it("asks once, then counts by estimate (a 404 turns exact counting off)", async () => {
+    const backend = await startScriptedBackend([], {
+      fallback: toolCallCompletion([{ name: "get_weather", args: { city: "Oslo" } }]),
+    });
+    const proxy = await startTestProxy({ backendUrl: backend.url });
+    try {
+      const client = openAIClientFor(proxy);
+      for (let index = 0; index < 3; index++) {
+        const completion = await client.chat.completions.create({
+          model: "qwen3",
+          messages: [{ role: "user", content: "Weather in Oslo?" }],
+          tools: [weatherToolOpenAI],
+        });
+        expect(completion.choices[0]?.message.tool_calls?.[0]).toMatchObject({
+          function: { name: "get_weather" },
+        });
+      }
+      expect(backend.requests.filter((request) => request.path === "/apply-template")).toHaveLength(1);
+      expect(backend.chatRequests).toHaveLength(3);
+    } finally {
+      await proxy.close();
+      await backend.close();
+    }
   });
 });
