@@ -1,0 +1,52 @@
+/**
+ * This project's loop under the peers benchmark: `WorkflowRunner` with a `ScriptedClient`, set up
+ * as `bench/core.bench.ts` times it (no compaction, a budget that never triggers it).
+ */
+import { performance } from "node:perf_hooks";
+import { z } from "zod";
+import { ContextManager, NoCompact } from "../../src/context/index.ts";
+import { defineTool } from "../../src/core/tools.ts";
+import { defineWorkflow } from "../../src/core/workflow.ts";
+import { WorkflowRunner } from "../../src/loop/runner.ts";
+import { ScriptedClient } from "../../src/testing/index.ts";
+import { noopArgs, type PeerAdapter } from "./peer.ts";
+
+const workflow = defineWorkflow({
+  name: "bench",
+  description: "",
+  tools: [
+    defineTool({
+      name: "noop",
+      description: "does nothing",
+      parameters: z.object({ i: z.number() }),
+      execute: () => "ok",
+    }),
+    defineTool({ name: "finish", description: "ends", parameters: z.object({}), execute: () => "done" }),
+  ],
+  terminalTool: "finish",
+  systemPrompt: "s",
+});
+
+function script(steps: number) {
+  return Array.from({ length: steps }, (_, step) =>
+    step === steps - 1 ? [{ tool: "finish", args: {} }] : [{ tool: "noop", args: noopArgs(step) }],
+  );
+}
+
+/** `WorkflowRunner` adapter. */
+export function forgePeer(version: string): PeerAdapter {
+  return {
+    name: "forge-guardrails (WorkflowRunner)",
+    version,
+    async run(steps) {
+      const client = new ScriptedClient(script(steps));
+      const contextManager = new ContextManager({ strategy: new NoCompact(), budgetTokens: 100_000_000 });
+      const runner = new WorkflowRunner({ client, contextManager, maxIterations: steps });
+      const start = performance.now();
+      await runner.run(workflow, "go");
+      const elapsed = performance.now() - start;
+      client.assertDone();
+      return elapsed;
+    },
+  };
+}
