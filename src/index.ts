@@ -28,6 +28,7 @@ export { DROPPED_RESULT_CONTENT } from "./context/tool-result-compaction.ts";
 export {
   BackendError,
   BudgetResolutionError,
+  CheckpointMismatchError,
   ContextBudgetExceeded,
   ContextDiscoveryError,
   describeValue,
@@ -35,6 +36,7 @@ export {
   HardwareDetectionError,
   InvalidResponseError,
   MaxIterationsError,
+  OutcomeUnknownError,
   PrerequisiteError,
   PromptTemplateError,
   StepEnforcementError,
@@ -75,7 +77,9 @@ export {
   type JsonSchema,
   type Prerequisite,
   prerequisiteTool,
+  type ToolCallContext,
   type ToolDef,
+  type ToolEffects,
   type ToolSpec,
   toOpenAITool,
   toolJsonSchema,
@@ -156,9 +160,21 @@ export {
   stepSummaryHint,
 } from "./guardrails/step-state.ts";
 export { type ValidateOptions, type Verdict, validateResponse } from "./guardrails/validate-response.ts";
+export {
+  type Checkpoint,
+  type CheckpointMeta,
+  MACHINE_VERSION,
+  workflowDefinitionHash,
+} from "./loop/checkpoint.ts";
 export { errorFromOutput } from "./loop/failure.ts";
 export { type InferenceResult, type RunInferenceOptions, runInference } from "./loop/inference.ts";
-export { type RunOptions, WorkflowRunner, type WorkflowRunnerOptions } from "./loop/runner.ts";
+export {
+  type ResumeOptions,
+  type RunOptions,
+  type WorkflowHooks,
+  WorkflowRunner,
+  type WorkflowRunnerOptions,
+} from "./loop/runner.ts";
 export { SlotWorker, SlotWorkerError, type SubmitOptions } from "./loop/slot-worker.ts";
 export {
   compareJobs,
@@ -185,6 +201,9 @@ export {
   type WorkflowSnapshot,
 } from "./machines/workflow.machine.ts";
 export {
+  type CheckpointHook,
+  type CheckpointPoint,
+  type CheckpointReason,
   createInferenceLogic,
   createToolExecutionLogic,
   type DepsSource,

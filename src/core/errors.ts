@@ -121,6 +121,40 @@ export class ToolOutputError extends ForgeError {
   }
 }
 
+/**
+ * A resumed run found an `unsafe` tool call that an earlier process started and never finished,
+ * and was configured to stop rather than tell the model (`unsafeInterrupted: "fail"`).
+ */
+export class OutcomeUnknownError extends ForgeError {
+  readonly toolName: string;
+  readonly callId: string;
+  constructor(toolName: string, callId: string) {
+    super(
+      `Tool '${toolName}' (call ${callId}) was interrupted by a restart before it returned, and it is marked effects: "unsafe", so it is not run again. Check whether its effect happened, then start a new run; or set unsafeInterrupted: "tool_error" to let the model decide.`,
+    );
+    this.toolName = toolName;
+    this.callId = callId;
+  }
+}
+
+/**
+ * A checkpoint cannot resume here: it was written by another machine version or for another
+ * definition of the workflow.
+ */
+export class CheckpointMismatchError extends ForgeError {
+  readonly field: "machineVersion" | "definitionHash" | "workflow";
+  readonly expected: string;
+  readonly found: string;
+  constructor(field: CheckpointMismatchError["field"], expected: string, found: string) {
+    super(
+      `The checkpoint's ${field} is ${found}, this runner's is ${expected}: the run was started with a different ${field === "machineVersion" ? "version of forge-guardrails' workflow machine" : "workflow definition"}. Finish it with the code that started it, or start a new run.`,
+    );
+    this.field = field;
+    this.expected = expected;
+    this.found = found;
+  }
+}
+
 /** Context still exceeds the budget after compaction. */
 export class ContextBudgetExceeded extends ForgeError {
   readonly estimatedTokens: number;

@@ -19,11 +19,43 @@ export interface ToolSpec {
 /** A prerequisite: any earlier call of `tool`, or one whose `matchArg` argument had the same value. */
 export type Prerequisite = string | { tool: string; matchArg: string };
 
+/**
+ * What running a tool does to the world, for runs resumed after a crash:
+ * - `none`: reads only; re-running it is harmless.
+ * - `idempotent`: running it twice with the same `idempotencyKey` has the effect of running it once.
+ * - `unsafe`: a call interrupted mid-execution is never re-run; the model is told its outcome is
+ *   unknown (a tool error) instead.
+ * Unset, a tool is re-run after a crash (at least once, like `idempotent`).
+ */
+export type ToolEffects = "none" | "idempotent" | "unsafe";
+
+/** Where a call runs: handed to `execute` as its second argument. */
+export interface ToolCallContext {
+  /** The run's id (the seed of its deterministic call ids). */
+  runId: string;
+  /** The call's id, as in the TOOL_CALL message: stable across resumes. */
+  callId: string;
+  /** `${runId}:${callId}`: pass it to the services the tool calls so a repeated call is recognised. */
+  idempotencyKey: string;
+  /** Aborted when the run is cancelled. */
+  signal: AbortSignal;
+  /** 1 for the first execution; more when a resumed run re-runs a call that was started before. */
+  attempt: number;
+  /** True when an earlier process started this call (attempt > 1). */
+  resumed: boolean;
+}
+
 /** A tool's signature, implementation and prerequisites. */
 export interface ToolDef<Args extends Record<string, unknown> = Record<string, unknown>> {
   spec: ToolSpec;
-  execute: (args: Args) => unknown;
+  /**
+   * Run a call. The loop always passes `context`; a caller running the tool itself (a foreign loop)
+   * may leave it out, and a tool built by `defineTool` then gets a context of its own (a fresh call id).
+   */
+  execute(args: Args, context?: ToolCallContext): unknown;
   prerequisites: Prerequisite[];
+  /** Unset: re-run after a crash (at least once). */
+  effects?: ToolEffects;
 }
 
 /** Options of `defineTool`. */
@@ -31,8 +63,11 @@ export interface DefineToolOptions<Schema extends z.ZodObject> {
   name: string;
   description: string;
   parameters: Schema;
-  execute: (args: z.output<Schema>) => unknown;
+  /** Runs the call; `context` says which call it is (ids for idempotency, the run's abort signal). */
+  execute: (args: z.output<Schema>, context: ToolCallContext) => unknown;
   prerequisites?: Prerequisite[];
+  /** What the tool does to the world, for resumed runs (see {@link ToolEffects}). */
+  effects?: ToolEffects;
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -48,8 +83,13 @@ const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
  * });
  */
 export function defineTool<Schema extends z.ZodObject>(options: DefineToolOptions<Schema>): ToolDef {
-  const { name, description, parameters, execute, prerequisites = [] } = options;
+  const { name, description, parameters, execute, prerequisites = [], effects } = options;
   assertToolName(name);
+  if (effects !== undefined && !["none", "idempotent", "unsafe"].includes(effects)) {
+    throw new WorkflowDefinitionError(
+      `Tool '${name}': effects must be "none", "idempotent" or "unsafe", got ${JSON.stringify(effects)}`,
+    );
+  }
   if (typeof description !== "string") {
     throw new WorkflowDefinitionError(`Tool '${name}': description must be a string`);
   }
@@ -64,8 +104,23 @@ export function defineTool<Schema extends z.ZodObject>(options: DefineToolOption
   assertPrerequisites(name, prerequisites);
   return {
     spec: { name, description, parameters },
-    execute: execute as (args: Record<string, unknown>) => unknown,
+    execute: (args: Record<string, unknown>, context?: ToolCallContext) =>
+      execute(args as z.output<Schema>, context ?? standaloneContext()),
     prerequisites: [...prerequisites],
+    ...(effects !== undefined && { effects }),
+  };
+}
+
+/** The context of a call made outside a run (a caller executing the tool itself). */
+function standaloneContext(): ToolCallContext {
+  const callId = Math.random().toString(36).slice(2, 11);
+  return {
+    runId: "standalone",
+    callId,
+    idempotencyKey: `standalone:${callId}`,
+    signal: new AbortController().signal,
+    attempt: 1,
+    resumed: false,
   };
 }
 

@@ -24,6 +24,7 @@ import {
   type WorkflowInput,
 } from "../machines/workflow-context.ts";
 import { type ActorStart, BoundMachine } from "./bound-machine.ts";
+import { assertResumable, type Checkpoint, type CheckpointMeta, checkpointHookFor } from "./checkpoint.ts";
 import { errorFromOutput } from "./failure.ts";
 
 /** Options of `WorkflowRunner`. */
@@ -68,10 +69,29 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Seeds deterministic tool-call ids (for comparing runs). */
   runId?: string;
+  /** Persist each checkpoint of the run (see {@link Checkpoint}); awaited. */
+  checkpoint?: Checkpoint;
+  /**
+   * A resumed run's `unsafe` call that an earlier process started and never finished: an
+   * `OutcomeUnknown` tool error for the model (default) or a failed run (`OutcomeUnknownError`).
+   */
+  unsafeInterrupted?: "tool_error" | "fail";
+}
+
+/** Options of `resume`. */
+export interface ResumeOptions extends Pick<RunOptions, "signal" | "checkpoint" | "unsafeInterrupted"> {
+  /**
+   * The meta stored with the snapshot (from the checkpoint hook): checked against this runner's
+   * workflow definition and machine version first, `CheckpointMismatchError` on a difference.
+   */
+  meta?: Pick<CheckpointMeta, "workflow" | "definitionHash" | "machineVersion">;
 }
 
 /** Callbacks of a spawned workflow machine that see the original errors (they never enter its context). */
-export type WorkflowHooks = Pick<WorkflowMachineDeps, "onActorError" | "onToolError">;
+export interface WorkflowHooks extends Pick<WorkflowMachineDeps, "onActorError" | "onToolError" | "unsafeInterrupted"> {
+  /** Persist each checkpoint of the spawned actor (see {@link Checkpoint}). */
+  checkpoint?: Checkpoint;
+}
 
 /**
  * Runs workflows against a client with guardrails and context management.
@@ -133,6 +153,8 @@ export class WorkflowRunner {
       ...(options.contextWarnings !== undefined && { contextWarnings: options.contextWarnings }),
       ...(hooks.onActorError && { onActorError: hooks.onActorError }),
       ...(hooks.onToolError && { onToolError: hooks.onToolError }),
+      ...(hooks.checkpoint && { checkpoint: checkpointHookFor(workflow, hooks.checkpoint) }),
+      ...(hooks.unsafeInterrupted && { unsafeInterrupted: hooks.unsafeInterrupted }),
     };
   }
 
@@ -185,24 +207,28 @@ export class WorkflowRunner {
     }
     this.options.contextManager.resetWarnings?.();
     const input = this.inputFor(workflow, userMessage, runOptions);
-    return this.#drive(workflow, { input }, runOptions.signal);
+    return this.#drive(workflow, { input }, runOptions);
   }
 
   /** Resume a run from a persisted snapshot (`actor.getPersistedSnapshot()`, JSON round-tripped). */
-  async resume(
-    workflow: Workflow,
-    snapshot: Snapshot<unknown>,
-    runOptions: Pick<RunOptions, "signal"> = {},
-  ): Promise<unknown> {
-    return this.#drive(workflow, { snapshot }, runOptions.signal);
+  async resume(workflow: Workflow, snapshot: Snapshot<unknown>, runOptions: ResumeOptions = {}): Promise<unknown> {
+    if (runOptions.meta) assertResumable(workflow, runOptions.meta);
+    return this.#drive(workflow, { snapshot }, runOptions);
   }
 
-  async #drive(workflow: Workflow, start: ActorStart, signal: AbortSignal | undefined): Promise<unknown> {
+  async #drive(
+    workflow: Workflow,
+    start: ActorStart,
+    runOptions: Pick<RunOptions, "signal" | "checkpoint" | "unsafeInterrupted">,
+  ): Promise<unknown> {
+    const { signal } = runOptions;
     let actorError: unknown;
     const toolErrors = new Map<string, unknown>();
     const deps = this.#depsFor(workflow, {
       onActorError: (error) => (actorError = error),
       onToolError: (callId, error) => toolErrors.set(callId, error),
+      ...(runOptions.checkpoint && { checkpoint: runOptions.checkpoint }),
+      ...(runOptions.unsafeInterrupted && { unsafeInterrupted: runOptions.unsafeInterrupted }),
     });
     // A snapshot carries its own context, so no input is needed when resuming.
     const actor = this.#machineOf(workflow).bound.createActor(deps, start, this.options.inspect);

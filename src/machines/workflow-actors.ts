@@ -4,9 +4,10 @@
  * Factories take their dependencies, or a lookup that finds them per workflow actor (for a machine
  * built once and run with different clients); data enters through the requests.
  */
-import type { AnyActorRef } from "xstate";
+import type { AnyActorRef, Snapshot } from "xstate";
 import {
   InvalidResponseError,
+  OutcomeUnknownError,
   StreamError,
   ToolOutputError,
   ToolResolutionError,
@@ -15,7 +16,7 @@ import {
 import { HistorySerializer } from "../core/history-serializer.ts";
 import { type ApiFormat, type Message, serializeHistory, type ToolCallInfo } from "../core/messages.ts";
 import { applyReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
-import type { ToolDef, ToolSpec } from "../core/tools.ts";
+import type { ToolCallContext, ToolDef, ToolSpec } from "../core/tools.ts";
 import {
   ChunkType,
   isLLMResponse,
@@ -24,7 +25,7 @@ import {
   type StreamChunk,
 } from "../core/types.ts";
 import { fromRequests } from "./request-worker.ts";
-import type { ToolOutcome } from "./workflow-context.ts";
+import type { ToolOutcome, WorkflowContext } from "./workflow-context.ts";
 
 /** Dependencies fixed when the logic is built, or looked up from the workflow actor a worker answers. */
 export type DepsSource<TDeps extends object> = TDeps | ((workflow: AnyActorRef) => TDeps);
@@ -38,8 +39,41 @@ function resolveDeps<TDeps extends object>(
   return source(parent);
 }
 
+/** Why a checkpoint is taken: before an LLM call, before a tool batch, around one call. */
+export type CheckpointReason = "inference" | "tools" | "call_started" | "call_done";
+
+/** What the loop knows when it asks for a checkpoint. */
+export interface CheckpointPoint {
+  reason: CheckpointReason;
+  runId: string;
+  /** LLM calls made so far. */
+  iteration: number;
+  /** The call a `call_started` / `call_done` checkpoint is about. */
+  callId?: string;
+}
+
+/**
+ * Persist a workflow actor's snapshot; awaited before the loop goes on, so a run resumed from it
+ * redoes at most the step that was under way. A rejection fails the run.
+ */
+export type CheckpointHook = (snapshot: Snapshot<unknown>, point: CheckpointPoint) => Promise<void> | void;
+
+/** Take a checkpoint of the workflow actor `parent`, if a hook is set. */
+async function checkpointOf(
+  hook: CheckpointHook | undefined,
+  parent: AnyActorRef | undefined,
+  reason: CheckpointReason,
+  callId?: string,
+): Promise<void> {
+  if (hook === undefined || parent === undefined) return;
+  const { runId, iteration } = (parent.getSnapshot() as { context: WorkflowContext }).context;
+  await hook(parent.getPersistedSnapshot(), { reason, runId, iteration, ...(callId && { callId }) });
+}
+
 /** What the inference actor needs. */
 export interface InferenceDeps {
+  /** Awaited before each LLM call. */
+  checkpoint?: CheckpointHook;
   client: LLMClient;
   toolSpecs: readonly ToolSpec[];
   stream: boolean;
@@ -74,6 +108,8 @@ export function createInferenceLogic(source: DepsSource<InferenceDeps>) {
     "inference",
     async (request: InferenceRequest, signal, parent): Promise<LLMResponse> => {
       const deps = resolveDeps(source, parent);
+      await checkpointOf(deps.checkpoint, parent, "inference");
+      signal.throwIfAborted();
       const tools = toolListOf(deps.toolSpecs);
       const history = applyReasoningReplay(request.messages, deps.reasoningReplay ?? "full");
       const messages = serialize(history, deps.client.apiFormat, parent);
@@ -119,6 +155,13 @@ export interface ToolExecutionDeps {
   tools: Readonly<Record<string, ToolDef>>;
   /** Receives what a tool threw, by call id (the error itself; the outcome keeps its name and message). */
   onToolError?: (callId: string, error: unknown) => void;
+  /** Awaited before each batch, before each `unsafe` call and after each call. */
+  checkpoint?: CheckpointHook;
+  /**
+   * What a resumed run does with an `unsafe` call an earlier process started and never finished:
+   * answer it with an `OutcomeUnknown` tool error (default), or fail the run (`OutcomeUnknownError`).
+   */
+  unsafeInterrupted?: "tool_error" | "fail";
 }
 
 /** One batch's request: the calls of the TOOL_CALL message just appended. */
@@ -137,23 +180,73 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
   return fromRequests(
     "tools",
     async (request: ToolExecutionRequest, signal, parent): Promise<ToolOutcome[]> => {
-      const { tools, onToolError } = resolveDeps(source, parent);
+      const deps = resolveDeps(source, parent);
+      const { tools, checkpoint } = deps;
+      await checkpointOf(checkpoint, parent, "tools");
+      // Per-call bookkeeping (started, finished) reaches the workflow's context when it can matter:
+      // for checkpoints, for unsafe tools, and for a batch a cancellation could cut short.
+      const track = parent !== undefined && (checkpoint !== undefined || request.calls.length > 1);
       const outcomes: ToolOutcome[] = [];
       for (const call of request.calls) {
         signal.throwIfAborted();
-        const outcome = await executeCall(tools, call, onToolError);
+        const context = (parent?.getSnapshot() as { context?: WorkflowContext } | undefined)?.context;
+        const finished = context?.outcomes.find((outcome) => outcome.callId === call.callId);
+        if (finished) {
+          // Finished before a restart: its result was checkpointed; never run it again.
+          outcomes.push(finished);
+          continue;
+        }
+        const attempt = (context?.started[call.callId] ?? 0) + 1;
+        const unsafe = tools[call.name]?.effects === "unsafe";
+        let outcome: ToolOutcome;
+        if (unsafe && attempt > 1) {
+          outcome = interruptedOutcome(call, deps.unsafeInterrupted ?? "tool_error");
+        } else {
+          if (parent !== undefined && (checkpoint !== undefined || unsafe)) {
+            parent.send({ type: "tools.started", callId: call.callId });
+            if (unsafe) await checkpointOf(checkpoint, parent, "call_started", call.callId);
+          }
+          const runId = context?.runId ?? "standalone";
+          outcome = await executeCall(tools, call, deps.onToolError, {
+            runId,
+            callId: call.callId,
+            idempotencyKey: `${runId}:${call.callId}`,
+            signal,
+            attempt,
+            resumed: attempt > 1,
+          });
+        }
         outcomes.push(outcome);
-        if (!signal.aborted && request.calls.length > 1) parent?.send({ type: "tools.outcome", outcome });
+        if (track && !signal.aborted) {
+          parent?.send({ type: "tools.outcome", outcome });
+          await checkpointOf(checkpoint, parent, "call_done", call.callId);
+        }
       }
       return outcomes;
     },
   );
 }
 
+/** The answer to an `unsafe` call a crash interrupted: its effect may or may not have happened. */
+function interruptedOutcome(call: ToolCallInfo, rule: "tool_error" | "fail"): ToolOutcome {
+  if (rule === "fail") throw new OutcomeUnknownError(call.name, call.callId);
+  const message = `'${call.name}' was interrupted by a restart before it returned; its effect may or may not have happened. Check its result another way before calling it again.`;
+  return {
+    callId: call.callId,
+    tool: call.name,
+    args: call.args,
+    status: "error",
+    content: `[ToolError] OutcomeUnknown: ${message}`,
+    errorName: "OutcomeUnknown",
+    errorMessage: message,
+  };
+}
+
 async function executeCall(
   tools: Readonly<Record<string, ToolDef>>,
   call: ToolCallInfo,
   onToolError: ToolExecutionDeps["onToolError"],
+  callContext: ToolCallContext,
 ): Promise<ToolOutcome> {
   const base = { callId: call.callId, tool: call.name, args: call.args };
   const tool = tools[call.name];
@@ -174,7 +267,7 @@ async function executeCall(
   }
   let value: unknown;
   try {
-    value = await tool.execute(parsed.data as Record<string, unknown>);
+    value = await tool.execute(parsed.data as Record<string, unknown>, callContext);
   } catch (error) {
     if (error instanceof ToolResolutionError) {
       return {

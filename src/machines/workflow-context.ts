@@ -85,6 +85,8 @@ export interface WorkflowContext extends GuardCounters {
   outcomes: ToolOutcome[];
   /** The context warning this pass's request carries (transient: never in `messages`), or null. */
   contextWarning: string | null;
+  /** How many times each call of the batch in flight was started (tracked with checkpoints or unsafe tools). */
+  started: Record<string, number>;
   /** Result of the terminal tool once it succeeded. */
   result: unknown;
   failure: WorkflowFailure | null;
@@ -129,6 +131,7 @@ export function createWorkflowContext(input: WorkflowInput): WorkflowContext {
     decision: null,
     outcomes: [],
     contextWarning: null,
+    started: {},
     result: null,
     failure: null,
   };

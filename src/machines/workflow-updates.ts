@@ -7,6 +7,7 @@
 import type { ThresholdEvent } from "../context/context-manager.ts";
 import { appendMessages } from "../core/history.ts";
 import { createMessage, type Message, MessageRole, MessageType } from "../core/messages.ts";
+import type { ToolSpec } from "../core/tools.ts";
 import type { LLMResponse, ToolCall } from "../core/types.ts";
 import {
   batchFailed,
@@ -60,8 +61,12 @@ export function messagesToSend(context: WorkflowContext): readonly Message[] {
 }
 
 /** Decide what the response leads to, and count the failure it may be. */
-export function decideOnResponse(context: WorkflowContext, response: LLMResponse): ContextUpdate {
-  return withDecision(context, decideResponse(response, context.config, context));
+export function decideOnResponse(
+  context: WorkflowContext,
+  response: LLMResponse,
+  tools?: readonly ToolSpec[],
+): ContextUpdate {
+  return withDecision(context, decideResponse(response, context.config, context, tools));
 }
 
 /** Decide whether the accepted batch runs, and count the violation it may be. */
@@ -105,6 +110,11 @@ export function appendToolCall(context: WorkflowContext): ContextUpdate {
   return append(context, build.toolCallMessages(decidedCalls(context), context.runId, stepOf(context)));
 }
 
+/** One call of the batch in flight is starting (again, after a restart: `attempt` counts it). */
+export function markStarted(context: WorkflowContext, callId: string): ContextUpdate {
+  return { started: { ...context.started, [callId]: (context.started[callId] ?? 0) + 1 } };
+}
+
 /** One call of the batch in flight finished (a restarted batch replaces earlier outcomes). */
 export function keepOutcome(context: WorkflowContext, outcome: ToolOutcome): ContextUpdate {
   return { outcomes: [...context.outcomes.filter((kept) => kept.callId !== outcome.callId), outcome] };
@@ -123,6 +133,7 @@ export function recordBatch(context: WorkflowContext, outcomes: readonly ToolOut
     progress: recordSucceeded(context, outcomes),
     decision,
     outcomes: [],
+    started: {},
     result: decision.kind === "finish" ? decision.result : null,
   };
 }

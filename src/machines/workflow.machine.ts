@@ -12,7 +12,7 @@ import type { LLMClient, LLMResponse, StreamChunk, ToolCall } from "../core/type
 import type { Decision } from "../guardrails/decisions.ts";
 import { buildRetryNudge, type RetryNudge } from "../guardrails/response-validator.ts";
 import { stepSummaryHint } from "../guardrails/step-state.ts";
-import { createInferenceLogic, createToolExecutionLogic } from "./workflow-actors.ts";
+import { type CheckpointHook, createInferenceLogic, createToolExecutionLogic } from "./workflow-actors.ts";
 import {
   createWorkflowContext,
   type ToolOutcome,
@@ -54,6 +54,14 @@ export interface WorkflowMachineDeps {
   onActorError?: (error: unknown) => void;
   /** Receives what a tool threw (the `cause` of a later ToolExecutionError), by call id. */
   onToolError?: (callId: string, error: unknown) => void;
+  /**
+   * Persist the actor's snapshot: awaited before each LLM call, before each tool batch, before each
+   * `unsafe` call and after each call, so a run resumed from the last one redoes at most the step
+   * under way (finished calls are never re-run). A rejection fails the run.
+   */
+  checkpoint?: CheckpointHook;
+  /** A resumed run's interrupted `unsafe` call: an `OutcomeUnknown` tool error (default) or a failed run. */
+  unsafeInterrupted?: "tool_error" | "fail";
 }
 
 /**
@@ -70,6 +78,7 @@ export type WorkflowEvent =
   | { type: "workflow.cancel" }
   | { type: "inference.done"; output: LLMResponse }
   | { type: "inference.error"; error: unknown }
+  | { type: "tools.started"; callId: string }
   | { type: "tools.outcome"; outcome: ToolOutcome }
   | { type: "tools.done"; output: ToolOutcome[] }
   | { type: "tools.error"; error: unknown };
@@ -109,8 +118,9 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
     },
     actors: {
       inference: createInferenceLogic((workflow) => {
-        const { client, toolSpecs, stream, onChunk, reasoningReplay } = depsOf(workflow);
+        const { client, toolSpecs, stream, onChunk, reasoningReplay, checkpoint } = depsOf(workflow);
         return {
+          ...(checkpoint && { checkpoint }),
           client,
           toolSpecs,
           stream: stream ?? false,
@@ -119,8 +129,13 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
         };
       }),
       executeTools: createToolExecutionLogic((workflow) => {
-        const { tools, onToolError } = depsOf(workflow);
-        return { tools: tools ?? {}, ...(onToolError && { onToolError }) };
+        const { tools, onToolError, checkpoint, unsafeInterrupted } = depsOf(workflow);
+        return {
+          tools: tools ?? {},
+          ...(onToolError && { onToolError }),
+          ...(checkpoint && { checkpoint }),
+          ...(unsafeInterrupted && { unsafeInterrupted }),
+        };
       }),
     },
     guards: {
@@ -152,7 +167,9 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
         type: "request" as const,
         request: { calls: openCalls(context.messages) },
       })),
-      decideOnResponse: assign(({ context, event }) => update.decideOnResponse(context, responseOf(event))),
+      decideOnResponse: assign(({ context, event, self }) =>
+        update.decideOnResponse(context, responseOf(event), depsOf(self).toolSpecs),
+      ),
       decideOnBatch: assign(({ context }) => update.decideOnBatch(context)),
       appendRetry: assign(({ context, self }) => {
         const raw = context.decision?.kind === "retry" ? context.decision.raw : "";
@@ -163,6 +180,9 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       }),
       appendRejection: assign(({ context }) => update.appendRejection(context)),
       appendToolCall: assign(({ context }) => update.appendToolCall(context)),
+      markStarted: assign(({ context, event }) =>
+        event.type === "tools.started" ? update.markStarted(context, event.callId) : {},
+      ),
       keepOutcome: assign(({ context, event }) =>
         event.type === "tools.outcome" ? update.keepOutcome(context, event.outcome) : {},
       ),
@@ -252,6 +272,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
           "Run the batch through the tools worker; outcomes are kept as calls finish, then recorded with the batch.",
         entry: "requestTools",
         on: {
+          "tools.started": { actions: "markStarted" },
           "tools.outcome": { actions: "keepOutcome" },
           "tools.done": { target: "review", actions: ["recordBatch", "reportAppended"] },
           "tools.error": { target: "failed", actions: actorFailure("tools") },

@@ -1,0 +1,80 @@
+/**
+ * Checkpoints of a run: the persisted snapshot the loop hands out at each checkpoint, with what it
+ * takes to resume it safely elsewhere (machine version, workflow definition hash).
+ */
+import { createHash } from "node:crypto";
+import { CheckpointMismatchError } from "../core/errors.ts";
+import { toOpenAITool } from "../core/tools.ts";
+import type { Workflow } from "../core/workflow.ts";
+import type { CheckpointPoint } from "../machines/workflow-actors.ts";
+
+/**
+ * The version of the workflow machine's snapshot format (states and context). Bumped whenever a
+ * snapshot written by one version cannot be restored by the next.
+ */
+export const MACHINE_VERSION = 2;
+
+/** What comes with each checkpoint's snapshot. Store it beside the snapshot. */
+export interface CheckpointMeta extends CheckpointPoint {
+  /** 1, 2, … per actor: the order of this run's checkpoints (a later one supersedes). */
+  seq: number;
+  /** The workflow's name. */
+  workflow: string;
+  /** {@link workflowDefinitionHash} of the workflow the run was started with. */
+  definitionHash: string;
+  /** {@link MACHINE_VERSION} of the machine that wrote the snapshot. */
+  machineVersion: number;
+}
+
+/**
+ * Persist a checkpoint (`WorkflowRunner.run` / `resume` / `machineFor` option). Awaited: before
+ * each LLM call, before each tool batch, before each `unsafe` call and after each call. Resume
+ * with `runner.resume(workflow, snapshot, { meta })`. A rejection fails the run.
+ */
+export type Checkpoint = (snapshot: unknown, meta: CheckpointMeta) => Promise<void> | void;
+
+/**
+ * A hash of everything in a workflow that a persisted run depends on: its name, system prompt,
+ * required and terminal steps, and each tool's name, description, JSON Schema, prerequisites and
+ * effects. Implementations are not hashed (a fixed bug does not orphan runs).
+ */
+export function workflowDefinitionHash(workflow: Workflow): string {
+  const definition = {
+    name: workflow.name,
+    systemPrompt: workflow.systemPrompt,
+    requiredSteps: workflow.requiredSteps,
+    terminalTools: workflow.terminalTools,
+    tools: Object.values(workflow.tools).map((tool) => ({
+      schema: toOpenAITool(tool.spec),
+      prerequisites: tool.prerequisites,
+      effects: tool.effects ?? null,
+    })),
+  };
+  return createHash("sha256").update(JSON.stringify(definition)).digest("hex").slice(0, 16);
+}
+
+/** The machine's checkpoint hook for a run of `workflow`, adding the meta the caller stores. */
+export function checkpointHookFor(workflow: Workflow, checkpoint: Checkpoint) {
+  const definitionHash = workflowDefinitionHash(workflow);
+  let seq = 0;
+  return (snapshot: unknown, point: CheckpointPoint) => {
+    seq += 1;
+    return checkpoint(snapshot, {
+      ...point,
+      seq,
+      workflow: workflow.name,
+      definitionHash,
+      machineVersion: MACHINE_VERSION,
+    });
+  };
+}
+
+/** Refuse a checkpoint written for another workflow definition or machine version. */
+export function assertResumable(workflow: Workflow, meta: Pick<CheckpointMeta, "workflow" | "definitionHash" | "machineVersion">): void {
+  if (meta.machineVersion !== MACHINE_VERSION) {
+    throw new CheckpointMismatchError("machineVersion", String(MACHINE_VERSION), String(meta.machineVersion));
+  }
+  if (meta.workflow !== workflow.name) throw new CheckpointMismatchError("workflow", workflow.name, meta.workflow);
+  const hash = workflowDefinitionHash(workflow);
+  if (meta.definitionHash !== hash) throw new CheckpointMismatchError("definitionHash", hash, meta.definitionHash);
+}
