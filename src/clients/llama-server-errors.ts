@@ -3,6 +3,7 @@
  * a server that does not do native tools, and llama-server's tool-call parse failure, whose body
  * carries the model's output.
  */
+import type { ToolSpec } from "../core/tools.ts";
 import type { LLMResponse } from "../core/types.ts";
 import { rescueToolCall } from "../prompts/rescue/index.ts";
 import { resolveReasoning } from "./reasoning.ts";
@@ -66,8 +67,9 @@ export function responseFromParseFailure(
   output: string,
   toolNames: string[],
   think: boolean | undefined,
+  tools?: readonly ToolSpec[],
 ): LLMResponse {
-  const calls = rescueToolCall(output, toolNames);
+  const calls = rescueToolCall(output, toolNames, tools ? { tools } : {});
   if (!calls) return { content: output };
   const { reasoning } = resolveReasoning(null, output, think);
   if (reasoning === null || calls.length === 0) return calls;

@@ -206,6 +206,7 @@ export class OpenAIChatExchange {
       output,
       tools.map((tool) => tool.name),
       this.#think,
+      tools,
     );
   }
 
@@ -213,6 +214,7 @@ export class OpenAIChatExchange {
     return {
       mode,
       toolNames: request.tools.map((tool) => tool.name),
+      tools: request.tools,
       think: this.#think,
       onUsage: request.onUsage,
     };

@@ -102,7 +102,7 @@ function readEvent(
     const output = toolParseFailureOutput(status, data);
     if (output === null)
       throw new BackendError(status, data, `Error in the stream from ${source}: ${error.message}`);
-    const response = responseFromParseFailure(output, context.toolNames, context.think);
+    const response = responseFromParseFailure(output, context.toolNames, context.think, context.tools);
     return { type: ChunkType.FINAL, response };
   }
   // The hand-written check passes every well-formed chunk; zod reports what is wrong with the rest.
