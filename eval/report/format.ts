@@ -30,19 +30,8 @@ export function fixed(value: number | null, digits = 2): string {
   return value === null ? "–" : value.toFixed(digits);
 }
 
-/** Milliseconds as "840 ms" or "3.2 s". */
-export function duration(ms: number): string {
-  return ms < 1000
-    ? `${Math.round(ms)} ms`
-    : ms < 120_000
-      ? `${(ms / 1000).toFixed(1)} s`
-      : `${(ms / 60_000).toFixed(1)} min`;
-}
-
-/** Escape text for HTML. */
-export function escapeHtml(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-}
+// Shared with the watch pages.
+export { duration, escapeHtml } from "../../src/watch/format.ts";
 
 /** A file-name-safe slug of a run key. */
 export function slug(text: string): string {

@@ -16,7 +16,7 @@ const LEVELS: readonly (readonly string[])[] = [
   ["prompts", "context", "guardrails"],
   ["machines"],
   ["loop"],
-  ["clients", "server", "testing"],
+  ["clients", "server", "testing", "watch"],
   ["proxy"],
   ["cli"],
 ];

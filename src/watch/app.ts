@@ -1,0 +1,123 @@
+/**
+ * The watch server's routes (Hono): the runs list and a run page, their live streams (SSE), a
+ * run's events as JSON, and the endpoint sources POST events to.
+ */
+import { Hono } from "hono";
+import { type SSEStreamingApi, streamSSE } from "hono/streaming";
+import { z } from "zod";
+import { runIdSchema, watchBatchSchema } from "./events.ts";
+import { renderRunPage, renderRunsPage, runRows, runUpdate } from "./pages.ts";
+import type { RunRecord } from "./run-record.ts";
+import type { RunStore } from "./run-store.ts";
+
+/** Options of `createWatchApp`. */
+export interface WatchAppOptions {
+  store: RunStore;
+  /**
+   * `Host` header values the server answers (e.g. `127.0.0.1:4141`); other requests get 403, so a
+   * web page cannot reach the server through a rebound DNS name. Unset: any host.
+   */
+  allowedHosts?: readonly string[];
+}
+
+const fromSchema = z.coerce.number().int().min(0).default(0);
+
+/** SSE streams wait here until the browser goes away. */
+function untilAborted(stream: SSEStreamingApi, unsubscribe: () => void): Promise<void> {
+  return new Promise((resolve) => {
+    stream.onAbort(() => {
+      unsubscribe();
+      resolve();
+    });
+  });
+}
+
+/**
+ * The watch app over a run store.
+ * @example
+ * const app = createWatchApp({ store: new RunStore(".forge/runs") });
+ */
+export function createWatchApp(options: WatchAppOptions): Hono {
+  const { store } = options;
+  const app = new Hono();
+
+  if (options.allowedHosts !== undefined) {
+    const allowed = new Set(options.allowedHosts);
+    app.use(async (context, next) => {
+      const host = context.req.header("host") ?? "";
+      if (!allowed.has(host)) {
+        return context.text(
+          `Host '${host}' is not served here: open the watch server by the address it printed (${[...allowed].join(", ")}).`,
+          403,
+        );
+      }
+      await next();
+    });
+  }
+
+  // Browsers ask for one; no icon, and no 404 in their console.
+  app.get("/favicon.ico", (context) => context.body(null, 204));
+
+  app.get("/", (context) => context.html(renderRunsPage(store.list(), store.dir)));
+
+  app.get("/stream", (context) =>
+    streamSSE(context, async (stream) => {
+      const unsubscribe = store.subscribe(() => {
+        void stream.writeSSE({ event: "runs", data: JSON.stringify({ rows: runRows(store.list()) }) });
+      });
+      await untilAborted(stream, unsubscribe);
+    }),
+  );
+
+  app.get("/runs/:runId", (context) => {
+    const record = store.get(context.req.param("runId"));
+    if (record === undefined) return context.text(`No run '${context.req.param("runId")}' here.`, 404);
+    return context.html(renderRunPage(record));
+  });
+
+  app.get("/runs/:runId/events.json", (context) => {
+    const record = store.get(context.req.param("runId"));
+    if (record === undefined) return context.json({ error: "no such run" }, 404);
+    return context.json({ runId: record.runId, events: record.events });
+  });
+
+  app.get("/runs/:runId/stream", (context) => {
+    const runId = context.req.param("runId");
+    const record = store.get(runId);
+    if (record === undefined) return context.text(`No run '${runId}' here.`, 404);
+    const from = fromSchema.safeParse(context.req.query("from"));
+    if (!from.success) return context.text("from: a whole number of events already shown", 400);
+    return streamSSE(context, async (stream) => {
+      const send = (current: RunRecord, first: number) =>
+        stream.writeSSE({ event: "update", data: JSON.stringify(runUpdate(current, first)) });
+      // Events that arrived between the page's render and this stream's start.
+      if (record.events.length > from.data) await send(record, from.data);
+      const unsubscribe = store.subscribe((changed, firstNew) => {
+        if (changed.runId === runId) void send(changed, firstNew);
+      });
+      await untilAborted(stream, unsubscribe);
+    });
+  });
+
+  app.post("/api/runs/:runId/events", async (context) => {
+    const runId = runIdSchema.safeParse(context.req.param("runId"));
+    if (!runId.success) return context.json({ error: runId.error.issues[0]?.message }, 400);
+    if (!(context.req.header("content-type") ?? "").startsWith("application/json")) {
+      return context.json({ error: "send the events as application/json" }, 415);
+    }
+    let body: unknown;
+    try {
+      body = await context.req.json();
+    } catch {
+      return context.json({ error: "the body is not JSON" }, 400);
+    }
+    const batch = watchBatchSchema.safeParse(body);
+    if (!batch.success) {
+      return context.json({ error: `not a batch of watch events: ${z.prettifyError(batch.error)}` }, 400);
+    }
+    const record = store.append(runId.data, batch.data.events);
+    return context.json({ runId: record.runId, events: record.events.length });
+  });
+
+  return app;
+}

@@ -1,0 +1,19 @@
+/** The local run viewer: `startWatchServer()` serves runs live on 127.0.0.1; `createWatchReporter()` sends them. */
+export { createWatchApp, type WatchAppOptions } from "./app.ts";
+export { type WatchEvent, WatchOutcome, WatchSource, watchEventSchema } from "./events.ts";
+export {
+  createWatchReporter,
+  WatchReportError,
+  type WatchReporter,
+  type WatchReporterOptions,
+} from "./reporter.ts";
+export type { RunRecord } from "./run-record.ts";
+export { RunStore, WatchRunFileError } from "./run-store.ts";
+export {
+  DEFAULT_WATCH_DIR,
+  DEFAULT_WATCH_PORT,
+  type RunningWatchServer,
+  type StartWatchServerOptions,
+  startWatchServer,
+} from "./server.ts";
+export { renderStatechart, type StatechartGraph, type StatechartState, statechartOf } from "./statechart.ts";

@@ -1,0 +1,359 @@
+/**
+ * The source side of `forge watch`: a reporter that sends a `WorkflowRunner`'s runs to a watch
+ * server as they happen — states entered (from XState's inspection events), messages, LLM calls
+ * with their timings, compactions, and the outcome or typed error — by HTTP POST, in order.
+ */
+import type { AnyStateMachine, InspectionEvent } from "xstate";
+import type { CompactEvent } from "../context/context-manager.ts";
+import { ForgeError } from "../core/errors.ts";
+import type { Message } from "../core/messages.ts";
+import type { ToolSpec } from "../core/tools.ts";
+import {
+  ChunkType,
+  type LLMClient,
+  type LLMResponse,
+  type SendOptions,
+  type StreamChunk,
+} from "../core/types.ts";
+import { errorFromOutput } from "../loop/failure.ts";
+import type { WorkflowRunnerOptions } from "../loop/runner.ts";
+import type { WorkflowOutput } from "../machines/workflow.machine.ts";
+import { type WatchEvent, WatchOutcome, type WatchSource } from "./events.ts";
+import { statechartOf } from "./statechart.ts";
+
+/** Sending a run's events to the watch server failed. */
+export class WatchReportError extends ForgeError {
+  constructor(
+    readonly url: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `Could not send run events to the watch server at ${url}: ${detail}. Start it with \`forge watch\` (or startWatchServer()) and check the URL.`,
+      options,
+    );
+    this.name = "WatchReportError";
+  }
+}
+
+/** Options of `createWatchReporter`. */
+export interface WatchReporterOptions {
+  /** The watch server's base URL, e.g. `http://127.0.0.1:4141`. */
+  url: string;
+  /** The name runs are listed under (default `run`); a run's number is appended. */
+  name?: string;
+  source?: WatchSource;
+  /**
+   * Called once per failed send (the server down, a rejected batch). Default: one line on stderr
+   * for the first failure. `flush()` rejects with the first failure either way.
+   */
+  onError?: (error: WatchReportError) => void;
+  /** The fetch to send with (default the global one). */
+  fetch?: typeof fetch;
+}
+
+/**
+ * Reports runs to a watch server. Wire it in with `instrument(runnerOptions)` and the context
+ * manager's `onCompact`; a reporter follows one run at a time (a run opens at its first event and
+ * closes when its statechart stops).
+ */
+export interface WatchReporter {
+  /**
+   * The runner's options with the reporter wired in: the client wrapped (LLM timings and tokens),
+   * `onMessage` and `inspect` chained after yours.
+   */
+  instrument(options: WorkflowRunnerOptions): WorkflowRunnerOptions;
+  /** Pass as the ContextManager's `onCompact` (chain yours inside it). */
+  onCompact(event: CompactEvent): void;
+  onMessage(message: Message): void;
+  inspect(event: InspectionEvent): void;
+  /** A client that reports each call's timing, tokens and answer or error. */
+  wrapClient(client: LLMClient): LLMClient;
+  /** The id of the run being reported, or of the last one. */
+  readonly runId: string | null;
+  /** Resolves when every event so far reached the server; rejects with the first failed send. */
+  flush(): Promise<void>;
+}
+
+/** Rough tokens of a JSON value: its length over 4 (what the page labels "estimated"). */
+function estimateTokens(value: unknown): number {
+  return Math.ceil(JSON.stringify(value ?? "").length / 4);
+}
+
+function describeError(error: unknown): { name: string; message: string } {
+  return error instanceof Error
+    ? { name: error.name, message: error.message }
+    : { name: "Error", message: String(error) };
+}
+
+function isRoot(actorRef: { sessionId: string }, rootId: string | undefined): boolean {
+  return actorRef.sessionId === rootId;
+}
+
+/**
+ * A reporter sending runs to the watch server at `url`.
+ * @example
+ * const watch = createWatchReporter({ url: "http://127.0.0.1:4141", name: "weather" });
+ * const contextManager = new ContextManager({ strategy: new TieredCompact(), budgetTokens: 8192, onCompact: watch.onCompact });
+ * const runner = new WorkflowRunner(watch.instrument({ client, contextManager }));
+ * await runner.run(workflow, "What's the weather in Paris?");
+ * await watch.flush();
+ */
+export function createWatchReporter(options: WatchReporterOptions): WatchReporter {
+  const base = options.url.replace(/\/+$/, "");
+  const send = options.fetch ?? fetch;
+  const prefix = (options.name ?? "run").replace(/[^A-Za-z0-9_-]+/g, "-").slice(0, 40) || "run";
+  let runNumber = 0;
+  let reported = false;
+  let firstError: WatchReportError | null = null;
+  let chain: Promise<void> = Promise.resolve();
+
+  interface OpenRun {
+    runId: string;
+    startedAt: number;
+    started: boolean;
+    buffered: WatchEvent[];
+    lastState: string | null;
+    rootId: string | null;
+  }
+  let run: OpenRun | null = null;
+  let lastRunId: string | null = null;
+
+  const fail = (error: WatchReportError) => {
+    firstError ??= error;
+    if (options.onError) options.onError(error);
+    else if (!reported) {
+      reported = true;
+      process.stderr.write(`forge watch: ${error.message}\n`);
+    }
+  };
+
+  const post = (runId: string, events: WatchEvent[]) => {
+    chain = chain.then(async () => {
+      try {
+        const response = await send(`${base}/api/runs/${runId}/events`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ events }),
+        });
+        if (!response.ok)
+          fail(new WatchReportError(base, `HTTP ${response.status} ${await response.text()}`));
+      } catch (error) {
+        fail(new WatchReportError(base, (error as Error).message, { cause: error }));
+      }
+    });
+  };
+
+  const open = (): OpenRun => {
+    if (run === null) {
+      runNumber += 1;
+      const stamp = new Date()
+        .toISOString()
+        .replace(/[-:.TZ]/g, "")
+        .slice(0, 14);
+      const random = Math.random().toString(36).slice(2, 8);
+      run = {
+        runId: `${prefix}-${stamp}-${random}`,
+        startedAt: performance.now(),
+        started: false,
+        buffered: [],
+        lastState: null,
+        rootId: null,
+      };
+      lastRunId = run.runId;
+    }
+    return run;
+  };
+  const since = (current: OpenRun) => Math.round(performance.now() - current.startedAt);
+  const emit = (current: OpenRun, event: WatchEvent) => {
+    if (current.started) post(current.runId, [event]);
+    else current.buffered.push(event);
+  };
+  // The run is announced when its root actor appears (with its statechart); earlier events wait.
+  const start = (current: OpenRun, statechart: WatchEvent & { type: "run.started" }) => {
+    current.started = true;
+    post(current.runId, [statechart, ...current.buffered.splice(0)]);
+  };
+  const finish = (current: OpenRun, event: WatchEvent & { type: "run.finished" }) => {
+    if (!current.started) {
+      start(current, {
+        type: "run.started",
+        at: 0,
+        name: `${options.name ?? "run"} #${runNumber}`,
+        source: options.source ?? "runner",
+        startedAt: Date.now() - since(current),
+        statechart: null,
+      });
+    }
+    emit(current, event);
+    run = null;
+  };
+
+  const onMessage = (message: Message) => {
+    const current = open();
+    emit(current, { type: "message.appended", at: since(current), message });
+  };
+
+  const onCompact = (event: CompactEvent) => {
+    const current = open();
+    emit(current, { type: "context.compacted", at: since(current), ...event });
+  };
+
+  const inspect = (event: InspectionEvent) => {
+    if (event.type === "@xstate.actor" && event.actorRef.sessionId === event.rootId) {
+      const current = open();
+      if (current.rootId !== null) return;
+      current.rootId = event.rootId;
+      // An actor created from a machine carries it as its logic: its statechart is drawn from it.
+      const logic = (event.actorRef as { logic?: unknown }).logic as AnyStateMachine | undefined;
+      start(current, {
+        type: "run.started",
+        at: since(current),
+        name: `${options.name ?? "run"} #${runNumber}`,
+        source: options.source ?? "runner",
+        startedAt: Date.now() - since(current),
+        statechart: logic !== undefined && "root" in logic ? statechartOf(logic) : null,
+      });
+      return;
+    }
+    // Microsteps show the transient states too (compact, validate, enforce, review), which a
+    // macrostep's snapshot passes through without stopping.
+    if (
+      (event.type !== "@xstate.snapshot" && event.type !== "@xstate.microstep") ||
+      run === null ||
+      !isRoot(event.actorRef, run.rootId ?? undefined)
+    ) {
+      return;
+    }
+    const current = run;
+    const snapshot = event.snapshot as {
+      status: string;
+      value?: unknown;
+      context?: { iteration?: number };
+      output?: unknown;
+      error?: unknown;
+    };
+    const state = typeof snapshot.value === "string" ? snapshot.value : JSON.stringify(snapshot.value);
+    if (state !== current.lastState) {
+      current.lastState = state;
+      emit(current, {
+        type: "state.entered",
+        at: since(current),
+        state,
+        iteration: snapshot.context?.iteration ?? 0,
+      });
+    }
+    if (snapshot.status === "done") {
+      const output = snapshot.output as WorkflowOutput;
+      if (output.status === "done") {
+        finish(current, {
+          type: "run.finished",
+          at: since(current),
+          outcome: WatchOutcome.DONE,
+          result: output.result,
+          error: null,
+        });
+      } else {
+        finish(current, {
+          type: "run.finished",
+          at: since(current),
+          outcome: output.status === "cancelled" ? WatchOutcome.CANCELLED : WatchOutcome.FAILED,
+          error: describeError(errorFromOutput(output)),
+        });
+      }
+    } else if (snapshot.status === "error") {
+      finish(current, {
+        type: "run.finished",
+        at: since(current),
+        outcome: WatchOutcome.FAILED,
+        error: describeError(snapshot.error),
+      });
+    } else if (snapshot.status === "stopped") {
+      finish(current, {
+        type: "run.finished",
+        at: since(current),
+        outcome: WatchOutcome.CANCELLED,
+        error: null,
+      });
+    }
+  };
+
+  const record = (started: number, messages: unknown, response: LLMResponse | null, error: unknown) => {
+    const current = open();
+    const at = Math.round(started - current.startedAt);
+    emit(current, {
+      type: "llm.called",
+      at: Math.max(0, at),
+      durationMs: Math.round((performance.now() - started) * 10) / 10,
+      promptTokens: estimateTokens(messages),
+      completionTokens: response ? estimateTokens(response) : 0,
+      response,
+      error: error === null ? null : describeError(error),
+    });
+  };
+
+  const wrapClient = (inner: LLMClient): LLMClient => ({
+    get apiFormat() {
+      return inner.apiFormat;
+    },
+    async send(messages: Record<string, unknown>[], tools?: ToolSpec[], sendOptions?: SendOptions) {
+      const started = performance.now();
+      try {
+        const response = await inner.send(messages, tools, sendOptions);
+        record(started, messages, response, null);
+        return response;
+      } catch (error) {
+        record(started, messages, null, error);
+        throw error;
+      }
+    },
+    async *sendStream(messages: Record<string, unknown>[], tools?: ToolSpec[], sendOptions?: SendOptions) {
+      const started = performance.now();
+      let final: LLMResponse | null = null;
+      try {
+        for await (const chunk of inner.sendStream(
+          messages,
+          tools,
+          sendOptions,
+        ) as AsyncIterable<StreamChunk>) {
+          if (chunk.type === ChunkType.FINAL && chunk.response) final = chunk.response;
+          yield chunk;
+        }
+        record(started, messages, final, null);
+      } catch (error) {
+        record(started, messages, null, error);
+        throw error;
+      }
+    },
+    getContextLength: () => inner.getContextLength(),
+  });
+
+  return {
+    instrument(runnerOptions) {
+      const { onMessage: theirs, inspect: theirInspect } = runnerOptions;
+      return {
+        ...runnerOptions,
+        client: wrapClient(runnerOptions.client),
+        onMessage: (message) => {
+          theirs?.(message);
+          onMessage(message);
+        },
+        inspect: (event) => {
+          theirInspect?.(event);
+          inspect(event);
+        },
+      };
+    },
+    onCompact,
+    onMessage,
+    inspect,
+    wrapClient,
+    get runId() {
+      return run?.runId ?? lastRunId;
+    },
+    async flush() {
+      await chain;
+      if (firstError !== null) throw firstError;
+    },
+  };
+}
