@@ -23,6 +23,16 @@ import { simModelName } from "../sim-model/wire.ts";
 /** The sampling the eval sets (`--temperature`, `--top-p`, `--top-k`); an absent field is the backend's default. */
 export type EvalSampling = Pick<SamplingParams, "temperature" | "topP" | "topK">;
 
+/** `--tool-mode`: OpenAICompatibleClient's `mode`. */
+export type EvalToolMode = "native" | "prompt" | "auto";
+/** `--think`: the clients' `think` option (`on` → true, `off` → false, `auto` → left unset). */
+export type EvalThink = "on" | "off" | "auto";
+
+/** The client `think` option an `--think` value stands for (`undefined`: the client decides). */
+export function thinkOption(think: EvalThink | undefined): boolean | undefined {
+  return think === "on" ? true : think === "off" ? false : undefined;
+}
+
 /** What the CLI passes to a backend. */
 export interface BackendOptions {
   model?: string;
@@ -40,6 +50,10 @@ export interface BackendOptions {
   llamaCppMode?: LlamaCppMode;
   /** llama-cpp: LlamaCppClient's `threads`. */
   threads?: number;
+  /** sim-model, openai-compatible: native function calling, prompt-injected tools, or auto. */
+  toolMode?: EvalToolMode;
+  /** openai-compatible, ollama: the client's `think` option. */
+  think?: EvalThink;
 }
 
 /** One run's identity, for backends that route per run (the sim-model). */
@@ -81,6 +95,10 @@ export interface BackendCapabilities {
   requestSeed: boolean;
   /** `--llama-cpp-mode` and `--threads`. */
   llamaCpp: boolean;
+  /** `--tool-mode` reaches its client (OpenAICompatibleClient's `mode`); otherwise rows record null. */
+  toolMode: boolean;
+  /** `--think` reaches its client (the `think` option); otherwise rows record null. */
+  think: boolean;
 }
 
 /** A backend kind. */
@@ -111,11 +129,45 @@ function requireModel(backend: string, options: BackendOptions): string {
   return options.model;
 }
 
-const SIMULATED: BackendCapabilities = { sampling: false, requestSeed: false, llamaCpp: false };
-const SEEDED_HTTP: BackendCapabilities = { sampling: true, requestSeed: true, llamaCpp: false };
-const LLAMA_CPP: BackendCapabilities = { sampling: true, requestSeed: true, llamaCpp: true };
+/** The sim-model plays tool calls natively or, asked without `tools`, as prompt-format text; it never thinks. */
+const SIMULATED: BackendCapabilities = {
+  sampling: false,
+  requestSeed: false,
+  llamaCpp: false,
+  toolMode: true,
+  think: false,
+};
+const OPENAI_COMPATIBLE: BackendCapabilities = {
+  sampling: true,
+  requestSeed: true,
+  llamaCpp: false,
+  toolMode: true,
+  think: true,
+};
+/** OllamaClient always sends native tools; its `think` goes on the wire as Ollama's `think`. */
+const OLLAMA: BackendCapabilities = {
+  sampling: true,
+  requestSeed: true,
+  llamaCpp: false,
+  toolMode: false,
+  think: true,
+};
+/** llama-cpp's own choice of native calls or free text is `--llama-cpp-mode`. */
+const LLAMA_CPP: BackendCapabilities = {
+  sampling: true,
+  requestSeed: true,
+  llamaCpp: true,
+  toolMode: false,
+  think: false,
+};
 /** AnthropicClient has no seed option (the Messages API takes none). */
-const ANTHROPIC: BackendCapabilities = { sampling: true, requestSeed: false, llamaCpp: false };
+const ANTHROPIC: BackendCapabilities = {
+  sampling: true,
+  requestSeed: false,
+  llamaCpp: false,
+  toolMode: false,
+  think: false,
+};
 
 /** The settings a backend with `capabilities` runs `options` with, as rows record them. */
 export function settingsOf(capabilities: BackendCapabilities, options: BackendOptions): BackendSettings {
@@ -126,6 +178,8 @@ export function settingsOf(capabilities: BackendCapabilities, options: BackendOp
     requestSeed: capabilities.requestSeed,
     llamaCppMode: capabilities.llamaCpp ? (options.llamaCppMode ?? "functions") : null,
     threads: capabilities.llamaCpp ? (options.threads ?? null) : null,
+    toolMode: capabilities.toolMode ? (options.toolMode ?? "auto") : null,
+    think: capabilities.think ? (options.think ?? "auto") : null,
   };
 }
 
@@ -147,6 +201,14 @@ export function checkCapabilities(
     ["--threads", options.threads],
   ]);
   const unused = [
+    ...(!capabilities.toolMode && options.toolMode !== undefined
+      ? [
+          `--tool-mode (only sim-model and openai-compatible do${capabilities.llamaCpp ? "; llama-cpp: --llama-cpp-mode functions|free" : ""})`,
+        ]
+      : []),
+    ...(!capabilities.think && options.think !== undefined
+      ? ["--think (only openai-compatible and ollama do)"]
+      : []),
     ...(!capabilities.sampling && sampling.length > 0
       ? [`${sampling.join(", ")} (its replies are scripted, not sampled)`]
       : []),
@@ -203,17 +265,21 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
         model: `sim/${profile}`,
         simulated: true,
         profile,
-        settings: settingsOf(SIMULATED, options),
+        settings: settingsOf(SIMULATED, { ...options, toolMode: options.toolMode ?? "native" }),
         createClient: (target) =>
           new OpenAICompatibleClient({
             baseUrl: baseURL,
             model: modelId(target),
-            mode: "native",
+            mode: options.toolMode ?? "native",
             logger: quiet,
             timeoutMs: 60_000,
           }),
         peerEndpoint: (target) => ({ baseURL, modelId: modelId(target) }),
-        workerOptions: { profile, baseUrl: baseURL },
+        workerOptions: {
+          profile,
+          baseUrl: baseURL,
+          ...(options.toolMode && { toolMode: options.toolMode }),
+        },
         close: async () => server?.close(),
       };
     },
@@ -222,7 +288,7 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
     name: "openai-compatible",
     description:
       "Any OpenAI-compatible server (llama-server, llamafile, vLLM, LM Studio): --base-url (default http://127.0.0.1:8080/v1) and --model.",
-    capabilities: SEEDED_HTTP,
+    capabilities: OPENAI_COMPATIBLE,
     async start(options) {
       const model = requireModel("openai-compatible", options);
       const baseURL = options.baseUrl ?? "http://127.0.0.1:8080/v1";
@@ -234,11 +300,13 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
         model,
         simulated: false,
         profile: null,
-        settings: settingsOf(SEEDED_HTTP, options),
+        settings: settingsOf(OPENAI_COMPATIBLE, options),
         createClient: (target) =>
           new OpenAICompatibleClient({
             baseUrl: baseURL,
             model,
+            mode: options.toolMode ?? "auto",
+            ...(thinkOption(options.think) !== undefined && { think: thinkOption(options.think) }),
             logger: quiet,
             ...options.sampling,
             seed: target.seed,
@@ -265,7 +333,7 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
     name: "ollama",
     description:
       "Ollama's native API: --model (e.g. qwen3:8b), --base-url (default http://127.0.0.1:11434). The peer uses its /v1 API.",
-    capabilities: SEEDED_HTTP,
+    capabilities: OLLAMA,
     async start(options) {
       const model = requireModel("ollama", options);
       const baseUrl = (options.baseUrl ?? "http://127.0.0.1:11434").replace(/\/+$/, "");
@@ -274,9 +342,16 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
         model,
         simulated: false,
         profile: null,
-        settings: settingsOf(SEEDED_HTTP, options),
+        settings: settingsOf(OLLAMA, options),
         createClient: (target) =>
-          new OllamaClient({ model, baseUrl, logger: quiet, ...options.sampling, seed: target.seed }),
+          new OllamaClient({
+            model,
+            baseUrl,
+            logger: quiet,
+            ...options.sampling,
+            seed: target.seed,
+            ...(thinkOption(options.think) !== undefined && { think: thinkOption(options.think) }),
+          }),
         peerEndpoint: (target) => ({
           baseURL: `${baseUrl}/v1`,
           modelId: model,

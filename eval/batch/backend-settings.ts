@@ -15,6 +15,14 @@ export const backendSettingsSchema = z.object({
   llamaCppMode: z.enum(["functions", "free"]).nullable(),
   /** llama-cpp only: evaluation threads; `null` there means LlamaCppClient's default (one per core). */
   threads: z.number().nullable(),
+  /**
+   * `--tool-mode`: native function calling (`tools` in the body), prompt-injected tools (the tool
+   * prompt in the system message), or `auto` (native, prompt once the server rejects `tools`).
+   * `null`: the backend has no such choice. Absent in rows written before it was recorded (auto).
+   */
+  toolMode: z.enum(["native", "prompt", "auto"]).nullable().optional(),
+  /** `--think`: reasoning on, off, or the client's own choice. `null`: the backend has no such switch. */
+  think: z.enum(["on", "off", "auto"]).nullable().optional(),
 });
 export type BackendSettings = z.infer<typeof backendSettingsSchema>;
 
@@ -40,6 +48,8 @@ export function describeSettings(settings: BackendSettings): string {
       : `${given.join(", ")}${defaults.length > 0 ? ` (${defaults.join(", ")}: backend default)` : ""}`,
     settings.requestSeed ? "request seed = base seed + run index" : "no request seed",
   ];
+  if (settings.toolMode) parts.push(`tool mode ${settings.toolMode}`);
+  if (settings.think) parts.push(`think ${settings.think}`);
   if (settings.llamaCppMode !== null) {
     const threads =
       settings.threads === null ? "default threads (one per core)" : `${settings.threads} threads`;
@@ -48,9 +58,11 @@ export function describeSettings(settings: BackendSettings): string {
   return parts.join("; ");
 }
 
-/** Whether two rows were made with the same settings. */
+/** Whether two rows were made with the same settings; a field one of them predates is not compared. */
 export function sameSettings(first: BackendSettings, second: BackendSettings): boolean {
-  return SETTING_KEYS.every((key) => first[key] === second[key]);
+  return SETTING_KEYS.every(
+    (key) => first[key] === undefined || second[key] === undefined || first[key] === second[key],
+  );
 }
 
 /**

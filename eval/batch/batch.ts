@@ -29,9 +29,17 @@ export interface BatchIdentity {
   model: string;
   baseSeed: number;
   stream: boolean;
+  /**
+   * The `--tool-mode` / `--think` the batch was asked for, when given: part of each key, so runs
+   * of two modes (or think on and off) can share one file and be compared side by side.
+   */
+  variant?: { toolMode?: string; think?: string };
 }
 
-/** The key of one run: backend, model, config, scenario, run index and base seed. */
+/**
+ * The key of one run: backend, model, config, scenario, run index and base seed, then
+ * `mode-<tool mode>` and `think-<think>` when the batch named them.
+ */
 export function runKey(
   identity: BatchIdentity,
   config: LoopConfig,
@@ -46,6 +54,8 @@ export function runKey(
     scenario,
     `run${runIndex}`,
     `seed${identity.baseSeed}`,
+    ...(identity.variant?.toolMode ? [`mode-${identity.variant.toolMode}`] : []),
+    ...(identity.variant?.think ? [`think-${identity.variant.think}`] : []),
   ].join("|");
 }
 

@@ -78,6 +78,18 @@ export function registerEvalCommand(program: Command): Command {
       ).choices(["functions", "free"]),
     )
     .option("--threads <n>", "llama-cpp: evaluation threads (default: one per core)")
+    .addOption(
+      new Option(
+        "--tool-mode <mode>",
+        "sim-model, openai-compatible: tools in the request body (native), the tool prompt in the system message (prompt), or native falling back to prompt (auto; default for openai-compatible, native for sim-model)",
+      ).choices(["native", "prompt", "auto"]),
+    )
+    .addOption(
+      new Option(
+        "--think <mode>",
+        "openai-compatible, ollama: the client's think option (ollama sends think: true/false; openai-compatible keeps or drops the reasoning it gets); auto leaves it to the client",
+      ).choices(["on", "off", "auto"]),
+    )
     .option("--stream", "stream responses (this library's loop)")
     .addOption(
       new Option("--compact-strategy <name>", "compaction of presets that compact").choices([

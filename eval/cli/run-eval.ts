@@ -49,6 +49,8 @@ export const evalOptionsSchema = z.object({
     "must be a whole number ≥ 1",
     (value) => Number.isInteger(value) && value >= 1,
   ).optional(),
+  toolMode: z.enum(["native", "prompt", "auto"], { error: "must be native, prompt or auto" }).optional(),
+  think: z.enum(["on", "off", "auto"], { error: "must be on, off or auto" }).optional(),
   stream: z.boolean().default(false),
   compactStrategy: z.enum(Object.values(CompactStrategyName) as [string, ...string[]]).optional(),
   out: z.string().optional(),
@@ -134,6 +136,8 @@ export async function runEval(
     ...(Object.keys(sampling).length > 0 && { sampling }),
     ...(options.llamaCppMode && { llamaCppMode: options.llamaCppMode }),
     ...(options.threads !== undefined && { threads: options.threads }),
+    ...(options.toolMode && { toolMode: options.toolMode }),
+    ...(options.think && { think: options.think }),
     ...(options.model && { model: options.model }),
     ...(options.baseUrl && { baseUrl: options.baseUrl }),
     ...(options.apiKey && { apiKey: options.apiKey }),
@@ -148,12 +152,7 @@ export async function runEval(
         `--backend ${options.backend} has no OpenAI-compatible endpoint for the AI SDK loop (--peer)`,
       );
     }
-    const identity: BatchIdentity = {
-      backend: session.backend,
-      model: session.model,
-      baseSeed: options.seed,
-      stream: options.stream,
-    };
+    const identity = identityOf(options, session);
     const tasks = planTasks(identity, scenarios, configs, options.runs);
     const conflict = settingsConflict(
       resumeState.settings,
@@ -204,12 +203,7 @@ export async function runEval(
   }
 
   const keys = new Set(
-    planTasks(
-      { backend: session.backend, model: session.model, baseSeed: options.seed, stream: options.stream },
-      scenarios,
-      configs,
-      options.runs,
-    ).map((task) => task.key),
+    planTasks(identityOf(options, session), scenarios, configs, options.runs).map((task) => task.key),
   );
   const loaded = loadRows([out]);
   const rows = loaded.rows.filter((row) => keys.has(row.key));
@@ -229,6 +223,21 @@ export async function runEval(
     io.stderr(`eval: dashboard → ${written.dashboard} (${written.timelines} timelines)\n`);
   }
   return out;
+}
+
+/** What identifies this batch's rows: backend, model, seed, stream, and the tool mode / think asked for. */
+function identityOf(options: EvalOptions, session: { backend: string; model: string }): BatchIdentity {
+  const variant = {
+    ...(options.toolMode && { toolMode: options.toolMode }),
+    ...(options.think && { think: options.think }),
+  };
+  return {
+    backend: session.backend,
+    model: session.model,
+    baseSeed: options.seed,
+    stream: options.stream,
+    ...(Object.keys(variant).length > 0 && { variant }),
+  };
 }
 
 /** The option a zod issue path names, as typed: `["topP"]` → `top-p`. */

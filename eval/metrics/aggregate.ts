@@ -63,19 +63,36 @@ export function groupMetrics(rows: readonly RunRow[]): GroupMetrics {
   };
 }
 
-/** The group a row belongs to: its backend, model and config label (+stream). */
+/**
+ * The tool mode and think setting a row ran with, in words (`prompt`, `native, think off`);
+ * empty for rows that record neither.
+ */
+export function variantOf(row: RunRow): string {
+  const toolMode = row.settings?.toolMode;
+  const think = row.settings?.think;
+  return [...(toolMode ? [toolMode] : []), ...(think ? [`think ${think}`] : [])].join(", ");
+}
+
+/** The group a row belongs to: its backend, model, config label (+stream), tool mode and think. */
 export function groupKeyOf(row: RunRow): string {
-  return [row.backend, row.model, `${row.configLabel}${row.stream ? "+stream" : ""}`].join("|");
+  return [row.backend, row.model, `${row.configLabel}${row.stream ? "+stream" : ""}`, variantOf(row)].join(
+    "|",
+  );
 }
 
 /** One configuration's results. */
 export interface ConfigGroup {
   key: string;
-  /** Short display name: the config label, prefixed by the model when the data holds several. */
+  /**
+   * Short display name: the config label, prefixed by the model when the data holds several and
+   * followed by the tool mode / think in brackets when the data holds several (`reforged [prompt]`).
+   */
   name: string;
   backend: string;
   model: string;
   configLabel: string;
+  /** The tool mode and think setting (`variantOf`), empty when the rows record neither. */
+  variant: string;
   profile: string | null;
   metrics: GroupMetrics;
   byScenario: Map<string, GroupMetrics>;
@@ -111,6 +128,7 @@ export function buildReport(rows: readonly RunRow[], baselineLabel = "reforged")
     byGroup.set(key, [...(byGroup.get(key) ?? []), row]);
   }
   const models = new Set(rows.map((row) => `${row.backend}|${row.model}`));
+  const variants = new Set(rows.map(variantOf));
   // Report order: the order scenarios are defined in, then any unknown ones by name.
   const order = new Map(ALL_SCENARIOS.map((scenario, index) => [scenario.id, index]));
   const scenarios = [...new Set(rows.map((row) => row.scenario))].sort(
@@ -128,10 +146,11 @@ export function buildReport(rows: readonly RunRow[], baselineLabel = "reforged")
     }
     return {
       key,
-      name: models.size > 1 ? `${first.model} ${label}` : label,
+      name: `${models.size > 1 ? `${first.model} ${label}` : label}${variants.size > 1 ? ` [${variantOf(first) || "–"}]` : ""}`,
       backend: first.backend,
       model: first.model,
       configLabel: label,
+      variant: variantOf(first),
       profile: first.profile,
       metrics: groupMetrics(groupRows),
       byScenario,
@@ -142,7 +161,11 @@ export function buildReport(rows: readonly RunRow[], baselineLabel = "reforged")
     (left, right) =>
       right.metrics.score.estimate - left.metrics.score.estimate || left.name.localeCompare(right.name),
   );
-  const baseline = groups.find((group) => group.configLabel === baselineLabel) ?? groups[0] ?? null;
+  const baseline =
+    groups.find((group) => group.name === baselineLabel) ??
+    groups.find((group) => group.configLabel === baselineLabel) ??
+    groups[0] ??
+    null;
   const comparisons = baseline
     ? groups.filter((group) => group !== baseline).map((group) => compareGroups(baseline, group))
     : [];

@@ -11,7 +11,7 @@ import type { WireMessage } from "./wire.ts";
 
 /** The LLM response a planned turn stands for (what a client parses from the wire reply). */
 export function turnToResponse(turn: SimTurn): LLMResponse {
-  if (turn.kind === "text") return { content: turn.content };
+  if (turn.kind !== "calls") return { content: turn.content };
   return turn.calls.map((call, index) => ({
     tool: call.name,
     args: call.arguments,

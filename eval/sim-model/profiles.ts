@@ -94,6 +94,12 @@ export const FAULT_PROFILES: Readonly<Record<string, FaultProfile>> = {
     description: "Every fault at twice the mixed rate (60% of turns).",
     rates: Object.fromEntries(Object.entries(MIXED_RATES).map(([kind, rate]) => [kind, (rate ?? 0) * 2])),
   },
+  none: {
+    name: "none",
+    description:
+      "No faults (the same replies as clean): for checking plumbing, such as an outside agent loop.",
+    rates: {},
+  },
 };
 
 /** The default profile. */

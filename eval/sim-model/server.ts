@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { renderSystemPrompt } from "../../src/core/workflow.ts";
 import { ALL_SCENARIOS, type EvalScenario } from "../scenarios/index.ts";
 import { DEFAULT_PROFILE, FAULT_PROFILES, type FaultKind, profileByName } from "./profiles.ts";
+import { callsAsPromptText, fromPromptMode, isPromptModeRequest } from "./prompt-mode.ts";
 import { planTurn, type SimTurn } from "./turn.ts";
 import { type ChatRequest, chatRequestSchema, estimateWireTokens, parseSimModel, textOf } from "./wire.ts";
 
@@ -182,14 +183,20 @@ async function handle(context: HandlerContext, request: IncomingMessage, respons
       },
     });
   }
-  const turn = planTurn({
+  // Prompt mode: no `tools`, the tool prompt in the system message; calls answered as its JSON.
+  const promptMode = isPromptModeRequest(chat.tools, chat.messages);
+  const planned = planTurn({
     scenarioId: entry.scenario.id,
     reference: entry.scenario.reference,
     profile,
     seed: route.seed ?? context.defaultSeed,
-    messages: chat.messages,
-    toolNames: toolNamesOf(chat.tools),
+    messages: promptMode ? fromPromptMode(chat.messages) : chat.messages,
+    toolNames: promptMode ? entry.scenario.reference.map((step) => step.tool) : toolNamesOf(chat.tools),
   });
+  const turn: SimTurn =
+    promptMode && planned.kind === "calls"
+      ? { kind: "text", content: callsAsPromptText(planned.calls), fault: planned.fault, step: planned.step }
+      : planned;
   const faultKey = turn.fault ?? "none";
   context.stats.faults[faultKey] = (context.stats.faults[faultKey] ?? 0) + 1;
   response.setHeader("x-sim-fault", faultKey);

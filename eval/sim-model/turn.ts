@@ -3,7 +3,13 @@
  * the profile, and render the reply (a native call, or text in a format real models produce).
  */
 import type { ReferenceStep } from "../scenarios/scenario.ts";
-import { knowsArguments, locateInReference, type ReferencePosition } from "./position.ts";
+import {
+  isSuccessfulResult,
+  knowsArguments,
+  locateInReference,
+  observedCalls,
+  type ReferencePosition,
+} from "./position.ts";
 import { FaultKind as Fault, type FaultKind, type FaultProfile, faultForDraw } from "./profiles.ts";
 import { drawUniform, hashParts } from "./random.ts";
 import { textOf, type WireMessage } from "./wire.ts";
@@ -17,7 +23,9 @@ export interface SimCall {
 /** What the sim-model answers in one turn. */
 export type SimTurn =
   | { kind: "calls"; calls: SimCall[]; content: string | null; fault: FaultKind | null; step: number }
-  | { kind: "text"; content: string; fault: FaultKind; step: number };
+  | { kind: "text"; content: string; fault: FaultKind | null; step: number }
+  /** The terminal tool already succeeded: the final answer, so an outside loop stops. */
+  | { kind: "final"; content: string; fault: null; step: number };
 
 /** Inputs of one turn. */
 export interface TurnInput {
@@ -37,8 +45,10 @@ export interface TurnInput {
  */
 export function planTurn(input: TurnInput): SimTurn {
   const { reference, messages } = input;
-  const position = locateInReference(messages, reference);
   const last = reference.length - 1;
+  const finished = finishedTerminal(messages, reference);
+  if (finished !== null) return { kind: "final", content: finished, fault: null, step: last };
+  const position = locateInReference(messages, reference);
   const step = Math.min(position.corrected ? position.firstMissing : position.next, last);
   const lastText = messages.length > 0 ? textOf(messages[messages.length - 1] as WireMessage) : "";
   const draw = drawUniform(input.seed, input.scenarioId, position.turn, hashParts(lastText));
@@ -90,6 +100,21 @@ export function planTurn(input: TurnInput): SimTurn {
         step: step + 1,
       };
   }
+}
+
+/**
+ * The final answer once the reference's terminal tool has a successful result in the history
+ * (what a model says after its last call), or null while it has none.
+ */
+function finishedTerminal(
+  messages: readonly WireMessage[],
+  reference: readonly ReferenceStep[],
+): string | null {
+  const terminal = reference[reference.length - 1]?.tool;
+  const done = observedCalls(messages).find(
+    (call) => call.name === terminal && call.result !== undefined && isSuccessfulResult(call.result),
+  );
+  return done ? `Done: ${terminal} succeeded (${done.result}).` : null;
 }
 
 /** The reference call of a step, with guessed arguments when the results it needs are not visible. */

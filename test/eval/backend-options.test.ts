@@ -125,10 +125,12 @@ describe("sampling and seeds reach the backend", () => {
         requestSeed: true,
         llamaCppMode: null,
         threads: null,
+        toolMode: "auto",
+        think: "auto",
       });
     }
     expect(readFileSync(markdown, "utf8")).toContain(
-      "Backend settings: temperature 0.3, top-p 0.9, top-k 7; request seed = base seed + run index.",
+      "Backend settings: temperature 0.3, top-p 0.9, top-k 7; request seed = base seed + run index; tool mode auto; think auto.",
     );
 
     // Resuming with the same settings runs nothing; with others it refuses.
@@ -205,6 +207,8 @@ describe("llama-cpp mode, threads and per-run seeds", () => {
         requestSeed: true,
         llamaCppMode: "free",
         threads: 1,
+        toolMode: null,
+        think: null,
       });
       const entry = scenario("basic_2step");
       const first = session.createClient({ scenario: entry, seed: 3 }) as LlamaCppClient;
@@ -282,7 +286,10 @@ describe("run options", () => {
 
   it("records what each backend takes: anthropic has no request seed, llama-cpp defaults to functions", () => {
     expect(
-      settingsOf({ sampling: true, requestSeed: false, llamaCpp: false }, { sampling: { temperature: 0 } }),
+      settingsOf(
+        { sampling: true, requestSeed: false, llamaCpp: false, toolMode: false, think: false },
+        { sampling: { temperature: 0 } },
+      ),
     ).toEqual({
       temperature: 0,
       topP: null,
@@ -290,8 +297,13 @@ describe("run options", () => {
       requestSeed: false,
       llamaCppMode: null,
       threads: null,
+      toolMode: null,
+      think: null,
     });
-    const llamaCpp = settingsOf({ sampling: true, requestSeed: true, llamaCpp: true }, {});
+    const llamaCpp = settingsOf(
+      { sampling: true, requestSeed: true, llamaCpp: true, toolMode: false, think: false },
+      {},
+    );
     expect(llamaCpp).toMatchObject({ llamaCppMode: "functions", threads: null });
     expect(describeSettings(llamaCpp)).toBe(
       "the backend's default sampling; request seed = base seed + run index; llama-cpp mode functions, default threads (one per core)",
@@ -299,7 +311,10 @@ describe("run options", () => {
   });
 
   it("a resumed file conflicts only on planned keys recorded with other settings", () => {
-    const settings = settingsOf({ sampling: true, requestSeed: true, llamaCpp: false }, {});
+    const settings = settingsOf(
+      { sampling: true, requestSeed: true, llamaCpp: false, toolMode: true, think: true },
+      {},
+    );
     const warmer = { ...settings, temperature: 0.7 };
     const recorded = new Map([["a", settings]]);
     expect(settingsConflict(recorded, ["a", "b"], settings)).toBeNull();
