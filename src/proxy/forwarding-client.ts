@@ -121,7 +121,7 @@ function bufferedTransport(
   return {
     url,
     post: async (body, signal) =>
-      bufferedChatAnswer(
+      new BufferedChatAnswer(
         await exchange({
           method: "POST",
           path: CHAT_PATH,
@@ -133,21 +133,35 @@ function bufferedTransport(
 }
 
 /** A whole answer as a `ChatAnswer`: `read` gives the body once, then `null`. */
-function bufferedChatAnswer(answer: BufferedAnswer): ChatAnswer {
-  let unread = true;
-  const text = () => answer.body.toString("utf8");
-  return {
-    status: answer.status,
-    retryAfter: answer.retryAfter,
-    text: async () => text(),
-    read: async () => {
-      if (!unread) return null;
-      unread = false;
-      return text();
-    },
-    release: () => {},
-    close: () => {},
-  };
+class BufferedChatAnswer implements ChatAnswer {
+  readonly status: number;
+  readonly retryAfter: string | undefined;
+  readonly #body: Buffer;
+  #unread = true;
+
+  constructor(answer: BufferedAnswer) {
+    this.status = answer.status;
+    this.retryAfter = answer.retryAfter;
+    this.#body = answer.body;
+  }
+
+  text(): Promise<string> {
+    return Promise.resolve(this.#body.toString("utf8"));
+  }
+
+  read(): Promise<string | null> {
+    if (!this.#unread) return Promise.resolve(null);
+    this.#unread = false;
+    return this.text();
+  }
+
+  release(): void {
+    // Read in full already: nothing is left to drain.
+  }
+
+  close(): void {
+    // Read in full already: there is no connection to cut.
+  }
 }
 
 /** `http://host:8080` and `http://host:8080/v1` both name the same OpenAI-compatible server. */
