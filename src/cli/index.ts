@@ -4,6 +4,7 @@ import { Command } from "commander";
 import { z } from "zod";
 import { registerProxyCommand } from "./proxy-command.ts";
 import { FORGE_DEBUG_ENV, runProgram } from "./run-program.ts";
+import { registerWatchCommand } from "./watch-command.ts";
 
 const packageJsonSchema = z.object({ version: z.string().min(1) });
 
@@ -29,6 +30,7 @@ export function createProgram(): Command {
     .option("--verbose", `print the stack trace of an error (also ${FORGE_DEBUG_ENV}=1)`)
     .showHelpAfterError();
   registerProxyCommand(program);
+  registerWatchCommand(program);
   return program;
 }
 
