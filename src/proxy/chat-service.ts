@@ -9,14 +9,14 @@ import { ContextManager, TieredCompact } from "../context/index.ts";
 import type { Message } from "../core/messages.ts";
 import { serializeHistory } from "../core/messages.ts";
 import type { ReasoningReplay } from "../core/reasoning-replay.ts";
-import type { ToolSpec } from "../core/tools.ts";
+import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
 import type { LLMClient } from "../core/types.ts";
 import { runInference } from "../loop/inference.ts";
 import type { HistoryCompactor } from "../machines/workflow.machine.ts";
 import { RESPOND_TOOL_NAME, respondTool } from "../tools/respond.ts";
 import { answerFromCalls, answerFromResponse, type ProxyAnswer } from "./answer.ts";
 import type { ProxyBackend } from "./backend.ts";
-import { createExactCounter, type ExactCounter, PromptLimitedClient, replyReserve } from "./prompt-limit.ts";
+import { createExactCounter, PromptLimitedClient, replyReserve } from "./prompt-limit.ts";
 import type { ProxyRequest } from "./proxy-request.ts";
 import {
   CountingClient,
@@ -87,7 +87,6 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const windowTokens = await budget();
     if (!windowTokens) return { compactor: NO_COMPACTION, client: counting, counting };
     const promptLimit = Math.max(1, windowTokens - replyReserve(request.extraBody, windowTokens));
-    const exact = await countExactly(counter, request.messages, tools, signal);
     // Each request is compacted on its own, so a target under the threshold would only cut more.
     const manager = new ContextManager({
       strategy: new TieredCompact(),
@@ -95,12 +94,16 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       compactTarget: 0.75,
       tools,
     });
+    // A prompt too short to reach the trigger even at one token per byte needs no exact count.
+    const wire = counter.enabled ? serializeHistory(request.messages, "openai") : null;
+    const fits = wire !== null && promptBytesBound(wire, tools) <= manager.triggerTokens;
+    const exact = wire === null || fits ? null : await counter.count(wire, tools, signal);
     if (exact !== null) manager.observeUsage(request.messages, exact);
     const compactor = countCompactions(manager, stats);
     // The counted prompt goes out as it was when nothing compacted it: no need to count it again.
     const compactionsBefore = stats.compactions;
     const firstUnchanged = () =>
-      exact !== null && exact <= promptLimit && stats.compactions === compactionsBefore;
+      (fits || (exact !== null && exact <= promptLimit)) && stats.compactions === compactionsBefore;
     const client = new PromptLimitedClient(counting, counter, promptLimit, firstUnchanged);
     return { compactor, client, counting };
   }
@@ -163,15 +166,17 @@ function modelName(request: ProxyRequest): string {
   return request.model ?? "default";
 }
 
-/** The exact prompt tokens of a history with these tools, or null when the backend cannot count. */
-function countExactly(
-  counter: ExactCounter,
-  messages: readonly Message[],
-  tools: readonly ToolSpec[],
-  signal: AbortSignal,
-): Promise<number | null> {
-  if (!counter.enabled) return Promise.resolve(null);
-  return counter.count(serializeHistory(messages, "openai"), tools, signal);
+/** Characters a chat template may add around the messages and tools (role headers, tool preamble). */
+const TEMPLATE_ALLOWANCE_CHARS = 1024;
+const PER_MESSAGE_ALLOWANCE_CHARS = 16;
+
+/**
+ * An upper bound of a prompt's tokens: a byte-level tokenizer never makes a token of less than one
+ * byte, so the UTF-8 bytes of the messages' and tools' JSON, plus what a template adds, bound it.
+ */
+function promptBytesBound(wire: readonly Record<string, unknown>[], tools: readonly ToolSpec[]): number {
+  const json = JSON.stringify({ messages: wire, tools: tools.map(toOpenAITool) });
+  return Buffer.byteLength(json) + TEMPLATE_ALLOWANCE_CHARS + PER_MESSAGE_ALLOWANCE_CHARS * wire.length;
 }
 
 /** The compaction budget: explicit, or discovered from the backend once (retried while unknown). */

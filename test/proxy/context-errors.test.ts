@@ -84,25 +84,32 @@ describe("replyReserve", () => {
 });
 
 describe("exact counting on a backend without a tokenizer", () => {
-  it("asks once, then counts by estimate (a 404 turns exact counting off)", async () => {
+  it("skips a prompt too short to matter, asks once for a long one, then counts by estimate", async () => {
     const backend = await startScriptedBackend([], {
       fallback: toolCallCompletion([{ name: "get_weather", args: { city: "Oslo" } }]),
     });
     const proxy = await startTestProxy({ backendUrl: backend.url });
+    const client = openAIClientFor(proxy);
+    const ask = (content: string) =>
+      client.chat.completions.create({
+        model: "qwen3",
+        messages: [{ role: "user", content }],
+        tools: [weatherToolOpenAI],
+      });
+    const tokenizerCalls = () => backend.requests.filter((request) => request.path === "/apply-template");
     try {
-      const client = openAIClientFor(proxy);
+      // n_ctx 4096, reserve 512: the trigger is 2,688 tokens; 200 bytes cannot reach it.
+      await ask("Weather in Oslo?");
+      expect(tokenizerCalls()).toHaveLength(0);
+      // 3,000 bytes might: the proxy asks, gets a 404, and estimates from then on.
       for (let index = 0; index < 3; index++) {
-        const completion = await client.chat.completions.create({
-          model: "qwen3",
-          messages: [{ role: "user", content: "Weather in Oslo?" }],
-          tools: [weatherToolOpenAI],
-        });
+        const completion = await ask(`Weather in Oslo? ${"x".repeat(3000)}`);
         expect(completion.choices[0]?.message.tool_calls?.[0]).toMatchObject({
           function: { name: "get_weather" },
         });
       }
-      expect(backend.requests.filter((request) => request.path === "/apply-template")).toHaveLength(1);
-      expect(backend.chatRequests).toHaveLength(3);
+      expect(tokenizerCalls()).toHaveLength(1);
+      expect(backend.chatRequests).toHaveLength(4);
     } finally {
       await proxy.close();
       await backend.close();
