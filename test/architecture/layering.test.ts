@@ -16,7 +16,7 @@ const LEVELS: readonly (readonly string[])[] = [
   ["prompts", "context", "guardrails"],
   ["machines"],
   ["loop"],
-  ["clients", "server", "testing", "watch"],
+  ["clients", "server", "testing", "watch", "queue"],
   ["proxy"],
   ["cli"],
 ];

@@ -1,0 +1,280 @@
+/**
+ * The embedded run queue: no server, one process. Each run is a JSON file in `dir/runs/`,
+ * replaced atomically (temp file + rename) on every change, so a `kill -9` leaves every run as its
+ * last completed write. A lock file keeps a second process off the same directory; on open, runs
+ * a dead process left active go back to waiting and resume from their last checkpoint.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import lockfile from "proper-lockfile";
+import {
+  type EnqueueOptions,
+  LeaseLostError,
+  type RunJob,
+  type RunLease,
+  type RunQueue,
+  type RunRecord,
+  type RunStatus,
+  type StoredCheckpoint,
+} from "./run-queue.ts";
+
+/** Options of `createEmbeddedQueue`. */
+export interface EmbeddedQueueOptions {
+  /** The directory that holds the runs (created if missing). One process at a time. */
+  dir: string;
+  /**
+   * How long to wait for the directory's lock (default 0: fail at once). A lock left by a killed
+   * process goes stale after 10 s; waiting that long lets a restarted process take over.
+   */
+  waitForLockMs?: number;
+}
+
+/** What the queue keeps beside a run's public record: who holds it. */
+interface StoredRun extends RunRecord {
+  /** The holder's lease token while active. */
+  lease?: string;
+}
+
+const RUN_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/**
+ * Open (or create) an embedded queue in `dir`. Throws when another live process holds it.
+ * @example
+ * const queue = await createEmbeddedQueue({ dir: ".forge/runs" });
+ * await queue.enqueue("weather", "Weather in Paris?", { runId: "order-17" });
+ */
+export async function createEmbeddedQueue(options: EmbeddedQueueOptions): Promise<RunQueue> {
+  const runsDir = join(options.dir, "runs");
+  mkdirSync(runsDir, { recursive: true });
+  let unlock: () => Promise<void>;
+  try {
+    const retries = Math.ceil((options.waitForLockMs ?? 0) / 500);
+    unlock = await lockfile.lock(options.dir, {
+      lockfilePath: join(options.dir, "queue.lock"),
+      stale: 10_000,
+      retries: { retries, minTimeout: 500, maxTimeout: 500, factor: 1 },
+    });
+  } catch (error) {
+    throw new Error(
+      `The run queue in ${options.dir} is open in another process (${(error as Error).message}). Stop that process, or give this one another directory.`,
+      { cause: error },
+    );
+  }
+  const queue = new EmbeddedQueue(runsDir, unlock);
+  queue.recover();
+  return queue;
+}
+
+class EmbeddedQueue implements RunQueue {
+  readonly #dir: string;
+  readonly #unlock: () => Promise<void>;
+  readonly #runs = new Map<string, StoredRun>();
+  readonly #controllers = new Map<string, AbortController>();
+  readonly #waiters = new Map<string, Set<() => void>>();
+  #seq = 0;
+  #closed = false;
+
+  constructor(dir: string, unlock: () => Promise<void>) {
+    this.#dir = dir;
+    this.#unlock = unlock;
+  }
+
+  /** Load every run; the ones a dead process held go back to waiting. */
+  recover(): void {
+    for (const name of readdirSync(this.#dir)) {
+      if (!name.endsWith(".json")) continue;
+      const run = JSON.parse(readFileSync(join(this.#dir, name), "utf8")) as StoredRun;
+      if (run.status === "active") {
+        run.status = "waiting";
+        delete run.lease;
+        this.#write(run);
+      }
+      this.#runs.set(run.runId, run);
+    }
+  }
+
+  async enqueue(workflow: string, message: string, options: EnqueueOptions = {}): Promise<RunRecord> {
+    this.#assertOpen();
+    const runId = options.runId ?? randomUUID();
+    if (!RUN_ID.test(runId)) {
+      throw new RangeError(
+        `runId must be 1-128 characters of A-Z a-z 0-9 _ . : -, got ${JSON.stringify(runId)}`,
+      );
+    }
+    const existing = this.#runs.get(runId);
+    if (existing) return publicRecord(existing);
+    const run: StoredRun = {
+      runId,
+      workflow,
+      message,
+      priority: options.priority ?? 0,
+      ...(options.promptVars && { promptVars: options.promptVars }),
+      status: "waiting",
+      attempts: 0,
+      enqueuedAt: Date.now() + this.#seq++ / 1e6,
+    };
+    this.#write(run);
+    this.#notify("enqueued");
+    return publicRecord(run);
+  }
+
+  async take(_workerId: string): Promise<RunLease | null> {
+    this.#assertOpen();
+    const next = [...this.#runs.values()]
+      .filter((run) => run.status === "waiting")
+      .sort((a, b) => b.priority - a.priority || a.enqueuedAt - b.enqueuedAt)[0];
+    if (!next) return null;
+    const token = randomUUID();
+    const run: StoredRun = { ...next, status: "active", lease: token, attempts: next.attempts + 1 };
+    this.#write(run);
+    const controller = new AbortController();
+    this.#controllers.set(run.runId, controller);
+    return this.#leaseOf(run, token, controller);
+  }
+
+  async get(runId: string): Promise<RunRecord | undefined> {
+    const run = this.#runs.get(runId);
+    return run && publicRecord(run);
+  }
+
+  async list(filter: { status?: RunStatus } = {}): Promise<RunRecord[]> {
+    return [...this.#runs.values()]
+      .filter((run) => filter.status === undefined || run.status === filter.status)
+      .sort((a, b) => a.enqueuedAt - b.enqueuedAt)
+      .map(publicRecord);
+  }
+
+  async result(runId: string, options: { signal?: AbortSignal } = {}): Promise<unknown> {
+    for (;;) {
+      const run = this.#runs.get(runId);
+      if (!run) throw new RangeError(`No run ${runId} in this queue`);
+      if (run.status === "completed") return run.result;
+      if (run.status === "failed" || run.status === "cancelled") {
+        const error = new Error(run.error?.message ?? `Run ${runId} was ${run.status}`);
+        error.name = run.error?.name ?? (run.status === "cancelled" ? "WorkflowCancelledError" : "Error");
+        throw error;
+      }
+      options.signal?.throwIfAborted();
+      await this.#changed(runId, options.signal);
+    }
+  }
+
+  async cancel(runId: string): Promise<void> {
+    const run = this.#runs.get(runId);
+    if (!run || run.status === "completed" || run.status === "failed" || run.status === "cancelled") return;
+    const { lease: _lease, ...rest } = run;
+    this.#write({
+      ...rest,
+      status: "cancelled",
+      error: { name: "WorkflowCancelledError", message: `Run ${runId} was cancelled` },
+      finishedAt: Date.now(),
+    });
+    this.#controllers.get(runId)?.abort(new LeaseLostError(runId, "the run was cancelled"));
+    this.#controllers.delete(runId);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const controller of this.#controllers.values()) controller.abort(new Error("The run queue closed"));
+    this.#notify("closed");
+    await this.#unlock();
+  }
+
+  /** Wait until something changes for `runId` (or anything, for workers waiting for work). */
+  waitForWork(signal?: AbortSignal): Promise<void> {
+    return this.#changed("enqueued", signal);
+  }
+
+  #leaseOf(run: StoredRun, token: string, controller: AbortController): RunLease {
+    const { runId } = run;
+    // Fenced: only the lease's holder may write, and only while the run is active under it.
+    const owned = (): StoredRun => {
+      const current = this.#runs.get(runId);
+      if (this.#closed) throw new LeaseLostError(runId, "the queue closed");
+      if (current?.lease !== token || current.status !== "active") {
+        throw new LeaseLostError(runId, current ? `the run is ${current.status}` : "the run is gone");
+      }
+      return current;
+    };
+    const finish = (update: Partial<StoredRun>) => {
+      const { lease: _lease, ...rest } = owned();
+      this.#write({ ...rest, ...update, finishedAt: Date.now() });
+      this.#controllers.delete(runId);
+    };
+    const job: RunJob = {
+      runId,
+      workflow: run.workflow,
+      message: run.message,
+      priority: run.priority,
+      ...(run.promptVars && { promptVars: run.promptVars }),
+    };
+    return {
+      job,
+      checkpoint: run.checkpoint,
+      attempts: run.attempts,
+      signal: controller.signal,
+      saveCheckpoint: async (checkpoint: StoredCheckpoint) => {
+        this.#write({ ...owned(), checkpoint });
+      },
+      complete: async (result: unknown) => finish({ status: "completed", result: result ?? null }),
+      fail: async (error, { retry } = { retry: false }) => {
+        if (retry) {
+          const { lease: _lease, ...rest } = owned();
+          this.#write({ ...rest, status: "waiting", error });
+          this.#controllers.delete(runId);
+          this.#notify("enqueued");
+          return;
+        }
+        finish({ status: "failed", error });
+      },
+      release: async () => {
+        const { lease: _lease, ...rest } = owned();
+        this.#write({ ...rest, status: "waiting" });
+        this.#controllers.delete(runId);
+        this.#notify("enqueued");
+      },
+    };
+  }
+
+  #write(run: StoredRun): void {
+    const path = join(this.#dir, `${run.runId}.json`);
+    writeFileSync(`${path}.tmp`, JSON.stringify(run));
+    renameSync(`${path}.tmp`, path);
+    this.#runs.set(run.runId, run);
+    this.#notify(run.runId);
+  }
+
+  #changed(key: string, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const waiters = this.#waiters.get(key) ?? new Set();
+      this.#waiters.set(key, waiters);
+      const done = () => {
+        waiters.delete(done);
+        signal?.removeEventListener("abort", aborted);
+        resolve();
+      };
+      const aborted = () => {
+        waiters.delete(done);
+        reject(signal?.reason);
+      };
+      waiters.add(done);
+      signal?.addEventListener("abort", aborted, { once: true });
+    });
+  }
+
+  #notify(key: string): void {
+    const keys = key === "closed" ? [...this.#waiters.keys()] : [key];
+    for (const each of keys) for (const waiter of [...(this.#waiters.get(each) ?? [])]) waiter();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error("The run queue is closed");
+  }
+}
+
+function publicRecord(run: StoredRun): RunRecord {
+  const { lease: _lease, ...record } = run;
+  return record;
+}

@@ -1,0 +1,101 @@
+/**
+ * Durable runs on a queue: the engine-neutral interface. A producer enqueues runs (a workflow
+ * name, the user message, a run id that makes enqueueing idempotent); workers take them one
+ * lease at a time, run them with `WorkflowRunner` and write every checkpoint back through their
+ * lease, so a run resumes from its last checkpoint on another worker after a crash. Two engines
+ * implement it: the embedded one (in-process, a JSON file per run) and BullMQ (Redis).
+ */
+
+/** Where a run stands. */
+export type RunStatus = "waiting" | "active" | "completed" | "failed" | "cancelled";
+
+/** What a producer asks for. */
+export interface EnqueueOptions {
+  /** The run's id and the job's: enqueueing the same id twice is a no-op. Default: a random id. */
+  runId?: string;
+  /** Higher runs first; FIFO within a priority. Default 0. */
+  priority?: number;
+  promptVars?: Record<string, string>;
+}
+
+/** A run's job: what a worker needs to start it. JSON. */
+export interface RunJob {
+  runId: string;
+  workflow: string;
+  message: string;
+  priority: number;
+  promptVars?: Record<string, string>;
+}
+
+/** A checkpoint as stored: the persisted snapshot and its meta (see `CheckpointMeta`). JSON. */
+export interface StoredCheckpoint {
+  snapshot: unknown;
+  meta: {
+    seq: number;
+    workflow: string;
+    definitionHash: string;
+    machineVersion: number;
+    reason: string;
+    runId: string;
+    iteration: number;
+    callId?: string;
+  };
+}
+
+/** Everything known about a run. JSON. */
+export interface RunRecord extends RunJob {
+  status: RunStatus;
+  /** Leases taken so far (1 for a run that never crashed). */
+  attempts: number;
+  checkpoint?: StoredCheckpoint;
+  /** The terminal tool's value, once completed. */
+  result?: unknown;
+  /** Why it failed: the typed error's name and message. */
+  error?: { name: string; message: string };
+  enqueuedAt: number;
+  finishedAt?: number;
+}
+
+/**
+ * A worker's hold on one run. Every write goes through it and is fenced: it succeeds only while
+ * the lease is still this worker's (a worker paused past its lease and woken up must not write
+ * over the run's new owner), else it rejects with `LeaseLostError` and the worker cancels the run.
+ */
+export interface RunLease {
+  readonly job: RunJob;
+  /** The last checkpoint when the run was taken over from a crashed worker; undefined for a fresh run. */
+  readonly checkpoint: StoredCheckpoint | undefined;
+  readonly attempts: number;
+  /** Aborted when the lease is lost (or the run cancelled): stop the run at once. */
+  readonly signal: AbortSignal;
+  saveCheckpoint(checkpoint: StoredCheckpoint): Promise<void>;
+  complete(result: unknown): Promise<void>;
+  fail(error: { name: string; message: string }, options?: { retry: boolean }): Promise<void>;
+  /** Hand the run back (graceful shutdown): it waits again and resumes from its last checkpoint. */
+  release(): Promise<void>;
+}
+
+/** A queue of durable runs. */
+export interface RunQueue {
+  /** Add a run; with an existing `runId`, returns that run's record unchanged. */
+  enqueue(workflow: string, message: string, options?: EnqueueOptions): Promise<RunRecord>;
+  /** Take the next waiting run (highest priority, oldest first), or null when none waits. */
+  take(workerId: string): Promise<RunLease | null>;
+  get(runId: string): Promise<RunRecord | undefined>;
+  list(filter?: { status?: RunStatus }): Promise<RunRecord[]>;
+  /** Resolve with the run's result once it completed; reject with its error when it failed or was cancelled. */
+  result(runId: string, options?: { signal?: AbortSignal }): Promise<unknown>;
+  /** Cancel a waiting or active run (an active one stops at its next checkpoint). */
+  cancel(runId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A write through a lease that is no longer the worker's. */
+export class LeaseLostError extends Error {
+  readonly runId: string;
+  constructor(runId: string, detail: string) {
+    super(`Run ${runId}: this worker's lease is gone (${detail}); the run belongs to another worker now.`);
+    this.name = "LeaseLostError";
+    this.runId = runId;
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * Workers run the queue's runs: take a lease, run or resume the workflow with every checkpoint
+ * written through the lease, and settle it. Guardrail failures are final; backend failures are
+ * retried from the last checkpoint after a backoff.
+ */
+import { BackendError, WorkflowDefinitionError } from "../core/errors.ts";
+import type { Workflow } from "../core/workflow.ts";
+import type { WorkflowRunner } from "../loop/runner.ts";
+import { LeaseLostError, type RunLease, type RunQueue } from "./run-queue.ts";
+
+/** Producers and workers share it: which workflows exist, and the runner that runs them. */
+export interface RunRegistry {
+  readonly workflows: ReadonlyMap<string, Workflow>;
+  readonly runner: WorkflowRunner;
+}
+
+/**
+ * The workflows a queue's runs may name, by their `name`, and the runner for them.
+ * @example const registry = defineRegistry({ workflows: [weather, shop], runner });
+ */
+export function defineRegistry(options: {
+  workflows: readonly Workflow[];
+  runner: WorkflowRunner;
+}): RunRegistry {
+  const workflows = new Map<string, Workflow>();
+  for (const workflow of options.workflows) {
+    if (workflows.has(workflow.name)) {
+      throw new WorkflowDefinitionError(
+        `Two workflows are named '${workflow.name}'; names identify queued runs`,
+      );
+    }
+    workflows.set(workflow.name, workflow);
+  }
+  return { workflows, runner: options.runner };
+}
+
+/** Options of `startWorker`. */
+export interface WorkerOptions {
+  queue: RunQueue & { waitForWork?(signal?: AbortSignal): Promise<void> };
+  registry: RunRegistry;
+  /** Runs at once (default 1). */
+  concurrency?: number;
+  /** Leases taken before a backend failure stops being retried (default 5). */
+  maxAttempts?: number;
+  /** How often to look for work when the engine cannot say (default 200 ms). */
+  pollMs?: number;
+  /** This worker's name in leases and logs. */
+  workerId?: string;
+  /** Hears each run settled, for logs. */
+  onSettled?: (runId: string, outcome: "completed" | "failed" | "retrying" | "released" | "lost") => void;
+}
+
+/** A running worker. */
+export interface Worker {
+  /**
+   * Stop taking runs; runs under way are cancelled and handed back to the queue, to resume from
+   * their last checkpoint on the next worker. Resolves once they are.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Start a worker on a queue.
+ * @example
+ * const worker = startWorker({ queue, registry, concurrency: 4 });
+ * process.on("SIGTERM", () => void worker.close());
+ */
+export function startWorker(options: WorkerOptions): Worker {
+  const { queue, registry } = options;
+  const stop = new AbortController();
+  const workerId = options.workerId ?? `worker-${process.pid}`;
+  const lanes = Array.from({ length: options.concurrency ?? 1 }, () => lane());
+
+  async function lane(): Promise<void> {
+    while (!stop.signal.aborted) {
+      const lease = await queue.take(workerId).catch((error: unknown) => {
+        if (stop.signal.aborted) return null;
+        throw error;
+      });
+      if (lease === null) {
+        await idle();
+        continue;
+      }
+      await runLease(lease);
+    }
+  }
+
+  function idle(): Promise<void> {
+    const poll = new Promise<void>((resolve) => setTimeout(resolve, options.pollMs ?? 200).unref());
+    const notified = queue.waitForWork?.(stop.signal).catch(() => {}) ?? poll;
+    return Promise.race([poll, notified]);
+  }
+
+  async function runLease(lease: RunLease): Promise<void> {
+    const { job } = lease;
+    const workflow = registry.workflows.get(job.workflow);
+    if (!workflow) {
+      await lease.fail({
+        name: "WorkflowDefinitionError",
+        message: `No workflow '${job.workflow}' in this worker's registry`,
+      });
+      options.onSettled?.(job.runId, "failed");
+      return;
+    }
+    // The run stops when the lease is lost or the run cancelled, and when the worker closes.
+    const signal = AbortSignal.any([lease.signal, stop.signal]);
+    const checkpoint = (snapshot: unknown, meta: Parameters<RunLease["saveCheckpoint"]>[0]["meta"]) =>
+      lease.saveCheckpoint({ snapshot, meta });
+    try {
+      const result = lease.checkpoint
+        ? await registry.runner.resume(workflow, lease.checkpoint.snapshot as never, {
+            meta: lease.checkpoint.meta,
+            signal,
+            checkpoint,
+          })
+        : await registry.runner.run(workflow, job.message, {
+            runId: job.runId,
+            signal,
+            checkpoint,
+            ...(job.promptVars && { promptVars: job.promptVars }),
+          });
+      await lease.complete(result);
+      options.onSettled?.(job.runId, "completed");
+    } catch (error) {
+      await settleFailure(lease, error);
+    }
+  }
+
+  async function settleFailure(lease: RunLease, error: unknown): Promise<void> {
+    const { runId } = lease.job;
+    try {
+      if (lease.signal.aborted) {
+        options.onSettled?.(runId, "lost");
+        return;
+      }
+      if (stop.signal.aborted) {
+        await lease.release();
+        options.onSettled?.(runId, "released");
+        return;
+      }
+      const described = {
+        name: (error as Error)?.name ?? "Error",
+        message: (error as Error)?.message ?? String(error),
+      };
+      const retry = isTransient(error) && lease.attempts < (options.maxAttempts ?? 5);
+      if (retry) await new Promise((resolve) => setTimeout(resolve, backoffMs(lease.attempts)));
+      await lease.fail(described, { retry });
+      options.onSettled?.(runId, retry ? "retrying" : "failed");
+    } catch (settleError) {
+      if (!(settleError instanceof LeaseLostError)) throw settleError;
+      options.onSettled?.(runId, "lost");
+    }
+  }
+
+  const running = Promise.all(lanes);
+  return {
+    async close() {
+      stop.abort(new Error("The worker is closing"));
+      await running;
+    },
+  };
+}
+
+/** A backend that may answer next time (connection, 429, 5xx); guardrail failures are final. */
+function isTransient(error: unknown): boolean {
+  if (!(error instanceof BackendError)) return false;
+  return error.statusCode === 429 || error.statusCode >= 500 || error.statusCode === 408;
+}
+
+function backoffMs(attempts: number): number {
+  return Math.min(10_000, 250 * 2 ** (attempts - 1)) * (0.5 + Math.random() / 2);
+}

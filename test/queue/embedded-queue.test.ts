@@ -1,0 +1,188 @@
+/**
+ * The embedded run queue and its workers: idempotent enqueue, priority then FIFO, results,
+ * cancellation, graceful hand-back, one process per directory, and a worker process killed with
+ * SIGKILL mid-run whose run another process resumes from its last checkpoint.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineTool } from "../../src/core/tools.ts";
+import { defineWorkflow } from "../../src/core/workflow.ts";
+import { WorkflowRunner } from "../../src/loop/runner.ts";
+import { createEmbeddedQueue, defineRegistry, type RunQueue, startWorker } from "../../src/queue/index.ts";
+import { ScriptedClient, toolCall } from "../../src/testing/index.ts";
+import { shopScript, shopWorkflow } from "../fixtures/durable/shop.ts";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "forge-queue-"));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function openQueue(dir = tempDir()): Promise<RunQueue> {
+  const queue = await createEmbeddedQueue({ dir });
+  cleanups.push(() => queue.close());
+  return queue;
+}
+
+/** A one-step workflow whose answer echoes the user message; the model always calls it. */
+function echo() {
+  const seen: string[] = [];
+  const answer = defineTool({
+    name: "answer",
+    description: "Answer",
+    parameters: z.object({ text: z.string() }),
+    execute: ({ text }) => {
+      seen.push(text);
+      return `answered ${text}`;
+    },
+  });
+  const workflow = defineWorkflow({
+    name: "echo",
+    description: "Answer at once",
+    tools: [answer],
+    terminalTool: "answer",
+    systemPrompt: "Answer.",
+  });
+  const client = new ScriptedClient(
+    Array.from(
+      { length: 20 },
+      () => (call: { messages: Record<string, unknown>[] }) =>
+        toolCall("answer", { text: String(call.messages[1]?.content) }),
+    ),
+  );
+  const runner = new WorkflowRunner({ client, contextManager: { maybeCompact: (messages) => messages } });
+  return { workflow, runner, seen };
+}
+
+describe("the embedded queue", () => {
+  it("enqueues idempotently by run id", async () => {
+    const queue = await openQueue();
+    const first = await queue.enqueue("echo", "one", { runId: "r1" });
+    const again = await queue.enqueue("echo", "two", { runId: "r1" });
+    expect(again).toEqual(first);
+    expect(await queue.list()).toHaveLength(1);
+    await expect(queue.enqueue("echo", "x", { runId: "no spaces" })).rejects.toThrow(/runId must be/);
+  });
+
+  it("hands runs out by priority, then first in first out", async () => {
+    const queue = await openQueue();
+    await queue.enqueue("echo", "low-1", { runId: "a" });
+    await queue.enqueue("echo", "high", { runId: "b", priority: 5 });
+    await queue.enqueue("echo", "low-2", { runId: "c" });
+    const order: string[] = [];
+    for (let lease = await queue.take("w"); lease; lease = await queue.take("w")) {
+      order.push(lease.job.runId);
+      await lease.complete(null);
+    }
+    expect(order).toEqual(["b", "a", "c"]);
+  });
+
+  it("runs enqueued workflows on a worker and hands back results", async () => {
+    const queue = await openQueue();
+    const { workflow, runner, seen } = echo();
+    const worker = startWorker({
+      queue,
+      registry: defineRegistry({ workflows: [workflow], runner }),
+      concurrency: 2,
+    });
+    cleanups.push(() => worker.close());
+    await Promise.all(["x", "y", "z"].map((text) => queue.enqueue("echo", text, { runId: `run-${text}` })));
+    expect(await queue.result("run-y")).toBe("answered y");
+    expect(await queue.result("run-z")).toBe("answered z");
+    expect(seen.sort()).toEqual(["x", "y", "z"]);
+    expect((await queue.get("run-x"))?.status).toBe("completed");
+  });
+
+  it("fails a run naming an unknown workflow, with the reason", async () => {
+    const queue = await openQueue();
+    const { workflow, runner } = echo();
+    const worker = startWorker({ queue, registry: defineRegistry({ workflows: [workflow], runner }) });
+    cleanups.push(() => worker.close());
+    await queue.enqueue("nope", "?", { runId: "bad" });
+    await expect(queue.result("bad")).rejects.toThrow(/No workflow 'nope'/);
+  });
+
+  it("keeps a second process (or queue) off the same directory", async () => {
+    const dir = tempDir();
+    await openQueue(dir);
+    await expect(createEmbeddedQueue({ dir })).rejects.toThrow(/open in another process/);
+  });
+
+  it("cancels a waiting run; result() rejects", async () => {
+    const queue = await openQueue();
+    await queue.enqueue("echo", "later", { runId: "c1" });
+    await queue.cancel("c1");
+    await expect(queue.result("c1")).rejects.toThrow(/cancelled/);
+    expect(await queue.take("w")).toBeNull();
+  });
+
+  it("fences writes: a lease of a cancelled run cannot write", async () => {
+    const queue = await openQueue();
+    await queue.enqueue("echo", "x", { runId: "f1" });
+    const lease = await queue.take("w");
+    await queue.cancel("f1");
+    expect(lease?.signal.aborted).toBe(true);
+    await expect(lease?.complete("late")).rejects.toThrow(/lease is gone/);
+    expect((await queue.get("f1"))?.status).toBe("cancelled");
+  });
+});
+
+describe("a worker process killed with SIGKILL", () => {
+  it("leaves its run to resume from the last checkpoint elsewhere; the charge is not repeated", async () => {
+    const dir = tempDir();
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        new URL("../fixtures/durable/queue-child.ts", import.meta.url).pathname,
+        dir,
+        "send_receipt",
+      ],
+      { stdio: "inherit" },
+    );
+    const exited = new Promise((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+    const log = () => {
+      try {
+        return readFileSync(join(dir, "effects.log"), "utf8").split("\n").filter(Boolean);
+      } catch {
+        return [];
+      }
+    };
+    const deadline = Date.now() + 30_000;
+    while (!log().some((line) => line.startsWith("start send_receipt"))) {
+      if (Date.now() > deadline) throw new Error("the worker never reached send_receipt");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    child.kill("SIGKILL");
+    expect(await exited).toBe("SIGKILL");
+
+    // A new process takes over once the dead one's lock is stale.
+    const queue = await createEmbeddedQueue({ dir: join(dir, "queue"), waitForLockMs: 15_000 });
+    cleanups.push(() => queue.close());
+    expect((await queue.get("run-1"))?.status).toBe("waiting");
+    const runner = new WorkflowRunner({
+      client: new ScriptedClient(shopScript().slice(1)),
+      contextManager: { maybeCompact: (messages) => messages },
+    });
+    const worker = startWorker({
+      queue,
+      registry: defineRegistry({ workflows: [shopWorkflow(dir)], runner }),
+    });
+    cleanups.push(() => worker.close());
+    expect(await queue.result("run-1")).toBe("ok");
+    const lines = log();
+    expect(lines.filter((line) => line.startsWith("effect charge_card"))).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("effect send_receipt"))).toHaveLength(1);
+    expect((await queue.get("run-1"))?.attempts).toBe(2);
+  }, 60_000);
+});
