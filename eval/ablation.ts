@@ -82,11 +82,12 @@ export function resolveConfigs(
   const names = presets.includes("all") ? Object.keys(ABLATION_PRESETS) : [...new Set(presets)];
   const unknown = names.filter((name) => !(name in ABLATION_PRESETS) && name !== AI_SDK_CONFIG.name);
   if (unknown.length > 0) {
-    throw new UnknownSelectionError("ablation preset", unknown, [
-      ...Object.keys(ABLATION_PRESETS),
-      "all",
-      AI_SDK_CONFIG.name,
-    ]);
+    throw new UnknownSelectionError(
+      "ablation preset",
+      unknown,
+      [...Object.keys(ABLATION_PRESETS), "all", AI_SDK_CONFIG.name],
+      "--ablation",
+    );
   }
   const configs = names.map((name) =>
     name === AI_SDK_CONFIG.name ? AI_SDK_CONFIG : (ABLATION_PRESETS[name] as LoopConfig),

@@ -6,6 +6,7 @@
 import { basename } from "node:path";
 import { configLabel, type LoopConfig, LoopKind } from "../ablation.ts";
 import type { BackendSession } from "../backends/registry.ts";
+import { CONTEXT_EXCEEDED } from "../run/context-limit.ts";
 import { runForge } from "../run/forge-run.ts";
 import { describeError } from "../run/recording-client.ts";
 import { type RunOutcome, RunStatus } from "../run/types.ts";
@@ -131,7 +132,10 @@ export interface BatchSummary {
   planned: number;
   skipped: number;
   written: number;
+  /** Runs the backend or harness failed. */
   errors: number;
+  /** Runs whose prompt outgrew the context (`context_exceeded`), not errors. */
+  overflows: number;
   wallMs: number;
 }
 
@@ -144,6 +148,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     skipped: options.tasks.length - pending.length,
     written: 0,
     errors: 0,
+    overflows: 0,
     wallMs: 0,
   };
   let next = 0;
@@ -163,7 +168,8 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
       const row = toRow(task, outcome, options);
       rows.append(row);
       summary.written += 1;
-      if (row.status === RunStatus.ERROR) summary.errors += 1;
+      if (row.failureKind === CONTEXT_EXCEEDED) summary.overflows += 1;
+      else if (row.status === RunStatus.ERROR) summary.errors += 1;
       options.onRowWritten?.(row, summary.written, pending.length);
     }
   };

@@ -6,15 +6,16 @@ import { z } from "zod";
 import { renderMarkdown } from "../report/markdown.ts";
 import { renderTerminalReport } from "../report/table.ts";
 import { loadRows, reportOf, tracesPathFor, writeHtmlReport, writeText } from "../report/write-report.ts";
+import { listOption } from "./list-option.ts";
 import type { EvalIo } from "./run-eval.ts";
 
 /** Options of `npm run eval -- report`. */
 export const reportOptionsSchema = z.object({
   html: z.string().optional(),
   markdown: z.string().optional(),
-  ablation: z.array(z.string()).default([]),
-  tags: z.array(z.string()).default([]),
-  scenario: z.array(z.string()).default([]),
+  ablation: listOption(),
+  tags: listOption(),
+  scenario: listOption(),
   baseline: z.string().default("reforged"),
   timelines: z.enum(["cells", "all", "none"]).default("cells"),
   title: z.string().optional(),

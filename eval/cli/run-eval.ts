@@ -16,6 +16,7 @@ import { renderMarkdown } from "../report/markdown.ts";
 import { renderTerminalReport } from "../report/table.ts";
 import { loadRows, reportOf, tracesPathFor, writeHtmlReport, writeText } from "../report/write-report.ts";
 import { selectScenarios } from "../scenarios/index.ts";
+import { listOption } from "./list-option.ts";
 import { createProgress, type ProgressReporter, silentProgress } from "./progress.ts";
 
 const positiveInteger = z.coerce.number().int().positive();
@@ -28,9 +29,9 @@ function numberOption(message: string, check: (value: number) => boolean) {
 /** The options of `npm run eval -- run`, as commander hands them over. */
 export const evalOptionsSchema = z.object({
   runs: positiveInteger.default(1),
-  scenario: z.array(z.string()).default([]),
-  tags: z.array(z.string()).default([]),
-  ablation: z.array(z.string()).default(["reforged"]),
+  scenario: listOption(),
+  tags: listOption(),
+  ablation: listOption(["reforged"]),
   peer: z.boolean().default(false),
   backend: z.string().default("sim-model"),
   model: z.string().optional(),
@@ -195,7 +196,7 @@ export async function runEval(
     });
     progress.stop();
     io.stderr(
-      `eval: wrote ${summary.written} rows (${summary.errors} backend errors, ${summary.skipped} skipped) to ${out} in ${(summary.wallMs / 1000).toFixed(1)} s\n`,
+      `eval: wrote ${summary.written} rows (${summary.overflows} context overflows, ${summary.errors} backend errors, ${summary.skipped} skipped) to ${out} in ${(summary.wallMs / 1000).toFixed(1)} s\n`,
     );
   } finally {
     await pool?.close();

@@ -3,6 +3,7 @@
  * comparisons of each configuration against a baseline.
  */
 import type { RunRow } from "../batch/row.ts";
+import { CONTEXT_EXCEEDED } from "../run/context-limit.ts";
 import { ALL_SCENARIOS } from "../scenarios/index.ts";
 import { type Interval, type McNemarResult, mcnemarExact, mean, wilsonInterval } from "./stats.ts";
 
@@ -11,8 +12,13 @@ export interface GroupMetrics {
   runs: number;
   completed: number;
   correct: number;
-  /** Runs the backend or harness failed. */
+  /** Runs the backend or harness failed (a context overflow is not one: see `overflows`). */
   errors: number;
+  /**
+   * Runs whose prompt outgrew the context (`context_exceeded`): the outcome a budget is built to
+   * provoke (no_compact on the compaction scenarios), counted on its own, never as an error.
+   */
+  overflows: number;
   /** correct / runs, with its Wilson interval. */
   score: Interval;
   completeness: number;
@@ -41,7 +47,8 @@ export function groupMetrics(rows: readonly RunRow[]): GroupMetrics {
     runs: rows.length,
     completed: completed.length,
     correct,
-    errors: rows.filter((row) => row.status === "error").length,
+    errors: rows.filter((row) => row.status === "error" && !isOverflow(row)).length,
+    overflows: rows.filter(isOverflow).length,
     score: wilsonInterval(correct, rows.length),
     completeness: rows.length === 0 ? 0 : completed.length / rows.length,
     accuracy: completed.length === 0 ? null : correct / completed.length,
@@ -71,6 +78,11 @@ export function variantOf(row: RunRow): string {
   const toolMode = row.settings?.toolMode;
   const think = row.settings?.think;
   return [...(toolMode ? [toolMode] : []), ...(think ? [`think ${think}`] : [])].join(", ");
+}
+
+/** A run that ended because its prompt outgrew the context window or budget. */
+export function isOverflow(row: RunRow): boolean {
+  return row.failureKind === CONTEXT_EXCEEDED;
 }
 
 /** The group a row belongs to: its backend, model, config label (+stream), tool mode and think. */

@@ -7,7 +7,7 @@ import type { ConfigGroup, ReportData } from "../metrics/aggregate.ts";
 import { escapeHtml, percent, slug } from "./format.ts";
 import { failureKindOf, failureRows } from "./markdown.ts";
 import { deltaChart, heatMap, scoreBarChart } from "./svg.ts";
-import { summaryRows } from "./table.ts";
+import { presetLines, summaryRows } from "./table.ts";
 
 /** Styles shared by the dashboard and the timeline pages. */
 export const PAGE_CSS = `
@@ -114,7 +114,7 @@ ${options.command ? `<div class="meta">command: <code>${escapeHtml(options.comma
 <section><h2>Score by configuration</h2>${scores}<div class="note">Score = correct / runs; whiskers are 95% Wilson intervals.</div></section>
 <section><h2>Ablation deltas vs ${escapeHtml(report.baseline?.name ?? "baseline")}</h2>${deltas}<div class="note">Score difference on the same (scenario, run) pairs; darker bars are significant (exact McNemar p &lt; 0.05).</div></section>
 <section><h2>Per-scenario heat map</h2>${heat}<div class="note">Each cell links to the timeline of its first failing run (or its first run).</div></section>
-<section><h2>Summary</h2>${htmlTable(summary.header, summary.rows)}<div class="note">nudges r/u/s/p = retry / unknown tool / step / prerequisite.</div></section>
+<section><h2>Summary</h2>${htmlTable(summary.header, summary.rows)}<div class="note">overflow = prompt outgrew the context (context_exceeded, its own outcome); errors = backend or harness failures; nudges r/u/s/p = retry / unknown tool / step / prerequisite.</div><div class="note">Configs: ${presetLines(report).map(escapeHtml).join(" · ")}</div></section>
 <section><h2>Why runs did not score</h2>${htmlTable(failures.header, failures.rows)}</section>
 <section><h2>Scenarios</h2>${htmlTable(
     ["scenario", "runs", "best config", "best score", "worst config", "worst score"],

@@ -6,7 +6,7 @@ import { describeSettings } from "../batch/backend-settings.ts";
 import type { RunRow } from "../batch/row.ts";
 import type { ReportData } from "../metrics/aggregate.ts";
 import { delta, percent, pValue } from "./format.ts";
-import { scenarioRows, summaryRows } from "./table.ts";
+import { presetLines, scenarioRows, summaryRows } from "./table.ts";
 
 /** Options of `renderMarkdown`. */
 export interface MarkdownOptions {
@@ -80,7 +80,11 @@ export function renderMarkdown(report: ReportData, options: MarkdownOptions = {}
     "",
     markdownTable(summary.header, summary.rows),
     "",
-    "Score = correct / runs (95% Wilson interval). Nudges r/u/s/p = retry / unknown tool / step / prerequisite. Δ vs base = score difference against the baseline on the same (scenario, run) pairs, exact McNemar test.",
+    "Configs:",
+    "",
+    ...presetLines(report).map((line) => `- ${line}`),
+    "",
+    "Score = correct / runs (95% Wilson interval). Overflow = runs whose prompt outgrew the context (`context_exceeded`: their own outcome, not errors); errors = backend or harness failures. Nudges r/u/s/p = retry / unknown tool / step / prerequisite. Δ vs base = score difference against the baseline on the same (scenario, run) pairs, exact McNemar test.",
     "",
     `${hashes}# Ablation deltas vs ${report.baseline?.name ?? "baseline"}`,
     "",

@@ -26,6 +26,8 @@ export function summaryRows(report: ReportData): { header: string[]; rows: strin
     "runs",
     "score [95% CI]",
     "complete",
+    "overflow",
+    "errors",
     "accuracy",
     "effic.",
     "wasted",
@@ -46,6 +48,8 @@ export function summaryRows(report: ReportData): { header: string[]; rows: strin
       String(m.runs),
       scoreWithInterval(m.score),
       percent(m.completeness),
+      String(m.overflows),
+      String(m.errors),
       percent(m.accuracy),
       fixed(m.efficiency),
       fixed(m.wastedCalls, 1),
@@ -76,6 +80,30 @@ export function scenarioRows(report: ReportData): { header: string[]; rows: stri
   };
 }
 
+/**
+ * What each config of the report runs with, one line each: the preset's guardrail settings as
+ * the rows record them (the AI SDK peer: its own loop).
+ * @example presetLines(report) // ["reforged: rescue on, retries 3, step enforcement on, tool errors 2, compaction tiered"]
+ */
+export function presetLines(report: ReportData): string[] {
+  const lines = new Map<string, string>();
+  for (const group of report.groups) {
+    const config = group.rows[0]?.config;
+    if (!config || lines.has(group.configLabel)) continue;
+    lines.set(
+      group.configLabel,
+      config.loop === "ai_sdk"
+        ? `${group.configLabel}: Vercel AI SDK generateText + stopWhen (no rescue, nudges, step enforcement or compaction)`
+        : `${group.configLabel}: rescue ${onOff(config.rescueEnabled)}, retries ${config.maxRetriesPerStep}, step enforcement ${onOff(config.stepEnforcement)}, tool errors ${config.maxToolErrors ?? "unbounded"}, compaction ${config.compaction}`,
+    );
+  }
+  return [...lines.values()];
+}
+
+function onOff(value: boolean): string {
+  return value ? "on" : "off";
+}
+
 /** The full terminal report. */
 export function renderTerminalReport(report: ReportData): string {
   if (report.groups.length === 0) return "No rows.";
@@ -84,7 +112,10 @@ export function renderTerminalReport(report: ReportData): string {
   return [
     textTable(summary.header, summary.rows),
     "",
-    "nudges r/u/s/p = retry / unknown tool / step / prerequisite; Δ = score difference vs the baseline on paired runs, exact McNemar p.",
+    "overflow = prompt outgrew the context (context_exceeded, its own outcome); errors = backend or harness failures; nudges r/u/s/p = retry / unknown tool / step / prerequisite; Δ = score difference vs the baseline on paired runs, exact McNemar p.",
+    "",
+    "Configs:",
+    ...presetLines(report).map((line) => `  ${line}`),
     "",
     textTable(scenarios.header, scenarios.rows),
   ].join("\n");

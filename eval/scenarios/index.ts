@@ -23,11 +23,16 @@ export const ALL_SCENARIOS: readonly EvalScenario[] = [
   ...BASIC_SCENARIOS,
 ];
 
-/** Raised for a scenario id or tag that does not exist; the message lists the valid ones. */
+/**
+ * Raised for a scenario id, tag or preset that does not exist; the message lists the valid ones
+ * and, given the option's flag, how to name several.
+ */
 export class UnknownSelectionError extends Error {
-  constructor(kind: string, unknown: readonly string[], valid: readonly string[]) {
+  constructor(kind: string, unknown: readonly string[], valid: readonly string[], flag?: string) {
     super(
-      `Unknown ${kind} ${unknown.map((name) => `'${name}'`).join(", ")}. Valid ${kind}s: ${valid.join(", ")}`,
+      `Unknown ${kind} ${unknown.map((name) => `'${name}'`).join(", ")}. Valid ${kind}s: ${valid.join(", ")}${
+        flag ? `. Name several separated by commas or spaces: ${flag} ${valid.slice(0, 2).join(",")}` : ""
+      }`,
     );
     this.name = "UnknownSelectionError";
   }
@@ -54,11 +59,12 @@ export function selectScenarios(ids: readonly string[] = [], tags: readonly stri
       "scenario",
       unknownIds,
       ALL_SCENARIOS.map((scenario) => scenario.id),
+      "--scenario",
     );
   }
   const validTags = allTags();
   const unknownTags = tags.filter((tag) => !validTags.includes(tag));
-  if (unknownTags.length > 0) throw new UnknownSelectionError("tag", unknownTags, validTags);
+  if (unknownTags.length > 0) throw new UnknownSelectionError("tag", unknownTags, validTags, "--tags");
   return ALL_SCENARIOS.filter(
     (scenario) =>
       (ids.length === 0 || ids.includes(scenario.id)) &&
