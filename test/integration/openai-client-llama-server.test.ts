@@ -276,7 +276,7 @@ describe("OpenAICompatibleClient against a real llama-server", () => {
     expect(deltas.map((chunk) => chunk.content).join("")).toBe((nonStreaming as { content: string }).content);
   });
 
-  it("hands a call cut off by max_tokens back as text, streamed or not, never as a call with broken arguments", async () => {
+  it("hands a call cut off by max_tokens back with argumentsError, streamed or not, never with broken arguments", async () => {
     // 30 tokens end inside the arguments: llama-server reports a call whose arguments are "{".
     const client = makeClient({ mode: "native", toolChoice: "required", maxTokens: 30 });
 
@@ -284,7 +284,10 @@ describe("OpenAICompatibleClient against a real llama-server", () => {
     const chunks = await collect(client.sendStream(question, tools));
 
     expect(exchanges[0]?.answer?.choices[0]?.finish_reason).toBe("length");
-    expect(response).toEqual({ content: expect.stringContaining("get_weather") });
+    // The loop answers it on the tool channel (ToolArgumentError), not as a call to run.
+    expect(response).toEqual([
+      { tool: "get_weather", args: {}, argumentsError: expect.stringMatching(/^invalid JSON: /) },
+    ]);
     expect(chunks.at(-1)).toEqual({ type: ChunkType.FINAL, response });
   });
 

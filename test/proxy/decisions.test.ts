@@ -196,7 +196,7 @@ describe("request conversion", () => {
     expect(none.extraBody).toEqual({});
   });
 
-  it("turns Anthropic tool results into tool messages (errors marked) and drops thinking", () => {
+  it("turns Anthropic tool results into tool messages (errors marked) and thinking into REASONING", () => {
     const request = proxyRequestFromAnthropic(
       messagesRequestSchema.parse({
         max_tokens: 5,
@@ -227,11 +227,14 @@ describe("request conversion", () => {
     );
     expect(request.messages.map((message) => [message.role, message.content])).toEqual([
       ["user", "go"],
+      ["assistant", "hmm"],
       ["assistant", ""],
       ["tool", "[ToolError] failed"],
       ["user", "try again"],
     ]);
-    expect(request.messages[2]).toMatchObject({ toolCallId: "t1", toolName: "f" });
+    // The replay policy (--reasoning-replay) decides whether it goes upstream.
+    expect(request.messages[1]?.metadata.type).toBe(MessageType.REASONING);
+    expect(request.messages[3]).toMatchObject({ toolCallId: "t1", toolName: "f" });
     expect(request.extraBody).toEqual({ max_tokens: 5 });
   });
 
