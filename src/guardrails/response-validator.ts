@@ -54,7 +54,7 @@ export class ResponseValidator {
    * Validate one response: usable calls, or the nudge that answers it. Text gets a retry nudge
    * (user channel); a batch naming unknown tools gets an `unknown_tool` nudge and one with
    * undecodable arguments a `malformed_args` nudge (tool channel, one reply per call, joined).
-   * An empty call list counts as empty text (docs/decisions/006-decision-core.md).
+   * An empty call list counts as empty text (docs/decisions/008-decision-core.md).
    */
   validate(response: LLMResponse): ValidationResult {
     // Stateless: budgets are the caller's (ErrorTracker), so the decision never reports exhaustion.

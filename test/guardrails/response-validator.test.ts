@@ -77,7 +77,7 @@ describe("ResponseValidator", () => {
     expect(seen).toEqual(["hello there"]);
   });
 
-  it("answers an empty call list with a retry nudge, as empty text (ADR 007)", () => {
+  it("answers an empty call list with a retry nudge, as empty text (ADR 008)", () => {
     const result = new ResponseValidator(tools).validate([]);
     expect(result).toMatchObject({
       toolCalls: null,
