@@ -1,12 +1,7 @@
 /** The local run viewer: `startWatchServer()` serves runs live on 127.0.0.1; `createWatchReporter()` sends them. */
 export { createWatchApp, type WatchAppOptions } from "./app.ts";
 export { type WatchEvent, WatchOutcome, WatchSource, watchEventSchema } from "./events.ts";
-export {
-  createWatchReporter,
-  WatchReportError,
-  type WatchReporter,
-  type WatchReporterOptions,
-} from "./reporter.ts";
+export { createWatchReporter, type WatchReporter, type WatchReporterOptions } from "./reporter.ts";
 export type { RunRecord } from "./run-record.ts";
 export { RunStore, WatchRunFileError } from "./run-store.ts";
 export {
@@ -17,3 +12,11 @@ export {
   startWatchServer,
 } from "./server.ts";
 export { renderStatechart, type StatechartGraph, type StatechartState, statechartOf } from "./statechart.ts";
+export {
+  createWatchTransport,
+  openWatchRun,
+  WatchReportError,
+  type WatchRun,
+  type WatchTransport,
+  type WatchTransportOptions,
+} from "./transport.ts";

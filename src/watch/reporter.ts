@@ -5,7 +5,6 @@
  */
 import type { AnyStateMachine, InspectionEvent } from "xstate";
 import type { CompactEvent } from "../context/context-manager.ts";
-import { ForgeError } from "../core/errors.ts";
 import type { Message } from "../core/messages.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import {
@@ -20,36 +19,18 @@ import type { WorkflowRunnerOptions } from "../loop/runner.ts";
 import type { WorkflowOutput } from "../machines/workflow.machine.ts";
 import { type WatchEvent, WatchOutcome, type WatchSource } from "./events.ts";
 import { statechartOf } from "./statechart.ts";
-
-/** Sending a run's events to the watch server failed. */
-export class WatchReportError extends ForgeError {
-  constructor(
-    readonly url: string,
-    detail: string,
-    options?: { cause?: unknown },
-  ) {
-    super(
-      `Could not send run events to the watch server at ${url}: ${detail}. Start it with \`forge watch\` (or startWatchServer()) and check the URL.`,
-      options,
-    );
-    this.name = "WatchReportError";
-  }
-}
+import {
+  createRunId,
+  createWatchTransport,
+  describeThrown,
+  type WatchTransportOptions,
+} from "./transport.ts";
 
 /** Options of `createWatchReporter`. */
-export interface WatchReporterOptions {
-  /** The watch server's base URL, e.g. `http://127.0.0.1:4141`. */
-  url: string;
+export interface WatchReporterOptions extends WatchTransportOptions {
   /** The name runs are listed under (default `run`); a run's number is appended. */
   name?: string;
   source?: WatchSource;
-  /**
-   * Called once per failed send (the server down, a rejected batch). Default: one line on stderr
-   * for the first failure. `flush()` rejects with the first failure either way.
-   */
-  onError?: (error: WatchReportError) => void;
-  /** The fetch to send with (default the global one). */
-  fetch?: typeof fetch;
 }
 
 /**
@@ -80,12 +61,6 @@ function estimateTokens(value: unknown): number {
   return Math.ceil(JSON.stringify(value ?? "").length / 4);
 }
 
-function describeError(error: unknown): { name: string; message: string } {
-  return error instanceof Error
-    ? { name: error.name, message: error.message }
-    : { name: "Error", message: String(error) };
-}
-
 function isRoot(actorRef: { sessionId: string }, rootId: string | undefined): boolean {
   return actorRef.sessionId === rootId;
 }
@@ -100,13 +75,8 @@ function isRoot(actorRef: { sessionId: string }, rootId: string | undefined): bo
  * await watch.flush();
  */
 export function createWatchReporter(options: WatchReporterOptions): WatchReporter {
-  const base = options.url.replace(/\/+$/, "");
-  const send = options.fetch ?? fetch;
-  const prefix = (options.name ?? "run").replace(/[^A-Za-z0-9_-]+/g, "-").slice(0, 40) || "run";
+  const transport = createWatchTransport(options);
   let runNumber = 0;
-  let reported = false;
-  let firstError: WatchReportError | null = null;
-  let chain: Promise<void> = Promise.resolve();
 
   interface OpenRun {
     runId: string;
@@ -119,41 +89,13 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
   let run: OpenRun | null = null;
   let lastRunId: string | null = null;
 
-  const fail = (error: WatchReportError) => {
-    firstError ??= error;
-    if (options.onError) options.onError(error);
-    else if (!reported) {
-      reported = true;
-      process.stderr.write(`forge watch: ${error.message}\n`);
-    }
-  };
-
-  const post = (runId: string, events: WatchEvent[]) => {
-    chain = chain.then(async () => {
-      try {
-        const response = await send(`${base}/api/runs/${runId}/events`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ events }),
-        });
-        if (!response.ok)
-          fail(new WatchReportError(base, `HTTP ${response.status} ${await response.text()}`));
-      } catch (error) {
-        fail(new WatchReportError(base, (error as Error).message, { cause: error }));
-      }
-    });
-  };
+  const post = (runId: string, events: WatchEvent[]) => transport.post(runId, events);
 
   const open = (): OpenRun => {
     if (run === null) {
       runNumber += 1;
-      const stamp = new Date()
-        .toISOString()
-        .replace(/[-:.TZ]/g, "")
-        .slice(0, 14);
-      const random = Math.random().toString(36).slice(2, 8);
       run = {
-        runId: `${prefix}-${stamp}-${random}`,
+        runId: createRunId(options.name ?? "run"),
         startedAt: performance.now(),
         started: false,
         buffered: [],
@@ -258,7 +200,7 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
           type: "run.finished",
           at: since(current),
           outcome: output.status === "cancelled" ? WatchOutcome.CANCELLED : WatchOutcome.FAILED,
-          error: describeError(errorFromOutput(output)),
+          error: describeThrown(errorFromOutput(output)),
         });
       }
     } else if (snapshot.status === "error") {
@@ -266,7 +208,7 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
         type: "run.finished",
         at: since(current),
         outcome: WatchOutcome.FAILED,
-        error: describeError(snapshot.error),
+        error: describeThrown(snapshot.error),
       });
     } else if (snapshot.status === "stopped") {
       finish(current, {
@@ -288,7 +230,7 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
       promptTokens: estimateTokens(messages),
       completionTokens: response ? estimateTokens(response) : 0,
       response,
-      error: error === null ? null : describeError(error),
+      error: error === null ? null : describeThrown(error),
     });
   };
 
@@ -351,9 +293,6 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
     get runId() {
       return run?.runId ?? lastRunId;
     },
-    async flush() {
-      await chain;
-      if (firstError !== null) throw firstError;
-    },
+    flush: () => transport.flush(),
   };
 }
