@@ -307,7 +307,7 @@ function chainScenario(id: string, budgetTokens: number, description: string, st
 }
 
 /** Budgets of the chain variants: no pressure, and the smallest that keep each phase sufficient. */
-export const CHAIN_BUDGETS = { baseline: 16384, p1: 1800, p2: 1400, p3: 1200 } as const;
+export const CHAIN_BUDGETS = { baseline: 16384, p1: 1800, p2: 1400, p3: 1100 } as const;
 
 /** Compaction scenarios. */
 export const COMPACTION_SCENARIOS: readonly EvalScenario[] = [

@@ -31,6 +31,7 @@ export async function runInProcess(
   config: string,
   profile: FaultProfile = FAULT_PROFILES.clean!,
   seed = 0,
+  compactTarget?: number,
 ) {
   const client = new InProcessSimClient(scenario(id), profile, seed);
   const outcome = await runForge({
@@ -39,6 +40,7 @@ export async function runInProcess(
     config: preset(config),
     client,
     runId: `${id}-${seed}`,
+    ...(compactTarget !== undefined && { compactTarget }),
   });
   return { ...outcome, client };
 }
