@@ -22,6 +22,7 @@ import {
   ollamaChatSchema,
   ollamaErrorSchema,
   ollamaGenerateSchema,
+  ollamaUsage,
 } from "./ollama-wire.ts";
 import { type AssembledMessage, readMessage } from "./openai-wire.ts";
 import {
@@ -165,6 +166,8 @@ export class OllamaClient implements LLMClient {
   ): Promise<LLMResponse> {
     const exchange = await this.#open(messages, tools, false, options);
     const chat = parseWireBody(ollamaChatSchema, await exchange.text(), this.#chatUrl, isOllamaChat);
+    const usage = ollamaUsage(chat);
+    if (usage) options.onUsage?.(usage);
     return this.#read(messageOf([chat]), tools);
   }
 
@@ -202,6 +205,8 @@ export class OllamaClient implements LLMClient {
         `Stream from ${this.#chatUrl} ended without its "done": true line after ${lines.length} lines: it was truncated`,
       );
     }
+    const usage = ollamaUsage(lines.at(-1));
+    if (usage) options.onUsage?.(usage);
     yield { type: ChunkType.FINAL, response: this.#read(messageOf(lines), tools) };
   }
 

@@ -3,6 +3,7 @@
  * line splitter for its streams.
  */
 import { z } from "zod";
+import type { TokenUsage } from "../core/types.ts";
 import type { Exchange } from "./http.ts";
 import { isNullishString, isPlainObject } from "./wire.ts";
 
@@ -25,7 +26,19 @@ export const ollamaChatSchema = z.object({
   message: ollamaMessageSchema.nullish(),
   done: z.boolean(),
   done_reason: z.string().nullish(),
+  /** Prompt tokens Ollama evaluated (on the final line). */
+  prompt_eval_count: z.number().nullish(),
+  /** Tokens Ollama generated (on the final line). */
+  eval_count: z.number().nullish(),
 });
+
+/** The usage an Ollama answer's final line reports (`prompt_eval_count`, `eval_count`), or null. */
+export function ollamaUsage(chat: OllamaChat | undefined): TokenUsage | null {
+  const prompt = chat?.prompt_eval_count;
+  if (typeof prompt !== "number") return null;
+  const completion = chat?.eval_count;
+  return { promptTokens: prompt, ...(typeof completion === "number" && { completionTokens: completion }) };
+}
 /** A parsed `/api/chat` answer or stream line. */
 export type OllamaChat = z.output<typeof ollamaChatSchema>;
 

@@ -50,6 +50,8 @@ export interface StreamChunk {
 export interface TokenUsage {
   promptTokens: number;
   cachedTokens?: number;
+  /** The part of the prompt written to the prompt cache (Anthropic's `cache_creation_input_tokens`), when it says. */
+  cacheWriteTokens?: number;
   completionTokens?: number;
 }
 

@@ -31,7 +31,9 @@ import {
   AnthropicStreamAssembler,
   type AnthropicUsage,
   anthropicMessageSchema,
+  anthropicUsage,
   messageOfBlocks,
+  tokenUsageOf,
 } from "./wire.ts";
 
 /** Options of `AnthropicClient`. */
@@ -191,7 +193,8 @@ export class AnthropicClient implements LLMClient {
       deadline.stop();
     }
     const message = checkWireValue(anthropicMessageSchema, value, this.#source);
-    this.lastUsage = { inputTokens: message.usage.input_tokens, outputTokens: message.usage.output_tokens };
+    this.lastUsage = anthropicUsage(message.usage);
+    options.onUsage?.(tokenUsageOf(this.lastUsage));
     return this.#read(messageOfBlocks(message.content), tools);
   }
 
@@ -227,6 +230,7 @@ export class AnthropicClient implements LLMClient {
       );
     }
     this.lastUsage = assembler.usage;
+    options.onUsage?.(tokenUsageOf(this.lastUsage));
     yield { type: ChunkType.FINAL, response: this.#read(messageOfBlocks(assembler.blocks()), tools) };
   }
 

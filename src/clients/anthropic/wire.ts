@@ -3,7 +3,7 @@
  * assembled into the same message shape the other clients read.
  */
 import { z } from "zod";
-import { ChunkType, type StreamChunk } from "../../core/types.ts";
+import { ChunkType, type StreamChunk, type TokenUsage } from "../../core/types.ts";
 import type { AssembledMessage } from "../openai-wire.ts";
 import { checkStreamEvent } from "../wire.ts";
 
@@ -17,7 +17,12 @@ const contentBlockSchema = z.object({
 });
 type ContentBlock = z.output<typeof contentBlockSchema>;
 
-const usageSchema = z.object({ input_tokens: z.number(), output_tokens: z.number() });
+const usageSchema = z.object({
+  input_tokens: z.number(),
+  output_tokens: z.number(),
+  cache_creation_input_tokens: z.number().nullish(),
+  cache_read_input_tokens: z.number().nullish(),
+});
 
 /** A non-streamed Messages API answer (only the fields the client reads). */
 export const anthropicMessageSchema = z.object({
@@ -28,8 +33,46 @@ export const anthropicMessageSchema = z.object({
 
 /** Token counts of the last call. */
 export interface AnthropicUsage {
+  /** Input tokens neither read from nor written to the prompt cache. */
   inputTokens: number;
   outputTokens: number;
+  /** Input tokens written to the prompt cache (`cache_creation_input_tokens`), when reported. */
+  cacheCreationInputTokens?: number;
+  /** Input tokens read from the prompt cache (`cache_read_input_tokens`), when reported. */
+  cacheReadInputTokens?: number;
+}
+
+/** The client's usage of an answer's `usage` object (the cache fields only when present). */
+export function anthropicUsage(usage: {
+  input_tokens?: number | undefined;
+  output_tokens?: number | undefined;
+  cache_creation_input_tokens?: number | null | undefined;
+  cache_read_input_tokens?: number | null | undefined;
+}): AnthropicUsage {
+  return {
+    inputTokens: usage.input_tokens ?? 0,
+    outputTokens: usage.output_tokens ?? 0,
+    ...(typeof usage.cache_creation_input_tokens === "number" && {
+      cacheCreationInputTokens: usage.cache_creation_input_tokens,
+    }),
+    ...(typeof usage.cache_read_input_tokens === "number" && {
+      cacheReadInputTokens: usage.cache_read_input_tokens,
+    }),
+  };
+}
+
+/**
+ * The loop's `TokenUsage` of an Anthropic usage: the whole prompt (uncached + cache writes +
+ * cache reads) and the cache reads as `cachedTokens`.
+ */
+export function tokenUsageOf(usage: AnthropicUsage): TokenUsage {
+  const cached = usage.cacheReadInputTokens ?? 0;
+  return {
+    promptTokens: usage.inputTokens + (usage.cacheCreationInputTokens ?? 0) + cached,
+    ...(usage.cacheReadInputTokens !== undefined && { cachedTokens: cached }),
+    ...(usage.cacheCreationInputTokens !== undefined && { cacheWriteTokens: usage.cacheCreationInputTokens }),
+    completionTokens: usage.outputTokens,
+  };
 }
 
 /** The text, thinking and tool calls of a list of content blocks. */
@@ -79,8 +122,7 @@ interface PartialBlock {
  */
 export class AnthropicStreamAssembler {
   readonly #blocks = new Map<number, PartialBlock>();
-  #inputTokens = 0;
-  #outputTokens = 0;
+  #usage: AnthropicUsage = { inputTokens: 0, outputTokens: 0 };
   #stopped = false;
 
   /** True once `message_stop` arrived. */
@@ -89,7 +131,7 @@ export class AnthropicStreamAssembler {
   }
 
   get usage(): AnthropicUsage {
-    return { inputTokens: this.#inputTokens, outputTokens: this.#outputTokens };
+    return { ...this.#usage };
   }
 
   push(event: unknown, source: string): StreamChunk[] {
@@ -97,8 +139,7 @@ export class AnthropicStreamAssembler {
     switch (type) {
       case "message_start": {
         const { message } = checkStreamEvent(EVENT_SCHEMAS.message_start, event, source);
-        this.#inputTokens = message.usage.input_tokens ?? 0;
-        this.#outputTokens = message.usage.output_tokens ?? 0;
+        this.#usage = anthropicUsage(message.usage);
         return [];
       }
       case "content_block_start": {
@@ -122,7 +163,7 @@ export class AnthropicStreamAssembler {
         return this.#delta(checkStreamEvent(EVENT_SCHEMAS.content_block_delta, event, source));
       case "message_delta": {
         const { usage } = checkStreamEvent(EVENT_SCHEMAS.message_delta, event, source);
-        this.#outputTokens = usage?.output_tokens ?? this.#outputTokens;
+        this.#usage.outputTokens = usage?.output_tokens ?? this.#usage.outputTokens;
         return [];
       }
       case "message_stop":
