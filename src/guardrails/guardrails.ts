@@ -97,7 +97,9 @@ export class Guardrails {
       case "unknown_tools": {
         this.errors.recordRetry();
         const { nudge } = this.validator.resultOf(decision);
-        return { action: decision.kind === "retry" ? "retry" : "tool_error", ...(nudge && { nudge }) };
+        if (decision.kind === "retry") return { action: "retry", ...(nudge && { nudge }) };
+        // The blocked calls: the caller answers each of their ids with the tool-channel nudge.
+        return { action: "tool_error", toolCalls: decision.calls, ...(nudge && { nudge }) };
       }
       case "malformed_args_exhausted":
       case "malformed_args": {

@@ -13,6 +13,6 @@ export interface Nudge {
   role: "user" | "tool";
   content: string;
   kind: NudgeKind;
-  /** Escalation tier: 1–3 for step nudges, the consecutive count otherwise. */
+  /** Escalation tier: 1–3 for step nudges, the consecutive violation count for prerequisite nudges, else 0. */
   tier: number;
 }

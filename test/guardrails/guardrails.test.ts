@@ -51,9 +51,12 @@ describe("Guardrails.check", () => {
     expect(guardrails().check([])).toMatchObject({ action: "retry", nudge: { role: "user", kind: "retry" } });
   });
 
-  it("tool_error: an unknown tool, answered on the tool channel", () => {
-    const result = guardrails().check([call("nope")]);
+  it("tool_error: an unknown tool, answered on the tool channel, with the blocked calls", () => {
+    const result = guardrails().check([call("search"), call("nope")]);
     expect(result.action).toBe("tool_error");
+    // Every call of the batch needs its id answered, so the caller gets them all.
+    expect(result.toolCalls).toEqual([call("search"), call("nope")]);
+    expect(result.nudge?.content.split("\n")).toHaveLength(2);
     expect(result.nudge).toMatchObject({ role: "tool", kind: "unknown_tool" });
     expect(result.nudge?.content).toContain("Available tools: search, lookup, answer");
   });
