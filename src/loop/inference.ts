@@ -73,6 +73,7 @@ export async function runInference(options: RunInferenceOptions): Promise<Infere
     }),
     onActorError: (error) => (actorError = error),
   };
+  options.contextManager.setTools?.(options.tools);
   shared ??= new BoundMachine();
   const actor = shared.createActor(deps, { input: { config, messages: options.messages } });
   let cancelSent = false;

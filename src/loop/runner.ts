@@ -222,6 +222,8 @@ export class WorkflowRunner {
     runOptions: Pick<RunOptions, "signal" | "checkpoint" | "unsafeInterrupted">,
   ): Promise<unknown> {
     const { signal } = runOptions;
+    // The tools go with every request: the context manager counts them with the history.
+    this.options.contextManager.setTools?.(this.#machineOf(workflow).toolSpecs);
     let actorError: unknown;
     const toolErrors = new Map<string, unknown>();
     const deps = this.#depsFor(workflow, {

@@ -23,6 +23,7 @@ import {
   type LLMClient,
   type LLMResponse,
   type StreamChunk,
+  type TokenUsage,
 } from "../core/types.ts";
 import { fromRequests } from "./request-worker.ts";
 import type { ToolOutcome, WorkflowContext } from "./workflow-context.ts";
@@ -74,6 +75,8 @@ async function checkpointOf(
 export interface InferenceDeps {
   /** Awaited before each LLM call. */
   checkpoint?: CheckpointHook;
+  /** Hears the backend's token count of each history sent (the context manager's `observeUsage`). */
+  onUsage?: (history: readonly Message[], usage: TokenUsage) => void;
   client: LLMClient;
   toolSpecs: readonly ToolSpec[];
   stream: boolean;
@@ -84,7 +87,10 @@ export interface InferenceDeps {
 
 /** One LLM call's request: the history, folded and serialized for the client by the worker. */
 export interface InferenceRequest {
+  /** The run's history. */
   messages: readonly Message[];
+  /** Sent after the history with this request only (a context warning); never part of the history. */
+  transient?: readonly Message[];
 }
 
 /**
@@ -111,11 +117,15 @@ export function createInferenceLogic(source: DepsSource<InferenceDeps>) {
       await checkpointOf(deps.checkpoint, parent, "inference");
       signal.throwIfAborted();
       const tools = toolListOf(deps.toolSpecs);
-      const history = applyReasoningReplay(request.messages, deps.reasoningReplay ?? "full");
+      const sent = request.transient?.length ? [...request.messages, ...request.transient] : request.messages;
+      const history = applyReasoningReplay(sent, deps.reasoningReplay ?? "full");
       const messages = serialize(history, deps.client.apiFormat, parent);
+      // The backend's prompt count is of the history (a transient warning adds a few tokens to it).
+      const onUsage = deps.onUsage && ((usage: TokenUsage) => deps.onUsage?.(request.messages, usage));
+      const options = { signal, ...(onUsage && { onUsage }) };
       const response = deps.stream
-        ? await collectStream(deps.client.sendStream(messages, tools, { signal }), deps.onChunk, signal)
-        : await deps.client.send(messages, tools, { signal });
+        ? await collectStream(deps.client.sendStream(messages, tools, options), deps.onChunk, signal)
+        : await deps.client.send(messages, tools, options);
       if (!isLLMResponse(response)) throw new InvalidResponseError(response);
       return response;
     },

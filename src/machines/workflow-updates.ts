@@ -50,14 +50,14 @@ export function contextWarningOf(warnings: readonly ThresholdEvent[]): string | 
     : contextWarningNudge(highest.fraction, highest.tokens, highest.budgetTokens);
 }
 
-/** The history a request carries: the context's, plus this pass's transient context warning. */
-export function messagesToSend(context: WorkflowContext): readonly Message[] {
-  if (context.contextWarning === null) return context.messages;
+/** What a request carries: the context's history, plus this pass's transient context warning. */
+export function inferenceRequest(context: WorkflowContext): { messages: Message[]; transient?: Message[] } {
+  if (context.contextWarning === null) return { messages: context.messages };
   const warning = createMessage(MessageRole.USER, context.contextWarning, {
     type: MessageType.CONTEXT_WARNING,
     stepIndex: stepOf(context),
   });
-  return [...context.messages, warning];
+  return { messages: context.messages, transient: [warning] };
 }
 
 /** Decide what the response leads to, and count the failure it may be. */

@@ -8,7 +8,7 @@ import type { ThresholdEvent } from "../context/context-manager.ts";
 import type { Message } from "../core/messages.ts";
 import type { ReasoningReplay } from "../core/reasoning-replay.ts";
 import type { ToolDef, ToolSpec } from "../core/tools.ts";
-import type { LLMClient, LLMResponse, StreamChunk, ToolCall } from "../core/types.ts";
+import type { LLMClient, LLMResponse, StreamChunk, TokenUsage, ToolCall } from "../core/types.ts";
 import type { Decision } from "../guardrails/decisions.ts";
 import { buildRetryNudge, type RetryNudge } from "../guardrails/response-validator.ts";
 import { stepSummaryHint } from "../guardrails/step-state.ts";
@@ -29,6 +29,10 @@ export interface HistoryCompactor {
   maybeCompact(messages: Message[], stepIndex?: number, stepHint?: string): Message[];
   /** Warnings fired since the last call (ContextManager's `warnAt`), for the model to hear about. */
   takeWarnings?(): readonly ThresholdEvent[];
+  /** The backend's prompt tokens for a history sent: the count compaction decides on from then on. */
+  observeUsage?(sent: readonly Message[], promptTokens: number): void;
+  /** The tools offered with every request, counted with the history. */
+  setTools?(tools: readonly ToolSpec[]): void;
 }
 
 /** Behaviour the machine is built with: clients, tools and callbacks never enter the context. */
@@ -118,9 +122,14 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
     },
     actors: {
       inference: createInferenceLogic((workflow) => {
-        const { client, toolSpecs, stream, onChunk, reasoningReplay, checkpoint } = depsOf(workflow);
+        const { client, toolSpecs, stream, onChunk, reasoningReplay, checkpoint, contextManager } =
+          depsOf(workflow);
+        const observe = contextManager.observeUsage?.bind(contextManager);
         return {
           ...(checkpoint && { checkpoint }),
+          ...(observe && {
+            onUsage: (history: readonly Message[], usage: TokenUsage) => observe(history, usage.promptTokens),
+          }),
           client,
           toolSpecs,
           stream: stream ?? false,
@@ -161,7 +170,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       }),
       requestInference: sendTo("inference", ({ context }) => ({
         type: "request" as const,
-        request: { messages: update.messagesToSend(context) },
+        request: update.inferenceRequest(context),
       })),
       requestTools: sendTo("executeTools", ({ context }) => ({
         type: "request" as const,
