@@ -92,6 +92,7 @@ export function registerProxyCommand(program: Command): Command {
         .choices(["native", "prompt", "auto"])
         .default("auto"),
     )
+    .option("--watch <url>", "report each guarded request as a run to a watch server (forge watch)")
     .action(async (raw: Record<string, unknown>, command: Command) => {
       const parsed = proxyCliOptionsSchema.safeParse(raw);
       if (!parsed.success) {
@@ -131,9 +132,10 @@ export async function runProxy(options: ProxyCliOptions): Promise<RunningProxy> 
       maxQueue: options.maxQueue,
       maxBodyMemoryBytes: options.maxBodyMemory,
       drainTimeoutMs: options.drainTimeout,
+      ...(options.watch !== undefined && { watch: { url: options.watch } }),
     });
     console.info(
-      `forge proxy listening on ${proxy.url} (OpenAI: ${proxy.url}/v1, Anthropic: ${proxy.url}) → ${backend.url} [${backend.format}]`,
+      `forge proxy listening on ${proxy.url} (OpenAI: ${proxy.url}/v1, Anthropic: ${proxy.url}) → ${backend.url} [${backend.format}]${options.watch ? `, runs reported to ${options.watch}` : ""}`,
     );
     return proxy;
   } catch (error) {

@@ -47,6 +47,7 @@ export const proxyCliOptionsSchema = z
     drainTimeout: z.coerce.number().int().min(0).default(30_000),
     budgetTokens: z.coerce.number().int().positive().optional(),
     toolMode: z.enum(["native", "prompt", "auto"]).default("auto"),
+    watch: z.url({ protocol: /^https?$/ }).optional(),
     backendPort: z.coerce.number().int().min(1).max(65_535).optional(),
     ctx: z.coerce.number().int().positive().optional(),
     slots: z.coerce.number().int().positive().optional(),

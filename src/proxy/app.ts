@@ -20,6 +20,7 @@ import { DEFAULT_MAX_JSON_DEPTH } from "./read-body.ts";
 import { requestStatsOf } from "./request-stats.ts";
 import { anthropicMessagesHandler, openAIChatHandler, type RouteDeps } from "./routes.ts";
 import { AdmissionQueue, SerialQueue } from "./serial-queue.ts";
+import { type ProxyWatchOptions, watchChatService } from "./watch.ts";
 
 /** Options of `createProxy`. */
 export interface ProxyOptions {
@@ -62,6 +63,8 @@ export interface ProxyOptions {
   allowedHosts?: readonly string[] | undefined;
   /** One line per request (id, route, model, status, times, retries, rescues, nudges, compactions); default none. */
   accessLog?: AccessLogOptions | undefined;
+  /** Report each guarded request as a run to a watch server (`forge watch`); default none. */
+  watch?: ProxyWatchOptions | undefined;
 }
 
 /** Default in-flight cap: 64 requests (above a single-GPU server's slots, so it only bounds floods). */
@@ -97,7 +100,7 @@ export function createProxy(options: ProxyOptions): Hono {
     maxWaiting: maxQueue,
     name: "the --max-body-memory queue",
   });
-  const service = createChatService({
+  const chatService = createChatService({
     backend,
     maxRetries: options.maxRetries ?? 3,
     rescueEnabled: options.rescueEnabled ?? true,
@@ -105,6 +108,7 @@ export function createProxy(options: ProxyOptions): Hono {
     budgetTokens: options.budgetTokens,
     queue,
   });
+  const service = options.watch ? watchChatService(chatService, options.watch) : chatService;
   const deps: RouteDeps = {
     backend,
     service,

@@ -22,6 +22,23 @@ export interface RequestStats {
   nudges: number;
   /** Histories compacted before a call. */
   compactions: number;
+  /** Sees the request's messages, compactions and backend calls as they happen (`forge proxy --watch`). */
+  observer?: RequestObserver | undefined;
+}
+
+/** What a request's observer is told, as it happens. */
+export interface RequestObserver {
+  /** A message the loop appended (a nudge, the accepted calls). */
+  onMessage(message: Message): void;
+  /** The history was compacted before a call. */
+  onCompaction(before: readonly Message[], after: readonly Message[], stepIndex: number): void;
+  /** A backend call ended (`startedAt` from `performance.now()`); `response` null when it threw or streamed. */
+  onBackendCall(call: {
+    startedAt: number;
+    messages: readonly Record<string, unknown>[];
+    response: LLMResponse | null;
+    error: unknown;
+  }): void;
 }
 
 /** Fresh counters. */
@@ -61,6 +78,7 @@ const NUDGE_TYPES: ReadonlySet<string> = new Set([
 /** Count a message the loop appended, when it is a nudge. */
 export function noteAppendedMessage(stats: RequestStats, message: Message): void {
   if (NUDGE_TYPES.has(message.metadata.type)) stats.nudges += 1;
+  stats.observer?.onMessage(message);
 }
 
 /** A compactor that counts the compactions `inner` makes (it returns a new array when it compacts). */
@@ -68,7 +86,10 @@ export function countCompactions(inner: HistoryCompactor, stats: RequestStats): 
   return {
     maybeCompact(messages, stepIndex, stepHint) {
       const result = inner.maybeCompact(messages, stepIndex, stepHint);
-      if (result !== messages) stats.compactions += 1;
+      if (result !== messages) {
+        stats.compactions += 1;
+        stats.observer?.onCompaction(messages, result, stepIndex ?? 0);
+      }
       return result;
     },
   };
@@ -91,10 +112,16 @@ export class CountingClient implements LLMClient {
   async send(...args: Parameters<LLMClient["send"]>): Promise<LLMResponse> {
     const started = performance.now();
     this.#stats.backendCalls += 1;
+    const observe = (response: LLMResponse | null, error: unknown) =>
+      this.#stats.observer?.onBackendCall({ startedAt: started, messages: args[0], response, error });
     try {
       const response = await this.#inner.send(...args);
       this.lastAnswerWasText = !Array.isArray(response);
+      observe(response, null);
       return response;
+    } catch (error) {
+      observe(null, error);
+      throw error;
     } finally {
       this.#stats.backendMs += performance.now() - started;
     }

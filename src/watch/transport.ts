@@ -99,6 +99,8 @@ export interface WatchRun {
   readonly runId: string;
   state(state: string, iteration: number): void;
   message(message: Message): void;
+  /** Several messages at once, in one POST (a request's history). */
+  messages(messages: readonly Message[]): void;
   /** An LLM call that started at `startedAt` (`performance.now()`). */
   exchange(startedAt: number, exchange: Omit<TimelineExchange, "at">): void;
   compaction(compaction: Omit<TimelineCompaction, "at">): void;
@@ -139,6 +141,15 @@ export function openWatchRun(
     runId,
     state: (state, iteration) => emit({ type: "state.entered", at: since(), state, iteration }),
     message: (message) => emit({ type: "message.appended", at: since(), message }),
+    messages: (messages) => {
+      const at = since();
+      if (messages.length > 0) {
+        transport.post(
+          runId,
+          messages.map((message) => ({ type: "message.appended", at, message })),
+        );
+      }
+    },
     exchange: (startedAt, exchange) =>
       emit({ type: "llm.called", at: Math.max(0, Math.round(startedAt - openedAt)), ...exchange }),
     compaction: (compaction) => emit({ type: "context.compacted", at: since(), ...compaction }),
