@@ -1,4 +1,10 @@
-/** Durable runs on a queue: the RunQueue interface, the embedded engine, workers and registries. */
+/** Durable runs on a queue: the RunQueue interface, the embedded and BullMQ engines, workers and registries. */
+export {
+  type BullmqQueueOptions,
+  BullmqRunQueue,
+  createBullmqQueue,
+  RunQueueConnectionError,
+} from "./bullmq-queue.ts";
 export { createEmbeddedQueue, type EmbeddedQueueOptions } from "./embedded-queue.ts";
 export {
   type EnqueueOptions,

@@ -1,0 +1,594 @@
+/**
+ * The BullMQ run queue: runs are BullMQ jobs on Redis (job id = run id), taken by manual
+ * processing (`Worker.getNextJob`) so that a lease is the job's lock token. The lease renews the
+ * lock every `lockMs / 2`; a worker that dies stops renewing and BullMQ's stall checker moves its
+ * job back to waiting, where the next taker resumes it from the checkpoint kept in the job's data.
+ * BullMQ does not fence writes (a worker paused past its lock keeps running), so every checkpoint
+ * write is a Lua compare-and-set on the job's lock key: only the lock's holder may write.
+ */
+import { randomUUID } from "node:crypto";
+import { type Job, Queue, QueueEvents, Worker } from "bullmq";
+import { Redis } from "ioredis";
+import {
+  type EnqueueOptions,
+  LeaseLostError,
+  type RunJob,
+  type RunLease,
+  type RunQueue,
+  type RunRecord,
+  type RunStatus,
+  type StoredCheckpoint,
+} from "./run-queue.ts";
+
+/** Options of `createBullmqQueue`. */
+export interface BullmqQueueOptions {
+  /** Where Redis listens: `{ host, port }` or `{ url: "redis://…" }`. */
+  connection: { host: string; port: number } | { url: string };
+  /** The BullMQ queue's name (default "forge-runs"). Producers and workers must agree. */
+  name?: string;
+  /** BullMQ's key prefix (default "bull"). */
+  prefix?: string;
+  /** How long a lease's lock lives without renewal; renewed every `lockMs / 2` (default 10 000). */
+  lockMs?: number;
+  /** How often workers look for runs whose worker died (default 5 000). */
+  stalledIntervalMs?: number;
+  /** Times a run may lose its worker before it fails for good (default 3; BullMQ's is 1). */
+  maxStalledCount?: number;
+  /** How long to wait for Redis on open (default 5 000). */
+  connectTimeoutMs?: number;
+  /** Hears connection errors while the queue reconnects (operations under way reject on their own). */
+  onError?: (error: Error) => void;
+}
+
+type RedisAddress = { url: string } | { host: string; port: number };
+
+/** Redis could not be reached when the queue opened. */
+export class RunQueueConnectionError extends Error {
+  constructor(address: string, detail: string) {
+    super(
+      `Cannot reach Redis at ${address} (${detail}). Start redis-server there, or pass the right connection ({ host, port } or { url }).`,
+    );
+    this.name = "RunQueueConnectionError";
+  }
+}
+
+/** What the job's `data` holds: the run's job, its last checkpoint, its last error. */
+interface JobData extends RunJob {
+  checkpoint?: StoredCheckpoint;
+  error?: { name: string; message: string };
+}
+
+/** BullMQ runs lower numbers first and priority 0 before every prioritised job: map to 1…2^21. */
+const PRIORITY_BASE = 2 ** 20;
+/** Run ids BullMQ accepts as job ids: no ':' and not an integer. */
+const RUN_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+/** A field of the job's hash that `cancel` sets: the lease sees it at its next write or renewal. */
+const CANCEL_FIELD = "forgeCancelled";
+
+/**
+ * The fenced write: `data` is replaced only while KEYS[1] (the job's lock) holds this lease's token
+ * and the run is not cancelled. ARGV[2] empty checks without writing. 1 written, 0 lock lost,
+ * -1 cancelled.
+ */
+const SAVE_SCRIPT = `
+if redis.call("GET", KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call("HEXISTS", KEYS[2], "${CANCEL_FIELD}") == 1 then return -1 end
+if ARGV[2] ~= "" then redis.call("HSET", KEYS[2], "data", ARGV[2]) end
+return 1`;
+
+/** BullMQ's extendLock (extend, leave the stalled set) that also reports a cancelled run (-1). */
+const RENEW_SCRIPT = `
+if redis.call("GET", KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call("HEXISTS", KEYS[3], "${CANCEL_FIELD}") == 1 then return -1 end
+redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
+redis.call("SREM", KEYS[2], ARGV[3])
+return 1`;
+
+/** Mark a run cancelled unless it finished: -2 no such run, 0 finished, 1 marked. */
+const CANCEL_SCRIPT = `
+if redis.call("EXISTS", KEYS[1]) == 0 then return -2 end
+if redis.call("ZSCORE", KEYS[2], ARGV[1]) or redis.call("ZSCORE", KEYS[3], ARGV[1]) then return 0 end
+redis.call("HSET", KEYS[1], "${CANCEL_FIELD}", "1")
+return 1`;
+
+type FencedRedis = Redis & {
+  forgeSave(lock: string, job: string, token: string, data: string): Promise<number>;
+  forgeRenew(
+    lock: string,
+    stalled: string,
+    job: string,
+    token: string,
+    ms: number,
+    id: string,
+  ): Promise<number>;
+  forgeCancel(job: string, completed: string, failed: string, id: string): Promise<number>;
+};
+
+/**
+ * Open a run queue on Redis through BullMQ. Producers and workers open it with the same `name`.
+ * @example
+ * const queue = await createBullmqQueue({ connection: { url: "redis://127.0.0.1:6379" } });
+ * await queue.enqueue("weather", "Weather in Paris?", { runId: "order-17", priority: 5 });
+ * const worker = startWorker({ queue, registry });
+ */
+export async function createBullmqQueue(options: BullmqQueueOptions): Promise<BullmqRunQueue> {
+  const connection: RedisAddress =
+    "url" in options.connection
+      ? { url: options.connection.url }
+      : { host: options.connection.host, port: options.connection.port };
+  const address = "url" in connection ? connection.url : `${connection.host}:${connection.port}`;
+  const redis = (
+    "url" in connection
+      ? new Redis(connection.url, { maxRetriesPerRequest: null, lazyConnect: true })
+      : new Redis({ ...connection, maxRetriesPerRequest: null, lazyConnect: true })
+  ) as FencedRedis;
+  redis.on("error", (error: Error) => options.onError?.(error));
+  redis.defineCommand("forgeSave", { numberOfKeys: 2, lua: SAVE_SCRIPT });
+  redis.defineCommand("forgeRenew", { numberOfKeys: 3, lua: RENEW_SCRIPT });
+  redis.defineCommand("forgeCancel", { numberOfKeys: 3, lua: CANCEL_SCRIPT });
+  const timeoutMs = options.connectTimeoutMs ?? 5_000;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      redis.connect().then(() => redis.ping()),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+  } catch (error) {
+    redis.disconnect();
+    throw new RunQueueConnectionError(address, (error as Error).message);
+  } finally {
+    clearTimeout(timer);
+  }
+  return new BullmqRunQueue(redis, connection, options);
+}
+
+/** The BullMQ engine's queue: a `RunQueue`, plus `waitForWork` for workers. */
+export class BullmqRunQueue implements RunQueue {
+  readonly #redis: FencedRedis;
+  readonly #connection: { url: string } | { host: string; port: number };
+  readonly #name: string;
+  readonly #prefix: string;
+  readonly #lockMs: number;
+  readonly #stalledIntervalMs: number;
+  readonly #maxStalledCount: number;
+  readonly #onError: (error: Error) => void;
+  readonly #queue: Queue<JobData>;
+  readonly #leases = new Map<string, LiveLease>();
+  readonly #waiters = new Map<string, Set<() => void>>();
+  #worker: Promise<Worker<JobData>> | undefined;
+  #events: Promise<QueueEvents> | undefined;
+  #closed = false;
+
+  /** @internal Use `createBullmqQueue`. */
+  constructor(
+    redis: FencedRedis,
+    connection: { url: string } | { host: string; port: number },
+    options: BullmqQueueOptions,
+  ) {
+    this.#redis = redis;
+    this.#connection = connection;
+    this.#name = options.name ?? "forge-runs";
+    this.#prefix = options.prefix ?? "bull";
+    this.#lockMs = options.lockMs ?? 10_000;
+    this.#stalledIntervalMs = options.stalledIntervalMs ?? 5_000;
+    this.#maxStalledCount = options.maxStalledCount ?? 3;
+    this.#onError = options.onError ?? (() => {});
+    this.#queue = new Queue<JobData>(this.#name, { connection, prefix: this.#prefix });
+    this.#queue.on("error", this.#onError);
+  }
+
+  /** A key of this queue as BullMQ lays it out: `<prefix>:<name>:<suffix>`. */
+  key(suffix: string): string {
+    return `${this.#prefix}:${this.#name}:${suffix}`;
+  }
+
+  async enqueue(workflow: string, message: string, options: EnqueueOptions = {}): Promise<RunRecord> {
+    this.#assertOpen();
+    const runId = options.runId ?? randomUUID();
+    if (!RUN_ID.test(runId) || `${Number.parseInt(runId, 10)}` === runId) {
+      throw new RangeError(
+        `runId must be 1-128 characters of A-Z a-z 0-9 _ . - and not an integer (BullMQ job ids), got ${JSON.stringify(runId)}`,
+      );
+    }
+    const priority = options.priority ?? 0;
+    if (!Number.isInteger(priority) || priority <= -PRIORITY_BASE || priority >= PRIORITY_BASE) {
+      throw new RangeError(
+        `priority must be an integer between ${-PRIORITY_BASE + 1} and ${PRIORITY_BASE - 1} on the BullMQ queue, got ${priority}`,
+      );
+    }
+    const data: JobData = {
+      runId,
+      workflow,
+      message,
+      priority,
+      ...(options.promptVars && { promptVars: options.promptVars }),
+    };
+    // An existing job id makes `add` a no-op that returns the existing job.
+    await this.#queue.add(workflow, data, { jobId: runId, priority: PRIORITY_BASE - priority });
+    const record = await this.get(runId);
+    if (!record) throw new Error(`Run ${runId} vanished right after it was enqueued`);
+    return record;
+  }
+
+  async take(workerId: string): Promise<RunLease | null> {
+    this.#assertOpen();
+    const worker = await this.#startWorker();
+    for (;;) {
+      const token = `${workerId}:${randomUUID()}`;
+      const job = await worker.getNextJob(token, { block: false });
+      if (!job?.id) return null;
+      if ((await this.#redis.hexists(this.key(job.id), CANCEL_FIELD)) === 1) {
+        // Cancelled while it waited: settle it as failed and look further.
+        await job.moveToFailed(new Error(`Run ${job.id} was cancelled`), token, false);
+        continue;
+      }
+      return this.#leaseOf(job, token);
+    }
+  }
+
+  async get(runId: string): Promise<RunRecord | undefined> {
+    const job = await this.#queue.getJob(runId);
+    if (!job) return undefined;
+    const [state, cancelled] = await Promise.all([
+      job.getState(),
+      this.#redis.hexists(this.key(runId), CANCEL_FIELD),
+    ]);
+    return recordOf(job, state, cancelled === 1);
+  }
+
+  async list(filter: { status?: RunStatus } = {}): Promise<RunRecord[]> {
+    const states = ["active", "waiting", "prioritized", "delayed", "completed", "failed"] as const;
+    const found = new Map<string, { job: Job<JobData>; state: string }>();
+    for (const state of states) {
+      for (const job of await this.#queue.getJobs([state], 0, -1, true)) {
+        if (job?.id && !found.has(job.id)) found.set(job.id, { job, state });
+      }
+    }
+    const entries = [...found.values()];
+    const pipeline = this.#redis.pipeline();
+    for (const { job } of entries) pipeline.hexists(this.key(job.id as string), CANCEL_FIELD);
+    const cancelled = (await pipeline.exec()) ?? [];
+    return entries
+      .map(({ job, state }, index) => recordOf(job, state, cancelled[index]?.[1] === 1))
+      .filter((record) => filter.status === undefined || record.status === filter.status)
+      .sort((a, b) => a.enqueuedAt - b.enqueuedAt);
+  }
+
+  async result(runId: string, options: { signal?: AbortSignal } = {}): Promise<unknown> {
+    await this.#listenForFinished();
+    for (;;) {
+      const run = await this.get(runId);
+      if (!run) throw new RangeError(`No run ${runId} in this queue`);
+      if (run.status === "completed") return run.result;
+      if (run.status === "failed" || run.status === "cancelled") {
+        const error = new Error(run.error?.message ?? `Run ${runId} was ${run.status}`);
+        error.name = run.error?.name ?? "Error";
+        throw error;
+      }
+      options.signal?.throwIfAborted();
+      this.#assertOpen();
+      // A finished event wakes this at once; the timer covers events missed while reconnecting.
+      await this.#changed(runId, 1_000, options.signal);
+    }
+  }
+
+  async cancel(runId: string): Promise<void> {
+    const outcome = await this.#redis.forgeCancel(
+      this.key(runId),
+      this.key("completed"),
+      this.key("failed"),
+      runId,
+    );
+    if (outcome !== 1) return;
+    // A lease held in this process stops now; one held elsewhere at its next write or renewal.
+    await this.#leases.get(runId)?.cancelled();
+    this.#notify(runId);
+  }
+
+  /** Resolves when a run may be waiting (a run was added or moved back to waiting), or after 1 s. */
+  async waitForWork(signal?: AbortSignal): Promise<void> {
+    await this.#listenForFinished();
+    await this.#changed("work", 1_000, signal);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const lease of this.#leases.values()) lease.abort(new Error("The run queue closed"));
+    this.#leases.clear();
+    this.#notify("closed");
+    const worker = await this.#worker?.catch(() => undefined);
+    const events = await this.#events?.catch(() => undefined);
+    await Promise.allSettled([worker?.close(true), events?.close(), this.#queue.close()]);
+    this.#redis.disconnect();
+  }
+
+  #startWorker(): Promise<Worker<JobData>> {
+    this.#worker ??= (async () => {
+      const worker = new Worker<JobData>(this.#name, null, {
+        connection: this.#connection,
+        prefix: this.#prefix,
+        autorun: false,
+        lockDuration: this.#lockMs,
+        stalledInterval: this.#stalledIntervalMs,
+        maxStalledCount: this.#maxStalledCount,
+      });
+      worker.on("error", this.#onError);
+      await worker.waitUntilReady();
+      // Manual processing does not start BullMQ's stall checker: every worker process runs it.
+      await worker.startStalledCheckTimer();
+      return worker;
+    })();
+    return this.#worker;
+  }
+
+  #listenForFinished(): Promise<QueueEvents> {
+    this.#events ??= (async () => {
+      const events = new QueueEvents(this.#name, { connection: this.#connection, prefix: this.#prefix });
+      events.on("error", this.#onError);
+      events.on("completed", ({ jobId }) => this.#notify(jobId));
+      events.on("failed", ({ jobId }) => this.#notify(jobId));
+      events.on("waiting", () => this.#notify("work"));
+      events.on("stalled", () => this.#notify("work"));
+      await events.waitUntilReady();
+      return events;
+    })();
+    return this.#events;
+  }
+
+  #leaseOf(job: Job<JobData>, token: string): RunLease {
+    const runId = job.id as string;
+    const lease = new LiveLease({
+      job,
+      token,
+      redis: this.#redis,
+      lockKey: this.key(`${runId}:lock`),
+      jobKey: this.key(runId),
+      stalledKey: this.key("stalled"),
+      lockMs: this.#lockMs,
+      onEnd: () => this.#leases.delete(runId),
+    });
+    this.#leases.set(runId, lease);
+    return lease;
+  }
+
+  #changed(key: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const waiters = this.#waiters.get(key) ?? new Set();
+      this.#waiters.set(key, waiters);
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        signal?.removeEventListener("abort", aborted);
+        resolve();
+      };
+      const aborted = () => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        reject(signal?.reason);
+      };
+      const timer = setTimeout(done, timeoutMs);
+      waiters.add(done);
+      signal?.addEventListener("abort", aborted, { once: true });
+    });
+  }
+
+  #notify(key: string): void {
+    const keys = key === "closed" ? [...this.#waiters.keys()] : [key];
+    for (const each of keys) for (const waiter of [...(this.#waiters.get(each) ?? [])]) waiter();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error("The run queue is closed");
+  }
+}
+
+/** One held job: renews its lock, fences its writes, and settles through BullMQ's token checks. */
+class LiveLease implements RunLease {
+  readonly job: RunJob;
+  readonly checkpoint: StoredCheckpoint | undefined;
+  readonly attempts: number;
+  readonly #controller = new AbortController();
+  readonly #bullJob: Job<JobData>;
+  readonly #token: string;
+  readonly #redis: FencedRedis;
+  readonly #lockKey: string;
+  readonly #jobKey: string;
+  readonly #stalledKey: string;
+  readonly #lockMs: number;
+  readonly #onEnd: () => void;
+  readonly #renewal: NodeJS.Timeout;
+  #data: JobData;
+  #renewedAt = Date.now();
+  #ended = false;
+
+  constructor(input: {
+    job: Job<JobData>;
+    token: string;
+    redis: FencedRedis;
+    lockKey: string;
+    jobKey: string;
+    stalledKey: string;
+    lockMs: number;
+    onEnd: () => void;
+  }) {
+    this.#bullJob = input.job;
+    this.#token = input.token;
+    this.#redis = input.redis;
+    this.#lockKey = input.lockKey;
+    this.#jobKey = input.jobKey;
+    this.#stalledKey = input.stalledKey;
+    this.#lockMs = input.lockMs;
+    this.#onEnd = input.onEnd;
+    this.#data = input.job.data;
+    const { checkpoint: _checkpoint, error: _error, ...job } = input.job.data;
+    this.job = job;
+    this.checkpoint = input.job.data.checkpoint;
+    this.attempts = input.job.attemptsStarted ?? 1;
+    this.#renewal = setInterval(() => void this.#renew(), Math.max(50, Math.floor(this.#lockMs / 2)));
+    this.#renewal.unref();
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  async saveCheckpoint(checkpoint: StoredCheckpoint): Promise<void> {
+    await this.#write({ ...this.#data, checkpoint });
+  }
+
+  async complete(result: unknown): Promise<void> {
+    await this.#write(undefined);
+    await this.#settle(() => this.#bullJob.moveToCompleted(result ?? null, this.#token, false));
+  }
+
+  async fail(
+    error: { name: string; message: string },
+    options: { retry: boolean } = { retry: false },
+  ): Promise<void> {
+    await this.#write({ ...this.#data, error });
+    if (options.retry) {
+      await this.#settle(() => this.#bullJob.moveToWait(this.#token));
+      return;
+    }
+    await this.#settle(() =>
+      this.#bullJob.moveToFailed(
+        Object.assign(new Error(error.message), { name: error.name }),
+        this.#token,
+        false,
+      ),
+    );
+  }
+
+  async release(): Promise<void> {
+    await this.#write(undefined);
+    await this.#settle(() => this.#bullJob.moveToWait(this.#token));
+  }
+
+  /** The run was cancelled: stop it, and settle the job as failed while this lease holds its lock. */
+  async cancelled(): Promise<void> {
+    if (this.#ended) return;
+    this.abort(new LeaseLostError(this.job.runId, "the run was cancelled"));
+    await this.#bullJob
+      .moveToFailed(new Error(`Run ${this.job.runId} was cancelled`), this.#token, false)
+      .catch(() => {});
+  }
+
+  abort(reason: Error): void {
+    this.#end();
+    this.#controller.abort(reason);
+  }
+
+  /** Write `data` (or only check the lease with undefined), fenced on the lock token. */
+  async #write(data: JobData | undefined): Promise<void> {
+    if (this.#ended) throw this.#lostError("this lease already ended");
+    const outcome = await this.#redis.forgeSave(
+      this.#lockKey,
+      this.#jobKey,
+      this.#token,
+      data === undefined ? "" : JSON.stringify(data),
+    );
+    if (outcome === 1) {
+      if (data) this.#data = data;
+      return;
+    }
+    if (outcome === -1) {
+      await this.cancelled();
+      throw this.#lostError("the run was cancelled");
+    }
+    const error = this.#lostError("its lock expired or another worker holds it");
+    this.abort(error);
+    throw error;
+  }
+
+  async #settle(move: () => Promise<unknown>): Promise<void> {
+    try {
+      await move();
+    } catch (error) {
+      // BullMQ's token check refused: the lock moved on between the check and the move.
+      if ((await this.#redis.get(this.#lockKey)) !== this.#token) {
+        const lost = this.#lostError(`BullMQ refused: ${(error as Error).message}`);
+        this.abort(lost);
+        throw lost;
+      }
+      throw error;
+    }
+    this.#end();
+  }
+
+  async #renew(): Promise<void> {
+    if (this.#ended) return;
+    try {
+      const outcome = await this.#redis.forgeRenew(
+        this.#lockKey,
+        this.#stalledKey,
+        this.#jobKey,
+        this.#token,
+        this.#lockMs,
+        this.job.runId,
+      );
+      if (this.#ended) return;
+      if (outcome === 1) this.#renewedAt = Date.now();
+      else if (outcome === -1) await this.cancelled();
+      else this.abort(this.#lostError("its lock expired or another worker holds it"));
+    } catch (error) {
+      if (!this.#ended && Date.now() - this.#renewedAt >= this.#lockMs) {
+        this.abort(this.#lostError(`the lock could not be renewed: ${(error as Error).message}`));
+      }
+    }
+  }
+
+  #lostError(detail: string): LeaseLostError {
+    const reason = this.#controller.signal.reason;
+    return reason instanceof LeaseLostError ? reason : new LeaseLostError(this.job.runId, detail);
+  }
+
+  #end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    clearInterval(this.#renewal);
+    this.#onEnd();
+  }
+}
+
+function recordOf(job: Job<JobData>, state: string, cancelled: boolean): RunRecord {
+  const { checkpoint, error, ...run } = job.data;
+  const status: RunStatus =
+    state === "completed"
+      ? "completed"
+      : cancelled
+        ? "cancelled"
+        : state === "failed"
+          ? "failed"
+          : state === "active"
+            ? "active"
+            : "waiting";
+  const failure =
+    status === "cancelled"
+      ? { name: "WorkflowCancelledError", message: `Run ${run.runId} was cancelled` }
+      : status === "failed"
+        ? (error ?? stalledError(job))
+        : status === "waiting"
+          ? error
+          : undefined;
+  return {
+    ...run,
+    status,
+    attempts: job.attemptsStarted ?? 0,
+    ...(checkpoint && { checkpoint }),
+    ...(status === "completed" && { result: job.returnvalue ?? null }),
+    ...(failure && { error: failure }),
+    enqueuedAt: job.timestamp,
+    ...(job.finishedOn && { finishedAt: job.finishedOn }),
+  };
+}
+
+/** A failure BullMQ recorded itself: in practice, a run whose workers died too many times. */
+function stalledError(job: Job<JobData>): { name: string; message: string } {
+  return {
+    name: "RunStalledError",
+    message: `Run ${job.id} failed in BullMQ: ${job.failedReason} (its worker stopped renewing the lock more times than maxStalledCount allows)`,
+  };
+}

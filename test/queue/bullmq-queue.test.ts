@@ -1,0 +1,340 @@
+/**
+ * The BullMQ run queue against a real redis-server on 127.0.0.1: BullMQ's key layout that the
+ * fenced write relies on, idempotent enqueue, priority then FIFO, results, cancellation, fencing,
+ * retries and stalled runs keeping their checkpoint.
+ */
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineTool } from "../../src/core/tools.ts";
+import { defineWorkflow } from "../../src/core/workflow.ts";
+import { WorkflowRunner } from "../../src/loop/runner.ts";
+import {
+  type BullmqQueueOptions,
+  type BullmqRunQueue,
+  createBullmqQueue,
+  defineRegistry,
+  LeaseLostError,
+  RunQueueConnectionError,
+  type StoredCheckpoint,
+  startWorker,
+} from "../../src/queue/index.ts";
+import { ScriptedClient, toolCall } from "../../src/testing/index.ts";
+import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
+import { startTestRedisServer, type TestRedisServer } from "../helpers/redis-server.ts";
+
+let redis: TestRedisServer;
+let client: Redis;
+beforeAllOrFail(async () => {
+  redis = await startTestRedisServer();
+  client = new Redis(redis.port, "127.0.0.1");
+}, 30_000);
+afterAll(async () => {
+  client?.disconnect();
+  await redis?.stop();
+});
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A queue with its own name, so tests never see each other's runs. */
+async function openQueue(options: Partial<BullmqQueueOptions> = {}): Promise<BullmqRunQueue> {
+  const queue = await createBullmqQueue({
+    connection: { host: "127.0.0.1", port: redis.port },
+    name: `test-${randomUUID()}`,
+    ...options,
+  });
+  cleanups.push(() => queue.close());
+  return queue;
+}
+
+function checkpointOf(seq: number): StoredCheckpoint {
+  return {
+    snapshot: { seq },
+    meta: {
+      seq,
+      workflow: "echo",
+      definitionHash: "h",
+      machineVersion: 1,
+      reason: "test",
+      runId: "r",
+      iteration: seq,
+    },
+  };
+}
+
+/** A one-step workflow whose answer echoes the user message; the model always calls it. */
+function echo() {
+  const seen: string[] = [];
+  const answer = defineTool({
+    name: "answer",
+    description: "Answer",
+    parameters: z.object({ text: z.string() }),
+    execute: ({ text }) => {
+      seen.push(text);
+      return `answered ${text}`;
+    },
+  });
+  const workflow = defineWorkflow({
+    name: "echo",
+    description: "Answer at once",
+    tools: [answer],
+    terminalTool: "answer",
+    systemPrompt: "Answer.",
+  });
+  const scripted = new ScriptedClient(
+    Array.from(
+      { length: 20 },
+      () => (call: { messages: Record<string, unknown>[] }) =>
+        toolCall("answer", { text: String(call.messages[1]?.content) }),
+    ),
+  );
+  const runner = new WorkflowRunner({
+    client: scripted,
+    contextManager: { maybeCompact: (messages) => messages },
+  });
+  return { workflow, runner, seen };
+}
+
+describe("the BullMQ queue's key layout (what the fenced write relies on)", () => {
+  it("keeps the lease's token in <prefix>:<name>:<runId>:lock and the run in the job hash's data field", async () => {
+    const name = `layout-${randomUUID()}`;
+    const queue = await openQueue({ name });
+    await queue.enqueue("echo", "x", { runId: "k1" });
+    const lease = await queue.take("worker-a");
+    expect(lease).not.toBeNull();
+    const token = await client.get(`bull:${name}:k1:lock`);
+    expect(token).toMatch(/^worker-a:/);
+    expect(await client.pttl(`bull:${name}:k1:lock`)).toBeGreaterThan(0);
+    await lease?.saveCheckpoint(checkpointOf(1));
+    const data = JSON.parse((await client.hget(`bull:${name}:k1`, "data")) ?? "null");
+    expect(data).toMatchObject({ runId: "k1", workflow: "echo", checkpoint: { meta: { seq: 1 } } });
+    // Another holder's token in the lock key: this lease's writes are refused and it stops.
+    await client.set(`bull:${name}:k1:lock`, "someone-else", "PX", 10_000);
+    await expect(lease?.saveCheckpoint(checkpointOf(2))).rejects.toBeInstanceOf(LeaseLostError);
+    expect(lease?.signal.aborted).toBe(true);
+    const after = JSON.parse((await client.hget(`bull:${name}:k1`, "data")) ?? "null");
+    expect(after.checkpoint.meta.seq).toBe(1);
+  });
+
+  it("maps forge priorities to BullMQ priorities of 1 or more (0 would run before all of them)", async () => {
+    const name = `prio-${randomUUID()}`;
+    const queue = await openQueue({ name });
+    await queue.enqueue("echo", "x", { runId: "p0" });
+    await queue.enqueue("echo", "x", { runId: "p9", priority: 9 });
+    const p0 = Number(await client.hget(`bull:${name}:p0`, "priority"));
+    const p9 = Number(await client.hget(`bull:${name}:p9`, "priority"));
+    expect(p9).toBeGreaterThanOrEqual(1);
+    expect(p9).toBeLessThan(p0);
+    await expect(queue.enqueue("echo", "x", { runId: "big", priority: 2 ** 21 })).rejects.toThrow(
+      /priority must be an integer/,
+    );
+  });
+});
+
+describe("the BullMQ queue", () => {
+  it("says where Redis was expected when it cannot connect", async () => {
+    await expect(
+      createBullmqQueue({ connection: { host: "127.0.0.1", port: 1 }, connectTimeoutMs: 1_000 }),
+    ).rejects.toBeInstanceOf(RunQueueConnectionError);
+  });
+
+  it("enqueues idempotently by run id", async () => {
+    const queue = await openQueue();
+    const first = await queue.enqueue("echo", "one", { runId: "r1" });
+    const again = await queue.enqueue("echo", "two", { runId: "r1" });
+    expect(again).toEqual(first);
+    expect(first).toMatchObject({ runId: "r1", message: "one", status: "waiting", attempts: 0 });
+    expect(await queue.list()).toHaveLength(1);
+    await expect(queue.enqueue("echo", "x", { runId: "no spaces" })).rejects.toThrow(/runId must be/);
+    await expect(queue.enqueue("echo", "x", { runId: "42" })).rejects.toThrow(/not an integer/);
+  });
+
+  it("hands runs out by priority, then first in first out", async () => {
+    const queue = await openQueue();
+    await queue.enqueue("echo", "low-1", { runId: "a" });
+    await queue.enqueue("echo", "high", { runId: "b", priority: 5 });
+    await queue.enqueue("echo", "low-2", { runId: "c" });
+    await queue.enqueue("echo", "lowest", { runId: "d", priority: -3 });
+    await queue.enqueue("echo", "high-2", { runId: "e", priority: 5 });
+    const order: string[] = [];
+    for (let lease = await queue.take("w"); lease; lease = await queue.take("w")) {
+      order.push(lease.job.runId);
+      await lease.complete(null);
+    }
+    expect(order).toEqual(["b", "e", "a", "c", "d"]);
+    expect((await queue.list({ status: "completed" })).map((run) => run.runId)).toEqual([
+      "a",
+      "b",
+      "c",
+      "d",
+      "e",
+    ]);
+  });
+
+  it("runs enqueued workflows on a worker and hands back results", async () => {
+    const queue = await openQueue();
+    const { workflow, runner, seen } = echo();
+    const worker = startWorker({
+      queue,
+      registry: defineRegistry({ workflows: [workflow], runner }),
+      concurrency: 2,
+    });
+    cleanups.push(() => worker.close());
+    await Promise.all(["x", "y", "z"].map((text) => queue.enqueue("echo", text, { runId: `run-${text}` })));
+    expect(await queue.result("run-y")).toBe("answered y");
+    expect(await queue.result("run-z")).toBe("answered z");
+    expect(await queue.result("run-x")).toBe("answered x");
+    expect(seen.sort()).toEqual(["x", "y", "z"]);
+    const record = await queue.get("run-x");
+    expect(record).toMatchObject({ status: "completed", attempts: 1, result: "answered x" });
+    expect(record?.checkpoint?.meta.runId).toBe("run-x");
+  });
+
+  it("fails a run naming an unknown workflow, with the reason", async () => {
+    const queue = await openQueue();
+    const { workflow, runner } = echo();
+    const worker = startWorker({ queue, registry: defineRegistry({ workflows: [workflow], runner }) });
+    cleanups.push(() => worker.close());
+    await queue.enqueue("nope", "?", { runId: "bad" });
+    await expect(queue.result("bad")).rejects.toThrow(/No workflow 'nope'/);
+    expect((await queue.get("bad"))?.error?.name).toBe("WorkflowDefinitionError");
+  });
+
+  it("cancels a waiting run; result() rejects and no worker gets it", async () => {
+    const queue = await openQueue();
+    await queue.enqueue("echo", "later", { runId: "c1" });
+    await queue.cancel("c1");
+    expect((await queue.get("c1"))?.status).toBe("cancelled");
+    await expect(queue.result("c1")).rejects.toThrow(/cancelled/);
+    expect(await queue.take("w")).toBeNull();
+    expect((await queue.get("c1"))?.status).toBe("cancelled");
+  });
+
+  it("fences writes: a lease of a run cancelled in this process cannot write", async () => {
+    const queue = await openQueue();
+    await queue.enqueue("echo", "x", { runId: "f1" });
+    const lease = await queue.take("w");
+    await queue.cancel("f1");
+    expect(lease?.signal.aborted).toBe(true);
+    await expect(lease?.complete("late")).rejects.toThrow(/lease is gone/);
+    expect((await queue.get("f1"))?.status).toBe("cancelled");
+    await expect(queue.result("f1")).rejects.toThrow(/cancelled/);
+  });
+
+  it("stops a lease held elsewhere at its next renewal when the run is cancelled", async () => {
+    const name = `cancel-${randomUUID()}`;
+    const workerSide = await openQueue({ name, lockMs: 400 });
+    const producerSide = await openQueue({ name });
+    await producerSide.enqueue("echo", "x", { runId: "f2" });
+    const lease = await workerSide.take("w");
+    await producerSide.cancel("f2");
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(lease?.signal.aborted).toBe(true);
+    expect(lease?.signal.reason).toBeInstanceOf(LeaseLostError);
+    await expect(lease?.saveCheckpoint(checkpointOf(1))).rejects.toThrow(/cancelled/);
+    expect((await producerSide.get("f2"))?.status).toBe("cancelled");
+  });
+
+  it("aborts the lease when its lock is lost, and refuses its writes", async () => {
+    const name = `lost-${randomUUID()}`;
+    const queue = await openQueue({ name, lockMs: 400 });
+    await queue.enqueue("echo", "x", { runId: "l1" });
+    const lease = await queue.take("w");
+    await lease?.saveCheckpoint(checkpointOf(1));
+    await client.del(`bull:${name}:l1:lock`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(lease?.signal.aborted).toBe(true);
+    await expect(lease?.complete("late")).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await queue.get("l1"))?.status).toBe("active");
+  });
+
+  it("renews the lock while a lease is held, past lockMs", async () => {
+    const queue = await openQueue({ lockMs: 300, stalledIntervalMs: 100 });
+    await queue.enqueue("echo", "x", { runId: "n1" });
+    const lease = await queue.take("w");
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(lease?.signal.aborted).toBe(false);
+    await lease?.saveCheckpoint(checkpointOf(1));
+    await lease?.complete("done");
+    expect(await queue.result("n1")).toBe("done");
+  });
+
+  it("retries a failed run from its last checkpoint; hands a run back on release", async () => {
+    const queue = await openQueue();
+    await queue.enqueue("echo", "x", { runId: "t1" });
+    const first = await queue.take("w");
+    await first?.saveCheckpoint(checkpointOf(3));
+    await first?.fail({ name: "BackendError", message: "503" }, { retry: true });
+    expect(await queue.get("t1")).toMatchObject({ status: "waiting", error: { message: "503" } });
+    const second = await queue.take("w");
+    expect(second?.attempts).toBe(2);
+    expect(second?.checkpoint?.meta.seq).toBe(3);
+    await second?.release();
+    const third = await queue.take("w");
+    expect(third?.attempts).toBe(3);
+    expect(third?.checkpoint?.meta.seq).toBe(3);
+    await third?.fail({ name: "GuardrailError", message: "gave up" });
+    await expect(queue.result("t1")).rejects.toThrow("gave up");
+    expect(await queue.get("t1")).toMatchObject({ status: "failed", error: { name: "GuardrailError" } });
+  });
+
+  it("moves a run whose worker went silent back to waiting, with its checkpoint", async () => {
+    const name = `stall-${randomUUID()}`;
+    const dying = await createBullmqQueue({
+      connection: { url: redis.url },
+      name,
+      lockMs: 500,
+      stalledIntervalMs: 200,
+    });
+    const survivor = await openQueue({ name, lockMs: 500, stalledIntervalMs: 200 });
+    await survivor.enqueue("echo", "x", { runId: "s1" });
+    const lease = await dying.take("dying");
+    await lease?.saveCheckpoint(checkpointOf(7));
+    // Its connection gone, nothing renews the lock: the stall checker must notice.
+    await dying.close();
+    const deadline = Date.now() + 5_000;
+    let next = await survivor.take("survivor");
+    while (!next && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      next = await survivor.take("survivor");
+    }
+    expect(next?.job.runId).toBe("s1");
+    expect(next?.checkpoint?.meta.seq).toBe(7);
+    expect(next?.attempts).toBe(2);
+    await next?.complete("ok");
+    expect(await survivor.result("s1")).toBe("ok");
+  });
+
+  it("fails a run for good once it stalled more than maxStalledCount times", async () => {
+    const name = `stall-limit-${randomUUID()}`;
+    const options = {
+      connection: { url: redis.url },
+      name,
+      lockMs: 300,
+      stalledIntervalMs: 100,
+      maxStalledCount: 1,
+    };
+    const producer = await openQueue({ name });
+    await producer.enqueue("echo", "x", { runId: "s2" });
+    // Two workers in turn take the run and go silent; each one's stall checker frees the last one's.
+    for (let round = 0; round < 2; round++) {
+      const dying = await createBullmqQueue(options);
+      let lease = await dying.take("dying");
+      const deadline = Date.now() + 5_000;
+      while (!lease && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        lease = await dying.take("dying");
+      }
+      expect(lease?.job.runId).toBe("s2");
+      await dying.close();
+    }
+    const checker = await openQueue(options);
+    expect(await checker.take("checker")).toBeNull();
+    await expect(producer.result("s2")).rejects.toThrow(/stalled/);
+    expect(await producer.get("s2")).toMatchObject({ status: "failed", error: { name: "RunStalledError" } });
+  }, 20_000);
+});
