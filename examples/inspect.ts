@@ -1,30 +1,39 @@
 /**
- * Watching a workflow run in the Stately inspector. `WorkflowRunner` takes an `inspect` observer
- * and hands it to every workflow actor it creates, so each transition of the statechart
- * (compact → infer → validate → enforce → execute → … → done) is reported.
+ * Watching a workflow run: offline in `forge watch`, or in the hosted Stately inspector.
+ * `WorkflowRunner` takes an `inspect` observer and hands it to every workflow actor it creates, so
+ * each transition of the statechart (compact → infer → validate → enforce → execute → … → done) is
+ * reported.
  *
- * In a browser app, the inspector opens in a new tab:
+ * `npx tsx examples/inspect.ts` prints the transitions to the console, offline. Other modes:
+ *
+ *   FORGE_INSPECT=watch npx tsx examples/inspect.ts
+ *     offline: starts the local run viewer (`startWatchServer`, what `forge watch` runs) on
+ *     http://127.0.0.1:4141 (FORGE_WATCH_PORT) and reports the run to it with `createWatchReporter`;
+ *     open the URL in a browser (no internet needed); Ctrl-C to exit. With FORGE_WATCH_URL set,
+ *     reports to a `forge watch` already running instead.
+ *   FORGE_INSPECT=server npx tsx examples/inspect.ts
+ *     needs the internet: starts the bridge from `@statelyai/inspect/server` on FORGE_INSPECT_PORT
+ *     (default 4242, away from llama-server's 8080), opens it in a browser, which loads the hosted
+ *     inspector from https://stately.ai/inspect, and streams there with `createWebSocketInspector`.
+ *     That bridge listens on every interface (the library takes no host): use it on a trusted
+ *     network only. Ctrl-C to exit.
+ *   FORGE_INSPECT_URL=ws://localhost:4242 npx tsx examples/inspect.ts
+ *     streams to a Stately bridge that is already running.
+ *
+ * In a browser app, the Stately inspector opens in a new tab:
  *
  *   import { createBrowserInspector } from "@statelyai/inspect";
  *   const inspector = createBrowserInspector(); // opens https://stately.ai/inspect
  *   const runner = new WorkflowRunner({ client, contextManager, inspect: inspector.inspect });
- *
- * Node has no window, so this script (`npx tsx examples/inspect.ts`) defaults to printing the
- * transitions to the console, offline. To see them in the Stately inspector instead:
- *
- *   FORGE_INSPECT=server npx tsx examples/inspect.ts
- *     starts the bridge from `@statelyai/inspect/server` on FORGE_INSPECT_PORT (default 8080),
- *     opens it in a browser and streams there with `createWebSocketInspector`; Ctrl-C to exit.
- *   FORGE_INSPECT_URL=ws://localhost:8080 npx tsx examples/inspect.ts
- *     streams to a bridge that is already running.
  */
 import { pathToFileURL } from "node:url";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { createInspectorServer } from "@statelyai/inspect/server";
 import type { InspectionEvent, Observer } from "xstate";
 import { z } from "zod";
-import { defineTool, defineWorkflow, WorkflowRunner } from "../src/index.ts";
+import { defineTool, defineWorkflow, type Message, WorkflowRunner } from "../src/index.ts";
 import { ScriptedClient, text, toolCall } from "../src/testing/index.ts";
+import { createWatchReporter, startWatchServer, type WatchReporter } from "../src/watch/index.ts";
 
 /** One state a machine actor entered. */
 export interface Transition {
@@ -49,6 +58,8 @@ export interface InspectOptions {
   log?: (line: string) => void;
   /** A Stately inspector (`createWebSocketInspector()`, `createBrowserInspector()`, …) to stream to as well. */
   inspector?: { inspect: Observer<InspectionEvent> };
+  /** A watch reporter (`createWatchReporter`) to send the run to a `forge watch` server as well. */
+  watch?: WatchReporter;
 }
 
 /**
@@ -107,11 +118,12 @@ export async function main(options: InspectOptions = {}): Promise<InspectOutcome
     toolCall("get_weather", { city: "Oslo" }),
     toolCall("report_weather", { city: "Oslo", weather: "18°C and cloudy" }),
   ]);
-  const runner = new WorkflowRunner({
+  const runnerOptions = {
     client,
-    contextManager: { maybeCompact: (messages) => messages },
+    contextManager: { maybeCompact: (messages: Message[]) => messages },
     inspect,
-  });
+  };
+  const runner = new WorkflowRunner(options.watch ? options.watch.instrument(runnerOptions) : runnerOptions);
 
   log("Workflow transitions:");
   const result = await runner.run(workflow, "What's the weather in Oslo?");
@@ -119,14 +131,29 @@ export async function main(options: InspectOptions = {}): Promise<InspectOutcome
   return { result, transitions };
 }
 
+async function watchReporter(): Promise<WatchReporter> {
+  const url = process.env.FORGE_WATCH_URL;
+  if (url) return createWatchReporter({ url, name: "inspect-example" });
+  const watch = await startWatchServer({ port: Number(process.env.FORGE_WATCH_PORT ?? 4141) });
+  console.log(`forge watch on ${watch.url}: open it in a browser; press Ctrl-C to exit.`);
+  return createWatchReporter({ url: watch.url, name: "inspect-example" });
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const port = Number(process.env.FORGE_INSPECT_PORT ?? 8080);
-  const server = process.env.FORGE_INSPECT === "server" ? createInspectorServer({ port }) : null;
+  const mode = process.env.FORGE_INSPECT;
+  const port = Number(process.env.FORGE_INSPECT_PORT ?? 4242);
+  const server = mode === "server" ? createInspectorServer({ port }) : null;
   const url = server ? `ws://localhost:${port}` : process.env.FORGE_INSPECT_URL;
   const inspector = url ? createWebSocketInspector({ url }) : undefined;
-  main({ ...(inspector && { inspector }) }).then(
-    () => {
+  const watch = mode === "watch" ? await watchReporter() : undefined;
+  main({ ...(inspector && { inspector }), ...(watch && { watch }) }).then(
+    async () => {
       if (url) console.log(`Streaming to the inspector via ${url}; press Ctrl-C to exit.`);
+      if (watch) {
+        await watch.flush();
+        console.log(`Run ${watch.runId} recorded.`);
+        if (process.env.FORGE_WATCH_URL) process.exit(0);
+      }
     },
     (error: unknown) => {
       console.error(error);
