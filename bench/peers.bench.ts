@@ -8,19 +8,21 @@
  *
  * Every loop is warmed up, then runs `BENCH_ROUNDS` rounds (default 3); in each round every loop
  * runs every length, the order of the loops rotating from round to round so that drift in the
- * machine's speed hits them alike. The table gives the median over the rounds, in µs per step.
+ * machine's speed hits them alike. The tables give the median over the rounds, in µs per step, of
+ * wall time (what the issue's figures are) and of this process's CPU time (user + system, V8's
+ * helper threads included), which other processes taking the cores do not inflate.
  * `BENCH_PEERS=forge,langgraph` runs a subset (names: forge, ai7, ai6, langgraph, openai-agents,
  * mastra); `BENCH_STEPS=50,200` other lengths.
  */
 import { readFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { aiSdk6Peer, aiSdk7Peer } from "./peers/ai-sdk.ts";
 import { forgePeer } from "./peers/forge.ts";
 import { langGraphPeer } from "./peers/langgraph.ts";
 import { mastraPeer } from "./peers/mastra.ts";
 import { openAIAgentsPeer } from "./peers/openai-agents.ts";
-import type { PeerAdapter } from "./peers/peer.ts";
+import type { LoopTime, PeerAdapter } from "./peers/peer.ts";
 
 function versionOf(folder: string): string {
   const manifest = JSON.parse(
@@ -91,7 +93,7 @@ for (const peer of peers) {
   await peer.run(50);
   await peer.run(Math.min(200, Math.max(...lengths)));
 }
-const samples = new Map<string, number[]>();
+const samples = new Map<string, LoopTime[]>();
 const key = (peer: PeerAdapter, steps: number) => `${peer.name}\u0000${steps}`;
 for (let round = 0; round < rounds; round += 1) {
   for (let offset = 0; offset < peers.length; offset += 1) {
@@ -99,7 +101,7 @@ for (let round = 0; round < rounds; round += 1) {
     for (const steps of lengths) {
       const elapsed = await peer.run(steps);
       const list = samples.get(key(peer, steps)) ?? [];
-      list.push((elapsed / steps) * 1000);
+      list.push({ wallMs: (elapsed.wallMs / steps) * 1000, cpuMs: (elapsed.cpuMs / steps) * 1000 });
       samples.set(key(peer, steps), list);
     }
   }
@@ -109,15 +111,26 @@ for (let round = 0; round < rounds; round += 1) {
 }
 
 const format = (value: number) => Math.round(value).toLocaleString("en-US");
-console.log(
-  `## Loop overhead per step, µs (mock model, one no-op tool call per step, last step terminal; medians of ${rounds} rounds)\n`,
-);
-console.log(`| loop | ${lengths.map((steps) => `${steps} steps`).join(" | ")} | version |`);
-console.log(`| --- | ${lengths.map(() => "---:").join(" | ")} | --- |`);
-for (const peer of peers) {
-  const cells = lengths.map((steps) => format(median(samples.get(key(peer, steps)) ?? [])));
-  console.log(`| ${peer.name} | ${cells.join(" | ")} | ${peer.version} |`);
+const loadAtEnd = loadavg()
+  .map((value) => value.toFixed(1))
+  .join(" / ");
+for (const [measure, label] of [
+  ["wallMs", "wall time"],
+  ["cpuMs", "CPU time of this process"],
+] as const) {
+  console.log(
+    `## Loop overhead per step, µs of ${label} (mock model, one no-op tool call per step, last step terminal; medians of ${rounds} rounds)\n`,
+  );
+  console.log(`| loop | ${lengths.map((steps) => `${steps} steps`).join(" | ")} | version |`);
+  console.log(`| --- | ${lengths.map(() => "---:").join(" | ")} | --- |`);
+  for (const peer of peers) {
+    const cells = lengths.map((steps) =>
+      format(median((samples.get(key(peer, steps)) ?? []).map((sample) => sample[measure]))),
+    );
+    console.log(`| ${peer.name} | ${cells.join(" | ")} | ${peer.version} |`);
+  }
+  console.log("");
 }
 console.log(
-  `\nNode ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB, ${new Date().toISOString().slice(0, 10)}; ${((Date.now() - started) / 1000).toFixed(0)} s in all.`,
+  `Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB, ${new Date().toISOString().slice(0, 16)} UTC, load average at the end ${loadAtEnd} (1 / 5 / 15 min); ${((Date.now() - started) / 1000).toFixed(0)} s in all.`,
 );

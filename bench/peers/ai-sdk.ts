@@ -4,13 +4,12 @@
  * which answers each step with one tool call. Telemetry off. AI SDK 7 is installed as `ai7`
  * (an npm alias), AI SDK 6 as `ai` (the version the eval's peer loop uses).
  */
-import { performance } from "node:perf_hooks";
 import { generateText as generateText6, hasToolCall as hasToolCall6, stepCountIs, tool as tool6 } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { generateText as generateText7, hasToolCall as hasToolCall7, isStepCount, tool as tool7 } from "ai7";
 import { MockLanguageModelV4 } from "ai7/test";
 import { z } from "zod";
-import { assertSteps, noopArgs, type PeerAdapter } from "./peer.ts";
+import { assertSteps, noopArgs, type PeerAdapter, timeLoop } from "./peer.ts";
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
@@ -51,16 +50,16 @@ export function aiSdk7Peer(version: string): PeerAdapter {
     async run(steps) {
       let calls = 0;
       const model = new MockLanguageModelV4({ doGenerate: async () => answer(calls++, steps) });
-      const start = performance.now();
-      await generateText7({
-        model,
-        tools,
-        prompt: "go",
-        system: "s",
-        stopWhen: [hasToolCall7("finish"), isStepCount(steps)],
-        telemetry: { isEnabled: false },
-      });
-      const elapsed = performance.now() - start;
+      const elapsed = await timeLoop(() =>
+        generateText7({
+          model,
+          tools,
+          prompt: "go",
+          system: "s",
+          stopWhen: [hasToolCall7("finish"), isStepCount(steps)],
+          telemetry: { isEnabled: false },
+        }),
+      );
       assertSteps(this.name, steps, calls);
       return elapsed;
     },
@@ -83,16 +82,16 @@ export function aiSdk6Peer(version: string): PeerAdapter {
     async run(steps) {
       let calls = 0;
       const model = new MockLanguageModelV3({ doGenerate: async () => answer(calls++, steps) });
-      const start = performance.now();
-      await generateText6({
-        model,
-        tools,
-        prompt: "go",
-        system: "s",
-        stopWhen: [hasToolCall6("finish"), stepCountIs(steps)],
-        experimental_telemetry: { isEnabled: false },
-      });
-      const elapsed = performance.now() - start;
+      const elapsed = await timeLoop(() =>
+        generateText6({
+          model,
+          tools,
+          prompt: "go",
+          system: "s",
+          stopWhen: [hasToolCall6("finish"), stepCountIs(steps)],
+          experimental_telemetry: { isEnabled: false },
+        }),
+      );
       assertSteps(this.name, steps, calls);
       return elapsed;
     },

@@ -2,14 +2,13 @@
  * This project's loop under the peers benchmark: `WorkflowRunner` with a `ScriptedClient`, set up
  * as `bench/core.bench.ts` times it (no compaction, a budget that never triggers it).
  */
-import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { ContextManager, NoCompact } from "../../src/context/index.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { defineWorkflow } from "../../src/core/workflow.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
 import { ScriptedClient } from "../../src/testing/index.ts";
-import { noopArgs, type PeerAdapter } from "./peer.ts";
+import { noopArgs, type PeerAdapter, timeLoop } from "./peer.ts";
 
 const workflow = defineWorkflow({
   name: "bench",
@@ -42,9 +41,7 @@ export function forgePeer(version: string): PeerAdapter {
       const client = new ScriptedClient(script(steps));
       const contextManager = new ContextManager({ strategy: new NoCompact(), budgetTokens: 100_000_000 });
       const runner = new WorkflowRunner({ client, contextManager, maxIterations: steps });
-      const start = performance.now();
-      await runner.run(workflow, "go");
-      const elapsed = performance.now() - start;
+      const elapsed = await timeLoop(() => runner.run(workflow, "go"));
       client.assertDone();
       return elapsed;
     },

@@ -4,7 +4,6 @@
  * built on `@langchain/core`'s `BaseChatModel` that answers each step with one tool call.
  * LangSmith tracing off (the LANGCHAIN_/LANGSMITH_TRACING variables cleared, no callbacks).
  */
-import { performance } from "node:perf_hooks";
 import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
@@ -12,7 +11,7 @@ import type { ChatResult } from "@langchain/core/outputs";
 import { tool } from "@langchain/core/tools";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { z } from "zod";
-import { assertSteps, noopArgs, type PeerAdapter } from "./peer.ts";
+import { assertSteps, noopArgs, type PeerAdapter, timeLoop } from "./peer.ts";
 
 for (const name of [
   "LANGCHAIN_TRACING_V2",
@@ -63,10 +62,10 @@ export function langGraphPeer(version: string): PeerAdapter {
     async run(steps) {
       const llm = new ScriptedChatModel(steps);
       const agent = createReactAgent({ llm, tools, prompt: "s" });
-      const start = performance.now();
       // Each step is two super-steps (agent, tools); the default limit of 25 would stop a long run.
-      await agent.invoke({ messages: [{ role: "user", content: "go" }] }, { recursionLimit: 2 * steps + 5 });
-      const elapsed = performance.now() - start;
+      const elapsed = await timeLoop(() =>
+        agent.invoke({ messages: [{ role: "user", content: "go" }] }, { recursionLimit: 2 * steps + 5 }),
+      );
       assertSteps(this.name, steps, llm.calls);
       return elapsed;
     },

@@ -5,13 +5,12 @@
  * The agent is not registered with a `Mastra` instance, so no observability, storage or memory is
  * configured: nothing is traced or stored.
  */
-import { performance } from "node:perf_hooks";
 import { Agent } from "@mastra/core/agent";
 import { createTool } from "@mastra/core/tools";
 import { hasToolCall, stepCountIs } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
-import { assertSteps, noopArgs, type PeerAdapter } from "./peer.ts";
+import { assertSteps, noopArgs, type PeerAdapter, timeLoop } from "./peer.ts";
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
@@ -68,9 +67,9 @@ export function mastraPeer(version: string): PeerAdapter {
         }),
       });
       const agent = new Agent({ id: "bench", name: "bench", instructions: "s", model, tools });
-      const start = performance.now();
-      await agent.generate("go", { maxSteps: steps, stopWhen: [hasToolCall("finish"), stepCountIs(steps)] });
-      const elapsed = performance.now() - start;
+      const elapsed = await timeLoop(() =>
+        agent.generate("go", { maxSteps: steps, stopWhen: [hasToolCall("finish"), stepCountIs(steps)] }),
+      );
       assertSteps(this.name, steps, calls);
       return elapsed;
     },

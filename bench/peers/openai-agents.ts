@@ -4,7 +4,6 @@
  * custom `Model` that answers each turn with one function call. Tracing disabled (globally and on
  * the runner), so nothing is exported.
  */
-import { performance } from "node:perf_hooks";
 import {
   Agent,
   type Model,
@@ -16,7 +15,7 @@ import {
   Usage,
 } from "@openai/agents";
 import { z } from "zod";
-import { assertSteps, noopArgs, type PeerAdapter } from "./peer.ts";
+import { assertSteps, noopArgs, type PeerAdapter, timeLoop } from "./peer.ts";
 
 setTracingDisabled(true);
 
@@ -72,9 +71,7 @@ export function openAIAgentsPeer(version: string): PeerAdapter {
         toolUseBehavior: { stopAtToolNames: ["finish"] },
       });
       const runner = new Runner({ tracingDisabled: true });
-      const start = performance.now();
-      await runner.run(agent, "go", { maxTurns: steps + 1 });
-      const elapsed = performance.now() - start;
+      const elapsed = await timeLoop(() => runner.run(agent, "go", { maxTurns: steps + 1 }));
       assertSteps(this.name, steps, model.calls);
       return elapsed;
     },
