@@ -126,6 +126,7 @@ export {
 } from "./guardrails/decisions.ts";
 export { ErrorTracker, type ErrorTrackerOptions } from "./guardrails/error-tracker.ts";
 export {
+  type BatchOutcome,
   type GuardrailAction,
   type GuardrailResult,
   Guardrails,

@@ -181,4 +181,37 @@ export class Guardrails {
     const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     return { action: "fatal", reason: `Tool errors exhausted: '${toolName}' failed (${detail})` };
   }
+
+  /**
+   * Record an executed batch the way the loop does, in one call: every call that succeeded becomes
+   * a completed step; a batch in which a call failed (a `softError`, like ToolResolutionError, does
+   * not count) adds one consecutive tool error and is `fatal` past the budget; a clean batch resets
+   * the tool-error, premature and prerequisite streaks. `done` once a terminal tool succeeded with
+   * every required step satisfied.
+   * @example
+   * const { done, fatal } = guardrails.recordBatch(results.map((r) => ({ tool: r.tool, args: r.args, ok: r.ok })));
+   */
+  recordBatch(outcomes: readonly BatchOutcome[]): { done: boolean; fatal: GuardrailResult | null } {
+    for (const outcome of outcomes) if (outcome.ok) this.enforcer.record(outcome.tool, outcome.args ?? {});
+    const failed = outcomes.find((outcome) => !outcome.ok && !outcome.softError);
+    if (failed) {
+      return { done: false, fatal: this.recordToolError(failed.tool, failed.error ?? "failed") };
+    }
+    this.enforcer.resetPremature();
+    this.enforcer.resetPrereqViolations();
+    this.errors.resetErrors();
+    const terminal = outcomes.some((outcome) => outcome.ok && this.terminalTools.includes(outcome.tool));
+    return { done: terminal && this.enforcer.isSatisfied(), fatal: null };
+  }
+}
+
+/** One executed call, for `Guardrails.recordBatch`. */
+export interface BatchOutcome {
+  tool: string;
+  args?: Record<string, unknown>;
+  ok: boolean;
+  /** A failure that does not count against the budget (the tool threw ToolResolutionError). */
+  softError?: boolean;
+  /** What the tool threw, for the fatal reason. */
+  error?: unknown;
 }

@@ -1,6 +1,7 @@
 /** Guardrail middleware: validation, step enforcement and error budgets for any loop. */
 export { ErrorTracker, type ErrorTrackerOptions } from "./error-tracker.ts";
 export {
+  type BatchOutcome,
   type GuardrailAction,
   type GuardrailResult,
   Guardrails,
