@@ -6,6 +6,7 @@
 import { basename } from "node:path";
 import { configLabel, type LoopConfig, LoopKind } from "../ablation.ts";
 import type { BackendSession } from "../backends/registry.ts";
+import { anthropicPrice, costOfExchanges } from "../metrics/prices.ts";
 import { CONTEXT_EXCEEDED } from "../run/context-limit.ts";
 import { runForge } from "../run/forge-run.ts";
 import { describeError } from "../run/recording-client.ts";
@@ -248,6 +249,8 @@ export function harnessFailure(task: RunTask, runId: string, error: unknown): Ru
       inputTokens: 0,
       outputTokens: 0,
       peakContextTokens: 0,
+      cachedTokens: 0,
+      tokenSource: "none",
       wallMs: 0,
       startedFromSnapshot: false,
     },
@@ -291,6 +294,17 @@ function toRow(task: RunTask, outcome: RunOutcome, options: BatchOptions): RunRo
     stateful: task.scenario.stateful,
     versions: options.versions,
     ...outcome.measurement,
+    costUsd: costOf(session, outcome),
     trace: options.tracesOut ? basename(options.tracesOut) : null,
   };
+}
+
+/**
+ * An Anthropic run's cost from the backend's token counts and the dated price table; null for
+ * other backends and for a model the table does not list.
+ */
+function costOf(session: BackendSession, outcome: RunOutcome): number | null {
+  if (session.backend !== "anthropic") return null;
+  const price = anthropicPrice(session.model);
+  return price ? costOfExchanges(outcome.trace.exchanges, price) : null;
 }

@@ -83,6 +83,11 @@ export const runRowSchema = z.object({
   inputTokens: z.number(),
   outputTokens: z.number(),
   peakContextTokens: z.number(),
+  /** Absent in rows written before they were recorded (their token figures are chars/4 estimates). */
+  cachedTokens: z.number().optional(),
+  tokenSource: z.enum(["backend", "estimate", "mixed", "none"]).optional(),
+  /** Anthropic: the run's cost in USD from `ANTHROPIC_PRICES` (dated); null elsewhere. */
+  costUsd: z.number().nullable().optional(),
   wallMs: z.number(),
   startedFromSnapshot: z.boolean(),
   /** File (next to the JSONL) holding this run's trace, or null. */

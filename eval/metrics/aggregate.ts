@@ -34,6 +34,10 @@ export interface GroupMetrics {
   compactedRuns: number;
   maxPhase: number;
   meanInputTokens: number;
+  /** Where the token figures come from: `backend` (all reported), `estimate` (chars/4 for all), `mixed`. */
+  tokenSource: "backend" | "estimate" | "mixed";
+  /** Total cost in USD of the runs that have one (Anthropic), or null when none has. */
+  costUsd: number | null;
   meanWallMs: number;
   simulated: boolean;
 }
@@ -65,6 +69,10 @@ export function groupMetrics(rows: readonly RunRow[]): GroupMetrics {
     compactedRuns: rows.filter((row) => row.compactions > 0).length,
     maxPhase: rows.reduce((max, row) => Math.max(max, row.maxPhase), 0),
     meanInputTokens: mean(rows.map((row) => row.inputTokens)) ?? 0,
+    tokenSource: groupTokenSource(rows),
+    costUsd: rows.some((row) => typeof row.costUsd === "number")
+      ? Math.round(sum((row) => row.costUsd ?? 0) * 10_000) / 10_000
+      : null,
     meanWallMs: mean(rows.map((row) => row.wallMs)) ?? 0,
     simulated: rows.some((row) => row.simulated),
   };
@@ -78,6 +86,16 @@ export function variantOf(row: RunRow): string {
   const toolMode = row.settings?.toolMode;
   const think = row.settings?.think;
   return [...(toolMode ? [toolMode] : []), ...(think ? [`think ${think}`] : [])].join(", ");
+}
+
+/** Where a group's token figures come from; rows without calls do not count, rows written before it was recorded are estimates. */
+function groupTokenSource(rows: readonly RunRow[]): GroupMetrics["tokenSource"] {
+  const sources = new Set(
+    rows.filter((row) => row.tokenSource !== "none").map((row) => row.tokenSource ?? "estimate"),
+  );
+  if (sources.size === 1 && sources.has("backend")) return "backend";
+  if (sources.size === 0 || (sources.size === 1 && sources.has("estimate"))) return "estimate";
+  return "mixed";
 }
 
 /** A run that ended because its prompt outgrew the context window or budget. */

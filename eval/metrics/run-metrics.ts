@@ -120,8 +120,23 @@ export function tokenTotals(exchanges: readonly RecordedExchange[]) {
     inputTokens: exchanges.reduce((sum, exchange) => sum + exchange.promptTokens, 0),
     outputTokens: exchanges.reduce((sum, exchange) => sum + exchange.completionTokens, 0),
     peakContextTokens: exchanges.reduce((max, exchange) => Math.max(max, exchange.promptTokens), 0),
+    cachedTokens: exchanges.reduce((sum, exchange) => sum + (exchange.cachedTokens ?? 0), 0),
+    tokenSource: tokenSourceOf(exchanges),
   };
 }
+
+/**
+ * Where a run's token figures come from: `backend` when every call's usage was reported by the
+ * backend, `estimate` when none was (chars/4), `mixed` otherwise; `none` for a run without calls.
+ */
+export function tokenSourceOf(exchanges: readonly RecordedExchange[]): TokenSource {
+  if (exchanges.length === 0) return "none";
+  const reported = exchanges.filter((exchange) => exchange.tokenSource === "backend").length;
+  return reported === exchanges.length ? "backend" : reported === 0 ? "estimate" : "mixed";
+}
+
+/** Where a run's token figures come from (see `tokenSourceOf`). */
+export type TokenSource = "backend" | "estimate" | "mixed" | "none";
 
 /** Wasted calls and efficiency against the ideal. */
 export function efficiencyOf(iterations: number, ideal: number, completed: boolean) {

@@ -3,6 +3,7 @@
  * per-scenario score matrix.
  */
 import type { ReportData } from "../metrics/aggregate.ts";
+import { ANTHROPIC_PRICES_AS_OF } from "../metrics/prices.ts";
 import { delta, duration, fixed, percent, pValue, scoreWithInterval } from "./format.ts";
 
 /** Lay out rows of cells as an aligned text table with a header rule. */
@@ -37,6 +38,7 @@ export function summaryRows(report: ReportData): { header: string[]; rows: strin
     "compact",
     "phase",
     "tokens",
+    "cost",
     "time",
     "Δ vs base",
   ];
@@ -58,7 +60,8 @@ export function summaryRows(report: ReportData): { header: string[]; rows: strin
       String(m.toolErrors),
       String(m.compactedRuns),
       String(m.maxPhase),
-      String(Math.round(m.meanInputTokens)),
+      `${Math.round(m.meanInputTokens)}${m.tokenSource === "backend" ? "" : m.tokenSource === "estimate" ? " est." : " mixed"}`,
+      m.costUsd === null ? "–" : `$${m.costUsd.toFixed(4)}`,
       duration(m.meanWallMs),
       comparison ? `${delta(comparison.delta)} ${pValue(comparison.test.pValue)}` : "baseline",
     ];
@@ -112,7 +115,7 @@ export function renderTerminalReport(report: ReportData): string {
   return [
     textTable(summary.header, summary.rows),
     "",
-    "overflow = prompt outgrew the context (context_exceeded, its own outcome); errors = backend or harness failures; nudges r/u/s/p = retry / unknown tool / step / prerequisite; Δ = score difference vs the baseline on paired runs, exact McNemar p.",
+    `overflow = prompt outgrew the context (context_exceeded, its own outcome); errors = backend or harness failures; tokens = mean prompt tokens per run as the backend counted them (est. = chars/4 estimate where it reported none); cost = total USD (Anthropic, ${ANTHROPIC_PRICES_AS_OF} prices); nudges r/u/s/p = retry / unknown tool / step / prerequisite; Δ = score difference vs the baseline on paired runs, exact McNemar p.`,
     "",
     "Configs:",
     ...presetLines(report).map((line) => `  ${line}`),

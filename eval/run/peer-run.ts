@@ -19,7 +19,7 @@ import { WorkflowRunner } from "../../src/loop/runner.ts";
 import { ScriptedClient } from "../../src/testing/index.ts";
 import { AI_SDK_CONFIG } from "../ablation.ts";
 import type { EvalSampling } from "../backends/registry.ts";
-import { efficiencyOf, emptyNudges } from "../metrics/run-metrics.ts";
+import { efficiencyOf, emptyNudges, tokenTotals } from "../metrics/run-metrics.ts";
 import type { EvalScenario, TerminalCall } from "../scenarios/scenario.ts";
 import { CONTEXT_EXCEEDED, isContextOverflow } from "./context-limit.ts";
 import { describeError, type RecordedExchange } from "./recording-client.ts";
@@ -148,6 +148,9 @@ export async function runPeer(input: PeerRunInput): Promise<RunOutcome> {
     durationMs: (stepTimes[index] ?? 0) - (stepTimes[index - 1] ?? 0),
     promptTokens: step.usage.inputTokens ?? 0,
     completionTokens: step.usage.outputTokens ?? 0,
+    // The AI SDK hands over the backend's usage; a missing count is 0, not an estimate.
+    tokenSource: "backend" as const,
+    ...(step.usage.cachedInputTokens !== undefined && { cachedTokens: step.usage.cachedInputTokens }),
     response:
       step.toolCalls.length > 0
         ? step.toolCalls.map((call) => ({
@@ -191,9 +194,7 @@ export async function runPeer(input: PeerRunInput): Promise<RunOutcome> {
       nudges: emptyNudges(),
       compactions: 0,
       maxPhase: 0,
-      inputTokens: exchanges.reduce((sum, exchange) => sum + exchange.promptTokens, 0),
-      outputTokens: exchanges.reduce((sum, exchange) => sum + exchange.completionTokens, 0),
-      peakContextTokens: exchanges.reduce((max, exchange) => Math.max(max, exchange.promptTokens), 0),
+      ...tokenTotals(exchanges.filter((exchange) => exchange.error === null)),
       wallMs: Math.round(wallMs * 10) / 10,
       startedFromSnapshot: initialSnapshot !== null,
     },

@@ -9,6 +9,7 @@ import {
   type LLMResponse,
   type SendOptions,
   type StreamChunk,
+  type TokenUsage,
 } from "../../src/core/types.ts";
 import { estimateWireTokens, type WireMessage } from "../sim-model/wire.ts";
 
@@ -17,13 +18,24 @@ export interface RecordedExchange {
   /** Milliseconds since the run started. */
   at: number;
   durationMs: number;
+  /** The backend's count when it reported usage (`tokenSource: "backend"`), else a chars/4 estimate. */
   promptTokens: number;
   completionTokens: number;
+  /** Where the token counts come from; absent in traces written before it was recorded (estimates). */
+  tokenSource?: "backend" | "estimate";
+  /** Prompt tokens served from the backend's prompt cache, when it says. */
+  cachedTokens?: number;
+  /** Prompt tokens written to the prompt cache (Anthropic), when it says. */
+  cacheWriteTokens?: number;
   response: LLMResponse | null;
   error: { name: string; message: string; statusCode?: number; body?: string } | null;
 }
 
-/** Wraps a client and records its exchanges; behaviour is unchanged. */
+/**
+ * Wraps a client and records its exchanges; behaviour is unchanged. Token counts are the
+ * backend's (the usage each client reports through `SendOptions.onUsage`, passed on to the
+ * caller's own `onUsage`); a call whose backend reports none gets a chars/4 estimate, labelled so.
+ */
 export class RecordingClient implements LLMClient {
   readonly exchanges: RecordedExchange[] = [];
   readonly #inner: LLMClient;
@@ -44,12 +56,13 @@ export class RecordingClient implements LLMClient {
     options?: SendOptions,
   ): Promise<LLMResponse> {
     const started = performance.now();
+    const usage = observeUsage(options);
     try {
-      const response = await this.#inner.send(messages, tools, options);
-      this.#record(started, messages, response, null);
+      const response = await this.#inner.send(messages, tools, usage.options);
+      this.#record(started, messages, response, null, usage.reported);
       return response;
     } catch (error) {
-      this.#record(started, messages, null, error);
+      this.#record(started, messages, null, error, usage.reported);
       throw error;
     }
   }
@@ -60,15 +73,16 @@ export class RecordingClient implements LLMClient {
     options?: SendOptions,
   ): AsyncIterable<StreamChunk> {
     const started = performance.now();
+    const usage = observeUsage(options);
     let final: LLMResponse | null = null;
     try {
-      for await (const chunk of this.#inner.sendStream(messages, tools, options)) {
+      for await (const chunk of this.#inner.sendStream(messages, tools, usage.options)) {
         if (chunk.type === ChunkType.FINAL && chunk.response) final = chunk.response;
         yield chunk;
       }
-      this.#record(started, messages, final, null);
+      this.#record(started, messages, final, null, usage.reported);
     } catch (error) {
-      this.#record(started, messages, null, error);
+      this.#record(started, messages, null, error, usage.reported);
       throw error;
     }
   }
@@ -82,17 +96,48 @@ export class RecordingClient implements LLMClient {
     messages: Record<string, unknown>[],
     response: LLMResponse | null,
     error: unknown,
+    reported: () => TokenUsage | null,
   ) {
     const now = performance.now();
+    const usage = reported();
     this.exchanges.push({
       at: Math.round(started - this.#startedAt),
       durationMs: Math.round((now - started) * 10) / 10,
-      promptTokens: estimateWireTokens(messages as WireMessage[]),
-      completionTokens: response ? Math.ceil(JSON.stringify(response).length / 4) : 0,
+      ...(usage
+        ? {
+            promptTokens: usage.promptTokens,
+            completionTokens: usage.completionTokens ?? 0,
+            tokenSource: "backend" as const,
+            ...(usage.cachedTokens !== undefined && { cachedTokens: usage.cachedTokens }),
+            ...(usage.cacheWriteTokens !== undefined && { cacheWriteTokens: usage.cacheWriteTokens }),
+          }
+        : {
+            promptTokens: estimateWireTokens(messages as WireMessage[]),
+            completionTokens: response ? Math.ceil(JSON.stringify(response).length / 4) : 0,
+            tokenSource: "estimate" as const,
+          }),
       response,
       error: error === null ? null : describeError(error),
     });
   }
+}
+
+/** Options whose `onUsage` also keeps the last usage the backend reported, for the record. */
+function observeUsage(options: SendOptions | undefined): {
+  options: SendOptions;
+  reported: () => TokenUsage | null;
+} {
+  let last: TokenUsage | null = null;
+  return {
+    options: {
+      ...options,
+      onUsage: (usage) => {
+        last = usage;
+        options?.onUsage?.(usage);
+      },
+    },
+    reported: () => last,
+  };
 }
 
 /** An error as JSON: name, message, and an HTTP status and body when it has them. */

@@ -5,6 +5,7 @@
 import type { CompactEvent } from "../../src/context/index.ts";
 import type { Message } from "../../src/core/messages.ts";
 import type { LoopConfig } from "../ablation.ts";
+import type { TokenSource } from "../metrics/run-metrics.ts";
 import type { TerminalCall } from "../scenarios/scenario.ts";
 import type { RunContextLimit } from "./context-limit.ts";
 import type { RecordedExchange } from "./recording-client.ts";
@@ -53,9 +54,14 @@ export interface RunMeasurement {
   nudges: NudgeCounts;
   compactions: number;
   maxPhase: number;
+  /** Prompt tokens summed over the calls: the backend's counts where it reported them (see `tokenSource`). */
   inputTokens: number;
   outputTokens: number;
   peakContextTokens: number;
+  /** Prompt tokens served from the backend's prompt cache, where it said. */
+  cachedTokens: number;
+  /** `backend`: every call's usage came from the backend; `estimate`: chars/4 for all; `mixed`; `none`: no call. */
+  tokenSource: TokenSource;
   wallMs: number;
   startedFromSnapshot: boolean;
 }
