@@ -224,6 +224,11 @@ export class BullmqRunQueue implements RunQueue {
         await job.moveToFailed(new Error(`Run ${job.id} was cancelled`), token, false);
         continue;
       }
+      if (job.deferredFailure) {
+        // BullMQ's stall checker marks a run that stalled too often; its processor fails it on take.
+        await job.moveToFailed(new Error(job.deferredFailure), token, false);
+        continue;
+      }
       return this.#leaseOf(job, token);
     }
   }
@@ -287,10 +292,10 @@ export class BullmqRunQueue implements RunQueue {
     this.#notify(runId);
   }
 
-  /** Resolves when a run may be waiting (a run was added or moved back to waiting), or after 1 s. */
+  /** Resolves when a run may be waiting (a run was added or moved back to waiting), or after 200 ms. */
   async waitForWork(signal?: AbortSignal): Promise<void> {
     await this.#listenForFinished();
-    await this.#changed("work", 1_000, signal);
+    await this.#changed("work", 200, signal);
   }
 
   async close(): Promise<void> {
