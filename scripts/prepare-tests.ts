@@ -35,7 +35,8 @@ const DEBIAN_PYTHON = process.env.TEST_GGUF_PYTHON ?? "/usr/bin/python3";
 
 /**
  * What `npm test` needs from the system: a C++ toolchain, CMake, make and git to build llama-server
- * (none when `LLAMA_SERVER_PATH` names a binary), and Chromium for the eval dashboard's render test.
+ * (none when `LLAMA_SERVER_PATH` names a binary), Chromium for the eval dashboard's render test and
+ * redis-server for the BullMQ run queue tests.
  */
 export function testRequirements(env: NodeJS.ProcessEnv = process.env): SystemRequirement[] {
   const build = "building llama-server";
@@ -51,6 +52,11 @@ export function testRequirements(env: NodeJS.ProcessEnv = process.env): SystemRe
       package: "chromium",
       reason: "the eval dashboard's render test",
       isPresent: () => isExecutableFile(CHROMIUM_PATH),
+    },
+    {
+      package: "redis-server",
+      reason: "the BullMQ run queue tests (each starts its own redis-server on 127.0.0.1)",
+      isPresent: () => isOnPath("redis-server", env),
     },
   ];
 }
