@@ -8,7 +8,7 @@
 import { ContextManager, TieredCompact } from "../context/index.ts";
 import type { Message } from "../core/messages.ts";
 import { serializeHistory } from "../core/messages.ts";
-import type { ReasoningReplay } from "../core/reasoning-replay.ts";
+import { applyReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
 import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
 import type { LLMClient } from "../core/types.ts";
 import { runInference } from "../loop/inference.ts";
@@ -123,7 +123,6 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       tools,
       maxRetries: options.maxRetries,
       rescueEnabled: options.rescueEnabled,
-      reasoningReplay: options.reasoningReplay ?? "none",
       onMessage: (message) => noteAppendedMessage(stats, message),
       signal,
     });
@@ -153,7 +152,11 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   }
 
   return {
-    answer(request, signal, stats = createRequestStats()) {
+    answer(incoming, signal, stats = createRequestStats()) {
+      // The reasoning clients hand back goes upstream only as the policy says: counted, compacted
+      // and sent alike, with or without tools.
+      const messages = applyReasoningReplay(incoming.messages, options.reasoningReplay ?? "none");
+      const request = messages === incoming.messages ? incoming : { ...incoming, messages: [...messages] };
       stats.model = request.model;
       const answer = request.tools.length > 0 ? answerWithTools : answerWithoutTools;
       const run = () => answer(request, signal, stats);

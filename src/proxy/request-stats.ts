@@ -84,6 +84,10 @@ export function noteAppendedMessage(stats: RequestStats, message: Message): void
 /** A compactor that counts the compactions `inner` makes (it returns a new array when it compacts). */
 export function countCompactions(inner: HistoryCompactor, stats: RequestStats): HistoryCompactor {
   return {
+    // The backend's counts and the tools reach the inner manager (usage-driven compaction).
+    ...(inner.observeUsage && { observeUsage: inner.observeUsage.bind(inner) }),
+    ...(inner.setTools && { setTools: inner.setTools.bind(inner) }),
+    ...(inner.takeWarnings && { takeWarnings: inner.takeWarnings.bind(inner) }),
     maybeCompact(messages, stepIndex, stepHint) {
       const result = inner.maybeCompact(messages, stepIndex, stepHint);
       if (result !== messages) {

@@ -16,6 +16,7 @@ import { openAIClientFor, startTestProxy, weatherToolOpenAI } from "../proxy/hel
 import {
   type ScriptedBackend,
   startScriptedBackend,
+  textCompletion,
   toolCallCompletion,
 } from "../proxy/helpers/scripted-backend.ts";
 
@@ -151,5 +152,25 @@ describe("reasoningReplay on the proxy (openai SDK → proxy → scripted backen
 
   it("full sends it upstream with its tool call", async () => {
     expect(await upstreamOf("full")).toContain("EARLIER-THOUGHT");
+  });
+
+  it("does not touch a request without tools: it is forwarded as the client sent it", async () => {
+    backend.requests.length = 0;
+    backend.push(textCompletion("Oslo is cold."));
+    const client: OpenAI = openAIClientFor(proxies.none as RunningProxy);
+    await client.chat.completions.create({
+      model: "qwen3",
+      messages: [
+        { role: "user", content: "Weather?" },
+        {
+          role: "assistant",
+          content: "Sunny.",
+          reasoning_content: "EARLIER-THOUGHT",
+        } as OpenAI.ChatCompletionAssistantMessageParam,
+        { role: "user", content: "And Oslo?" },
+      ],
+    });
+    backend.assertDone();
+    expect(JSON.stringify(backend.chatRequests.at(-1))).toContain("EARLIER-THOUGHT");
   });
 });
