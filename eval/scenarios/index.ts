@@ -5,6 +5,7 @@ import { MODEL_QUALITY_SCENARIOS } from "./model-quality.ts";
 import { PLUMBING_SCENARIOS } from "./plumbing.ts";
 import { REASONING_SCENARIOS } from "./reasoning.ts";
 import type { EvalScenario } from "./scenario.ts";
+import { SEED_VARIANT_SCENARIOS } from "./seed-variants.ts";
 import { STATEFUL_MODEL_QUALITY_SCENARIOS } from "./stateful-model-quality.ts";
 import { STATEFUL_PLUMBING_SCENARIOS } from "./stateful-plumbing.ts";
 import { STATEFUL_REASONING_SCENARIOS } from "./stateful-reasoning.ts";
@@ -20,6 +21,7 @@ export const ALL_SCENARIOS: readonly EvalScenario[] = [
   ...STATEFUL_PLUMBING_SCENARIOS,
   ...STATEFUL_MODEL_QUALITY_SCENARIOS,
   ...STATEFUL_REASONING_SCENARIOS,
+  ...SEED_VARIANT_SCENARIOS,
   ...BASIC_SCENARIOS,
 ];
 
