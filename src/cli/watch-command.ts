@@ -13,6 +13,7 @@ export const watchCliOptionsSchema = z.object({
   host: z.string().min(1).default("127.0.0.1"),
   port: z.coerce.number().int().min(0).max(65_535).default(DEFAULT_WATCH_PORT),
   dir: z.string().min(1).default(DEFAULT_WATCH_DIR),
+  traces: z.array(z.string().min(1)).default([]),
 });
 export type WatchCliOptions = z.output<typeof watchCliOptionsSchema>;
 
@@ -26,6 +27,12 @@ export function registerWatchCommand(program: Command): Command {
     .option("--host <host>", "interface to listen on", "127.0.0.1")
     .option("--port <port>", "port to listen on (0: a free one)", String(DEFAULT_WATCH_PORT))
     .option("--dir <path>", "where runs are recorded, one JSONL file each", DEFAULT_WATCH_DIR)
+    .option(
+      "--traces <file>",
+      "also show the runs of an eval traces file (<out>.traces.jsonl), read-only; repeatable",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
     .action(async (raw: Record<string, unknown>, command: Command) => {
       const parsed = watchCliOptionsSchema.safeParse(raw);
       if (!parsed.success) {

@@ -41,7 +41,7 @@ const errorSchema = z.object({
 });
 
 /** Where a run came from. */
-export const WatchSource = { RUNNER: "runner", PROXY: "proxy" } as const;
+export const WatchSource = { RUNNER: "runner", PROXY: "proxy", EVAL: "eval" } as const;
 export type WatchSource = (typeof WatchSource)[keyof typeof WatchSource];
 
 /** How a run ended. */
@@ -54,7 +54,7 @@ export const watchEventSchema = z.discriminatedUnion("type", [
     type: z.literal("run.started"),
     at: z.number(),
     name: z.string(),
-    source: z.enum([WatchSource.RUNNER, WatchSource.PROXY]),
+    source: z.enum([WatchSource.RUNNER, WatchSource.PROXY, WatchSource.EVAL]),
     /** Wall-clock start, ms since the epoch. */
     startedAt: z.number(),
     statechart: statechartSchema.nullable(),

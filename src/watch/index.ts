@@ -1,5 +1,6 @@
 /** The local run viewer: `startWatchServer()` serves runs live on 127.0.0.1; `createWatchReporter()` sends them. */
 export { createWatchApp, type WatchAppOptions } from "./app.ts";
+export { EvalTraceError, eventsOfTrace, readEvalTraces } from "./eval-trace.ts";
 export { type WatchEvent, WatchOutcome, WatchSource, watchEventSchema } from "./events.ts";
 export { createWatchReporter, type WatchReporter, type WatchReporterOptions } from "./reporter.ts";
 export type { RunRecord } from "./run-record.ts";

@@ -168,7 +168,7 @@ source.addEventListener("update", (message) => {
 
 /** One run's page: statechart, outcome, LLM totals, strip chart and timeline, updated live. */
 export function renderRunPage(record: RunRecord): string {
-  const started = record.startedAt > 0 ? new Date(record.startedAt).toISOString() : "not yet";
+  const started = record.startedAt > 0 ? new Date(record.startedAt).toISOString() : "at an unrecorded time";
   const body = `<div class="meta"><a href="/">← runs</a></div>
 <h1>${escapeHtml(record.name)} <span id="outcome">${outcomeBadge(record)}</span></h1>
 <div class="meta">${escapeHtml(record.source)} · run <code>${escapeHtml(record.runId)}</code> · started ${escapeHtml(started)}</div>

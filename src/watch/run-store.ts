@@ -75,6 +75,14 @@ export class RunStore {
     return record;
   }
 
+  /** Show a run read from elsewhere (an eval trace) without writing it to the directory. */
+  load(runId: string, events: readonly WatchEvent[]): RunRecord {
+    const record = createRunRecord(runId);
+    for (const event of events) applyWatchEvent(record, event);
+    this.#runs.set(runId, record);
+    return record;
+  }
+
   /** Listen to every run's new events; returns the unsubscribe function. */
   subscribe(listener: RunListener): () => void {
     this.#listeners.add(listener);

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import { createWatchApp } from "./app.ts";
+import { readEvalTraces } from "./eval-trace.ts";
 import { RunStore } from "./run-store.ts";
 
 /** The watch server's default port: not llama-server's 8080 nor the proxy's 8081. */
@@ -21,6 +22,8 @@ export interface StartWatchServerOptions {
   host?: string;
   /** Where runs are recorded, one JSONL file each (default `.forge/runs`); created if missing. */
   dir?: string;
+  /** Eval traces files (`<out>.traces.jsonl`) whose runs are shown too, read-only. */
+  traces?: readonly string[];
 }
 
 /** A listening watch server. */
@@ -44,6 +47,9 @@ export interface RunningWatchServer {
 export async function startWatchServer(options: StartWatchServerOptions = {}): Promise<RunningWatchServer> {
   const host = options.host ?? "127.0.0.1";
   const store = new RunStore(options.dir ?? DEFAULT_WATCH_DIR);
+  for (const file of options.traces ?? []) {
+    for (const { runId, events } of readEvalTraces(file)) store.load(runId, events);
+  }
   const boundHost = host.includes(":") ? `[${host}]` : host;
   const wildcard = host === "0.0.0.0" || host === "::";
   let port = options.port ?? DEFAULT_WATCH_PORT;
