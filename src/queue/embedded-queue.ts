@@ -5,7 +5,7 @@
  * a dead process left active go back to waiting and resume from their last checkpoint.
  */
 import { randomUUID } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import lockfile from "proper-lockfile";
 import {
@@ -28,6 +28,13 @@ export interface EmbeddedQueueOptions {
    * process goes stale after 10 s; waiting that long lets a restarted process take over.
    */
   waitForLockMs?: number;
+  /**
+   * `worker` (default): takes the directory's lock and works runs. `client`: no lock, for a
+   * producer in another process (`forge enqueue`, `forge runs`) while a worker holds the directory:
+   * it adds runs as new files, reads them from disk, and asks the worker to cancel through a
+   * request file; it cannot take runs.
+   */
+  mode?: "worker" | "client";
 }
 
 /** What the queue keeps beside a run's public record: who holds it. */
@@ -47,6 +54,12 @@ const RUN_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 export async function createEmbeddedQueue(options: EmbeddedQueueOptions): Promise<RunQueue> {
   const runsDir = join(options.dir, "runs");
   mkdirSync(runsDir, { recursive: true });
+  mkdirSync(join(options.dir, "cancel"), { recursive: true });
+  if (options.mode === "client") {
+    const queue = new EmbeddedQueue(runsDir, async () => {}, "client");
+    queue.recover();
+    return queue;
+  }
   let unlock: () => Promise<void>;
   try {
     const retries = Math.ceil((options.waitForLockMs ?? 0) / 500);
@@ -61,7 +74,7 @@ export async function createEmbeddedQueue(options: EmbeddedQueueOptions): Promis
       { cause: error },
     );
   }
-  const queue = new EmbeddedQueue(runsDir, unlock);
+  const queue = new EmbeddedQueue(runsDir, unlock, "worker");
   queue.recover();
   return queue;
 }
@@ -72,25 +85,48 @@ class EmbeddedQueue implements RunQueue {
   readonly #runs = new Map<string, StoredRun>();
   readonly #controllers = new Map<string, AbortController>();
   readonly #waiters = new Map<string, Set<() => void>>();
+  readonly #mode: "worker" | "client";
   #seq = 0;
   #closed = false;
 
-  constructor(dir: string, unlock: () => Promise<void>) {
+  constructor(dir: string, unlock: () => Promise<void>, mode: "worker" | "client") {
     this.#dir = dir;
     this.#unlock = unlock;
+    this.#mode = mode;
   }
 
-  /** Load every run; the ones a dead process held go back to waiting. */
+  /** Load every run; in a worker, the ones a dead process held go back to waiting. */
   recover(): void {
+    this.#scan();
+    if (this.#mode === "client") return;
+    for (const run of this.#runs.values()) {
+      if (run.status !== "active") continue;
+      const { lease: _lease, ...rest } = run;
+      this.#write({ ...rest, status: "waiting" });
+    }
+  }
+
+  /** Read run files this process has not seen (clients add runs as files); a client rereads all. */
+  #scan(): void {
     for (const name of readdirSync(this.#dir)) {
       if (!name.endsWith(".json")) continue;
-      const run = JSON.parse(readFileSync(join(this.#dir, name), "utf8")) as StoredRun;
-      if (run.status === "active") {
-        run.status = "waiting";
-        delete run.lease;
-        this.#write(run);
+      const runId = name.slice(0, -".json".length);
+      if (this.#mode === "worker" && this.#runs.has(runId)) continue;
+      try {
+        this.#runs.set(runId, JSON.parse(readFileSync(join(this.#dir, name), "utf8")) as StoredRun);
+      } catch (error) {
+        // A file being replaced (rename is atomic, so only a client racing a delete sees this).
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       }
-      this.#runs.set(run.runId, run);
+    }
+  }
+
+  /** A worker honours cancel requests clients left as files. */
+  #takeCancelRequests(): void {
+    const dir = join(this.#dir, "..", "cancel");
+    for (const runId of readdirSync(dir)) {
+      rmSync(join(dir, runId), { force: true });
+      void this.cancel(runId);
     }
   }
 
@@ -102,6 +138,7 @@ class EmbeddedQueue implements RunQueue {
         `runId must be 1-128 characters of A-Z a-z 0-9 _ . : -, got ${JSON.stringify(runId)}`,
       );
     }
+    if (this.#mode === "client") this.#scan();
     const existing = this.#runs.get(runId);
     if (existing) return publicRecord(existing);
     const run: StoredRun = {
@@ -114,6 +151,18 @@ class EmbeddedQueue implements RunQueue {
       attempts: 0,
       enqueuedAt: Date.now() + this.#seq++ / 1e6,
     };
+    if (this.#mode === "client") {
+      // Exclusive create: of two clients enqueueing one id, one writes and the other reads it back.
+      try {
+        writeFileSync(join(this.#dir, `${runId}.json`), JSON.stringify(run), { flag: "wx" });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+        this.#scan();
+        return publicRecord(this.#runs.get(runId) ?? run);
+      }
+      this.#runs.set(runId, run);
+      return publicRecord(run);
+    }
     this.#write(run);
     this.#notify("enqueued");
     return publicRecord(run);
@@ -121,6 +170,9 @@ class EmbeddedQueue implements RunQueue {
 
   async take(_workerId: string): Promise<RunLease | null> {
     this.#assertOpen();
+    if (this.#mode === "client") throw new Error("A client-mode queue cannot take runs; open it as a worker");
+    this.#scan();
+    this.#takeCancelRequests();
     const next = [...this.#runs.values()]
       .filter((run) => run.status === "waiting")
       .sort((a, b) => b.priority - a.priority || a.enqueuedAt - b.enqueuedAt)[0];
@@ -134,11 +186,13 @@ class EmbeddedQueue implements RunQueue {
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
+    if (this.#mode === "client") this.#scan();
     const run = this.#runs.get(runId);
     return run && publicRecord(run);
   }
 
   async list(filter: { status?: RunStatus } = {}): Promise<RunRecord[]> {
+    if (this.#mode === "client") this.#scan();
     return [...this.#runs.values()]
       .filter((run) => filter.status === undefined || run.status === filter.status)
       .sort((a, b) => a.enqueuedAt - b.enqueuedAt)
@@ -147,6 +201,7 @@ class EmbeddedQueue implements RunQueue {
 
   async result(runId: string, options: { signal?: AbortSignal } = {}): Promise<unknown> {
     for (;;) {
+      if (this.#mode === "client") this.#scan();
       const run = this.#runs.get(runId);
       if (!run) throw new RangeError(`No run ${runId} in this queue`);
       if (run.status === "completed") return run.result;
@@ -156,11 +211,19 @@ class EmbeddedQueue implements RunQueue {
         throw error;
       }
       options.signal?.throwIfAborted();
-      await this.#changed(runId, options.signal);
+      // A client sees the worker's writes on disk: it polls.
+      await (this.#mode === "client"
+        ? new Promise((resolve) => setTimeout(resolve, 100))
+        : this.#changed(runId, options.signal));
     }
   }
 
   async cancel(runId: string): Promise<void> {
+    if (this.#mode === "client") {
+      // The worker that holds the directory carries it out at its next take.
+      writeFileSync(join(this.#dir, "..", "cancel", runId), "");
+      return;
+    }
     const run = this.#runs.get(runId);
     if (!run || run.status === "completed" || run.status === "failed" || run.status === "cancelled") return;
     const { lease: _lease, ...rest } = run;
@@ -216,6 +279,7 @@ class EmbeddedQueue implements RunQueue {
       attempts: run.attempts,
       signal: controller.signal,
       saveCheckpoint: async (checkpoint: StoredCheckpoint) => {
+        this.#takeCancelRequests(); // a client's cancel reaches an active run at its next checkpoint
         this.#write({ ...owned(), checkpoint });
       },
       complete: async (result: unknown) => finish({ status: "completed", result: result ?? null }),

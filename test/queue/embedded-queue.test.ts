@@ -186,3 +186,30 @@ describe("a worker process killed with SIGKILL", () => {
     expect((await queue.get("run-1"))?.attempts).toBe(2);
   }, 60_000);
 });
+
+describe("a client-mode queue (another process, no lock)", () => {
+  it("enqueues into a directory a worker holds, reads results, and cancels through the worker", async () => {
+    const dir = tempDir();
+    const workerQueue = await openQueue(dir);
+    const client = await createEmbeddedQueue({ dir, mode: "client" });
+    cleanups.push(() => client.close());
+    const first = await client.enqueue("echo", "from a client", { runId: "c-1" });
+    expect(await client.enqueue("echo", "again", { runId: "c-1" })).toEqual(first);
+    await client.enqueue("echo", "never", { runId: "c-2", priority: -1 });
+    await client.cancel("c-2");
+    await expect(client.take("w")).rejects.toThrow(/cannot take runs/);
+
+    const { workflow, runner } = echo();
+    const worker = startWorker({
+      queue: workerQueue,
+      registry: defineRegistry({ workflows: [workflow], runner }),
+    });
+    cleanups.push(() => worker.close());
+    expect(await client.result("c-1")).toBe("answered from a client");
+    await expect(client.result("c-2")).rejects.toThrow(/cancelled/);
+    expect((await client.list()).map((run) => [run.runId, run.status])).toEqual([
+      ["c-1", "completed"],
+      ["c-2", "cancelled"],
+    ]);
+  });
+});
