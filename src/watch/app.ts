@@ -20,6 +20,9 @@ export interface WatchAppOptions {
   allowedHosts?: readonly string[];
 }
 
+/** How often the runs list is sent again while runs report events. */
+const LIST_UPDATE_MS = 200;
+
 const fromSchema = z.coerce.number().int().min(0).default(0);
 
 /** SSE streams wait here until the browser goes away. */
@@ -62,9 +65,15 @@ export function createWatchApp(options: WatchAppOptions): Hono {
 
   app.get("/stream", (context) =>
     streamSSE(context, async (stream) => {
+      // At most one list update per LIST_UPDATE_MS: a busy proxy reports many events a second.
+      let pending: ReturnType<typeof setTimeout> | undefined;
       const unsubscribe = store.subscribe(() => {
-        void stream.writeSSE({ event: "runs", data: JSON.stringify({ rows: runRows(store.list()) }) });
+        pending ??= setTimeout(() => {
+          pending = undefined;
+          void stream.writeSSE({ event: "runs", data: JSON.stringify({ rows: runRows(store.list()) }) });
+        }, LIST_UPDATE_MS);
       });
+      stream.onAbort(() => clearTimeout(pending));
       await untilAborted(stream, unsubscribe);
     }),
   );

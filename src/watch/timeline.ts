@@ -107,13 +107,17 @@ export function messageEvent(entry: { at: number; message: Message }): Omit<Time
   return { at: entry.at, kind: type, label: type.replace(/_/g, " "), body: describeMessage(entry.message) };
 }
 
-/** The timeline row of a compaction. */
+/**
+ * The timeline row of a compaction. A phase or budget of 0 means the source did not know it (the
+ * proxy's compactor does not say), and is left out.
+ */
 export function compactionEvent(compaction: TimelineCompaction): Omit<TimelineEvent, "order"> {
+  const budget = compaction.budgetTokens > 0 ? ` (budget ${compaction.budgetTokens})` : "";
   return {
     at: compaction.at,
     kind: "compaction",
-    label: `compaction phase ${compaction.phaseReached}`,
-    body: `iteration ${compaction.stepIndex}: ${compaction.tokensBefore} → ${compaction.tokensAfter} tokens (budget ${compaction.budgetTokens}), ${compaction.messagesBefore} → ${compaction.messagesAfter} messages (${compaction.messagesBefore - compaction.messagesAfter} dropped or summarized)`,
+    label: compaction.phaseReached > 0 ? `compaction phase ${compaction.phaseReached}` : "compaction",
+    body: `iteration ${compaction.stepIndex}: ${compaction.tokensBefore} → ${compaction.tokensAfter} tokens${budget}, ${compaction.messagesBefore} → ${compaction.messagesAfter} messages (${compaction.messagesBefore - compaction.messagesAfter} dropped or summarized)`,
   };
 }
 
