@@ -234,12 +234,14 @@ export class BullmqRunQueue implements RunQueue {
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
-    const job = await this.#queue.getJob(runId);
-    if (!job) return undefined;
-    const [state, cancelled] = await Promise.all([
-      job.getState(),
+    // The state first: a job read after it is at least as new (a completed state with its result).
+    const state = await this.#queue.getJobState(runId);
+    if (state === "unknown") return undefined;
+    const [job, cancelled] = await Promise.all([
+      this.#queue.getJob(runId),
       this.#redis.hexists(this.key(runId), CANCEL_FIELD),
     ]);
+    if (!job) return undefined;
     return recordOf(job, state, cancelled === 1);
   }
 

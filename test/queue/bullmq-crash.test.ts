@@ -1,7 +1,8 @@
 /**
  * BullMQ workers that crash or freeze, against a real redis-server: a worker process killed with
  * SIGKILL mid-batch leaves its run to another worker within the lock and stall window, and one
- * frozen with SIGSTOP past its lock and woken up has its writes refused, so no effect runs twice.
+ * frozen with SIGSTOP past its lock and woken up has its writes refused, so no effect runs twice;
+ * redis-server itself killed with SIGKILL (append-only file on) and restarted mid-run.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -56,14 +57,14 @@ async function waitForLine(dir: string, test: (line: string) => boolean, what: s
 }
 
 /** A worker process (test/fixtures/durable/bullmq-child.ts) on queue `name`. */
-function startChild(name: string, dir: string, mode: string): ChildProcess {
+function startChild(name: string, dir: string, mode: string, url = redis.url): ChildProcess {
   const child = spawn(
     process.execPath,
     [
       "--import",
       "tsx",
       new URL("../fixtures/durable/bullmq-child.ts", import.meta.url).pathname,
-      redis.url,
+      url,
       name,
       dir,
       String(LOCK_MS),
@@ -82,9 +83,14 @@ function startChild(name: string, dir: string, mode: string): ChildProcess {
 }
 
 /** A worker in this process on queue `name`, answering with `script`. */
-async function startLocalWorker(name: string, dir: string, script: ReturnType<typeof shopScript>) {
+async function startLocalWorker(
+  name: string,
+  dir: string,
+  script: ReturnType<typeof shopScript>,
+  url = redis.url,
+) {
   const queue = await createBullmqQueue({
-    connection: { url: redis.url },
+    connection: { url },
     name,
     lockMs: LOCK_MS,
     stalledIntervalMs: STALLED_INTERVAL_MS,
@@ -169,5 +175,32 @@ describe("a BullMQ worker frozen with SIGSTOP past its lock", () => {
     expect(lines.filter((line) => line.startsWith("effect send_receipt"))).toHaveLength(1);
     expect(lines.filter((line) => line.startsWith("settled run-1 completed"))).toHaveLength(0);
     expect(await queue.get("run-1")).toMatchObject({ status: "completed", attempts: 2, result: "ok" });
+  }, 60_000);
+});
+
+describe("redis-server killed with SIGKILL mid-run (append-only file on)", () => {
+  it("the worker reconnects and the run completes once, from its checkpoint, without a second charge", async () => {
+    const server = await startTestRedisServer({ appendOnly: true });
+    cleanups.push(() => server.stop());
+    const dir = tempDir();
+    const name = `redis-kill-${randomUUID()}`;
+    startChild(name, dir, "slow-infer:1500", server.url);
+    await waitForLine(dir, (line) => line === "infer 0", "the worker's first inference");
+    // Down for longer than the lock: the worker's lease lapses, and the run must resume from Redis.
+    server.kill("SIGKILL");
+    await new Promise((resolve) => setTimeout(resolve, LOCK_MS + 1_000));
+    await server.restart();
+
+    const producer = await createBullmqQueue({ connection: { url: server.url }, name });
+    cleanups.push(() => producer.close());
+    expect(await producer.result("run-1")).toBe("ok");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const lines = effectsLog(dir);
+    expect(lines.filter((line) => line.startsWith("effect charge_card"))).toHaveLength(1);
+    const receipts = lines.filter((line) => line.startsWith("effect send_receipt"));
+    expect(receipts.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(receipts).size).toBe(1); // one idempotency key, however often it ran
+    expect(lines.filter((line) => line === "settled run-1 completed")).toHaveLength(1);
+    expect(await producer.list({ status: "completed" })).toHaveLength(1);
   }, 60_000);
 });
