@@ -7,6 +7,7 @@ import { ABLATION_PRESETS } from "../ablation.ts";
 import { BACKENDS } from "../backends/registry.ts";
 import { ALL_SCENARIOS, allTags } from "../scenarios/index.ts";
 import { FAULT_PROFILES, totalFaultRate } from "../sim-model/profiles.ts";
+import { loadBatchConfig, runBatchConfig } from "./batch-eval.ts";
 import { findTrace, replayTrace } from "./replay-eval.ts";
 import { reportEval } from "./report-eval.ts";
 import { type EvalIo, runEval } from "./run-eval.ts";
@@ -117,6 +118,36 @@ export function registerEvalCommand(program: Command): Command {
       process.once("SIGINT", stop);
       try {
         await runEval(options, io, controller.signal);
+      } catch (error) {
+        failWith(command, error);
+      } finally {
+        process.off("SIGINT", stop);
+      }
+    });
+
+  evalCommand
+    .command("batch <config>")
+    .description(
+      "Run every target of a batch config (JSON: llamaserver GGUFs started and stopped one at a time, openai-compatible, ollama, llama-cpp, anthropic, sim-model) into one resumable JSONL, then report them together",
+    )
+    .option("--no-progress", "no progress bars")
+    .option("--html <dir>", "write the dashboard to this folder")
+    .option("--markdown <file>", "write the Markdown report")
+    .option("--title <text>", "report title")
+    .action(async (configPath: string, options: Record<string, unknown>, command: Command) => {
+      const controller = new AbortController();
+      const stop = () => {
+        process.stderr.write("\nbatch: stopping after the runs in flight (run the same command to resume)\n");
+        controller.abort();
+      };
+      process.once("SIGINT", stop);
+      try {
+        const config = loadBatchConfig(configPath);
+        await runBatchConfig(config, io, {
+          progress: options.progress !== false,
+          signal: controller.signal,
+        });
+        await reportEval([config.out], { ...options, command: `npm run eval -- batch ${configPath}` }, io);
       } catch (error) {
         failWith(command, error);
       } finally {

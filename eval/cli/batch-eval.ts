@@ -1,0 +1,178 @@
+/**
+ * A batch config file: several targets (a GGUF run by a llama-server the ServerManager starts and
+ * stops, an OpenAI-compatible URL, Ollama, node-llama-cpp, Anthropic, the sim-model) qualified
+ * one after another into one resumable JSONL, then reported together.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { basename } from "node:path";
+import { z } from "zod";
+import { launchConfigSchema } from "../../src/server/launch-config.ts";
+import { ServerManager } from "../../src/server/server-manager.ts";
+import { type EvalIo, EvalUsageError, runEval } from "./run-eval.ts";
+
+const toolMode = z.enum(["native", "prompt", "auto"]).optional();
+const think = z.enum(["on", "off", "auto"]).optional();
+const sampling = {
+  temperature: z.number().min(0).max(2).optional(),
+  topP: z.number().gt(0).max(1).optional(),
+  topK: z.number().int().nonnegative().optional(),
+};
+
+/** One target of a batch, by backend. */
+export const batchTargetSchema = z.discriminatedUnion("backend", [
+  z.strictObject({
+    backend: z.literal("llamaserver"),
+    /** The GGUF llama-server runs; started before the target's runs and stopped after them. */
+    gguf: z.string().min(1),
+    /** The model name in rows; default the GGUF's file stem. */
+    model: z.string().min(1).optional(),
+    /** ServerManager launch options besides the GGUF (ctx, threads, slots, cache types, extraFlags…). */
+    launch: launchConfigSchema.omit({ ggufPath: true }).partial().default({}),
+    toolMode,
+    think,
+    ...sampling,
+  }),
+  z.strictObject({
+    backend: z.literal("openai-compatible"),
+    baseUrl: z.url(),
+    model: z.string().min(1),
+    apiKey: z.string().optional(),
+    toolMode,
+    think,
+    ...sampling,
+  }),
+  z.strictObject({
+    backend: z.literal("ollama"),
+    model: z.string().min(1),
+    baseUrl: z.url().optional(),
+    think,
+    ...sampling,
+  }),
+  z.strictObject({
+    backend: z.literal("llama-cpp"),
+    /** The GGUF path. */
+    model: z.string().min(1),
+    llamaCppMode: z.enum(["functions", "free"]).optional(),
+    threads: z.number().int().positive().optional(),
+    ...sampling,
+  }),
+  z.strictObject({
+    backend: z.literal("anthropic"),
+    model: z.string().min(1),
+    apiKey: z.string().optional(),
+    ...sampling,
+  }),
+  z.strictObject({
+    backend: z.literal("sim-model"),
+    profile: z.string().optional(),
+    toolMode,
+  }),
+]);
+export type BatchTarget = z.infer<typeof batchTargetSchema>;
+
+/** A batch config file. */
+export const batchConfigSchema = z.strictObject({
+  /** The JSONL every target's rows go to (resumed when it exists). */
+  out: z.string().min(1),
+  runs: z.number().int().positive().default(1),
+  scenarios: z.array(z.string()).default([]),
+  tags: z.array(z.string()).default([]),
+  ablation: z.array(z.string()).default(["reforged"]),
+  seed: z.number().int().default(0),
+  targets: z.array(batchTargetSchema).min(1),
+});
+export type BatchConfig = z.infer<typeof batchConfigSchema>;
+
+/** Read and validate a batch config (JSON); every problem names its path in the file. */
+export function loadBatchConfig(path: string): BatchConfig {
+  if (!existsSync(path)) throw new EvalUsageError(`batch config ${path} does not exist`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new EvalUsageError(`batch config ${path} is not JSON: ${(error as Error).message}`);
+  }
+  const parsed = batchConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`,
+    );
+    throw new EvalUsageError(`batch config ${path}: ${problems.join("; ")}`);
+  }
+  return parsed.data;
+}
+
+/** A target in words, for progress lines. */
+export function describeTarget(target: BatchTarget): string {
+  if (target.backend === "llamaserver") return `llamaserver ${target.model ?? ggufStem(target.gguf)}`;
+  if (target.backend === "sim-model") return `sim-model ${target.profile ?? "mixed"}`;
+  return `${target.backend} ${target.model}`;
+}
+
+function ggufStem(path: string): string {
+  return basename(path).replace(/\.gguf$/i, "");
+}
+
+/** Options of `runBatchConfig`. */
+export interface BatchRunOptions {
+  progress?: boolean;
+  signal?: AbortSignal;
+  /** Makes the ServerManager of a `llamaserver` target (tests pass one with a known binary). */
+  createServerManager?: () => ServerManager;
+}
+
+/**
+ * Run every target of `config` in order into `config.out` (resuming what it holds), starting and
+ * stopping llama-server for `llamaserver` targets, one at a time. Stops between targets once
+ * `signal` is aborted. Resolves with the targets that ran to the end.
+ */
+export async function runBatchConfig(
+  config: BatchConfig,
+  io: EvalIo,
+  options: BatchRunOptions = {},
+): Promise<number> {
+  let finished = 0;
+  for (const [index, target] of config.targets.entries()) {
+    if (options.signal?.aborted) break;
+    io.stderr(`batch: target ${index + 1}/${config.targets.length}: ${describeTarget(target)}\n`);
+    const common = {
+      runs: config.runs,
+      scenario: config.scenarios,
+      tags: config.tags,
+      ablation: config.ablation,
+      seed: config.seed,
+      out: config.out,
+      resume: existsSync(config.out),
+      report: false,
+      progress: options.progress ?? true,
+    };
+    if (target.backend !== "llamaserver") {
+      const { backend, ...rest } = target;
+      await runEval({ ...common, backend, ...rest }, io, options.signal);
+    } else {
+      const manager =
+        options.createServerManager?.() ?? new ServerManager({ backend: "llamaserver", logger: () => {} });
+      try {
+        const info = await manager.start({ ...target.launch, ggufPath: target.gguf });
+        io.stderr(`batch: llama-server ${info.baseUrl} (pid ${info.pid}) runs ${target.gguf}\n`);
+        const { backend: _backend, gguf, launch: _launch, model, ...rest } = target;
+        await runEval(
+          {
+            ...common,
+            backend: "openai-compatible",
+            baseUrl: `${info.baseUrl}/v1`,
+            model: model ?? ggufStem(gguf),
+            ...rest,
+          },
+          io,
+          options.signal,
+        );
+      } finally {
+        await manager.stop();
+        io.stderr("batch: llama-server stopped\n");
+      }
+    }
+    if (!options.signal?.aborted) finished += 1;
+  }
+  return finished;
+}
