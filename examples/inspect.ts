@@ -12,11 +12,10 @@
  *     open the URL in a browser (no internet needed); Ctrl-C to exit. With FORGE_WATCH_URL set,
  *     reports to a `forge watch` already running instead.
  *   FORGE_INSPECT=server npx tsx examples/inspect.ts
- *     needs the internet: starts the bridge from `@statelyai/inspect/server` on FORGE_INSPECT_PORT
- *     (default 4242, away from llama-server's 8080), opens it in a browser, which loads the hosted
- *     inspector from https://stately.ai/inspect, and streams there with `createWebSocketInspector`.
- *     That bridge listens on every interface (the library takes no host): use it on a trusted
- *     network only. Ctrl-C to exit.
+ *     needs the internet: starts the bridge from `@statelyai/inspect/server` on
+ *     127.0.0.1:FORGE_INSPECT_PORT (default 4242, away from llama-server's 8080), opens it in a
+ *     browser, which loads the hosted inspector from https://stately.ai/inspect, and streams there
+ *     with `createWebSocketInspector`. Ctrl-C to exit.
  *   FORGE_INSPECT_URL=ws://localhost:4242 npx tsx examples/inspect.ts
  *     streams to a Stately bridge that is already running.
  *
@@ -26,6 +25,8 @@
  *   const inspector = createBrowserInspector(); // opens https://stately.ai/inspect
  *   const runner = new WorkflowRunner({ client, contextManager, inspect: inspector.inspect });
  */
+import { Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { createInspectorServer } from "@statelyai/inspect/server";
@@ -131,6 +132,30 @@ export async function main(options: InspectOptions = {}): Promise<InspectOutcome
   return { result, transitions };
 }
 
+/**
+ * The Stately bridge (`createInspectorServer`) on 127.0.0.1 only. The library listens on every
+ * interface and takes no host, so its one `listen` call is given the loopback address while it
+ * starts (it calls `listen` synchronously); nothing else is changed.
+ */
+export function startLoopbackInspectorBridge(options: { port: number; autoOpen?: boolean }): {
+  stop(): void;
+  address(): AddressInfo | null;
+} {
+  const listen = Server.prototype.listen;
+  let started: Server | undefined;
+  Server.prototype.listen = function (this: Server, port: number, ...rest: unknown[]) {
+    started = this;
+    const callback = rest.find((argument) => typeof argument === "function") as (() => void) | undefined;
+    return (listen as (...args: unknown[]) => Server).call(this, port, "127.0.0.1", callback);
+  } as typeof Server.prototype.listen;
+  try {
+    const bridge = createInspectorServer({ port: options.port, autoOpen: options.autoOpen ?? true });
+    return { stop: () => bridge.stop(), address: () => (started?.address() as AddressInfo | null) ?? null };
+  } finally {
+    Server.prototype.listen = listen;
+  }
+}
+
 async function watchReporter(): Promise<WatchReporter> {
   const url = process.env.FORGE_WATCH_URL;
   if (url) return createWatchReporter({ url, name: "inspect-example" });
@@ -142,7 +167,7 @@ async function watchReporter(): Promise<WatchReporter> {
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const mode = process.env.FORGE_INSPECT;
   const port = Number(process.env.FORGE_INSPECT_PORT ?? 4242);
-  const server = mode === "server" ? createInspectorServer({ port }) : null;
+  const server = mode === "server" ? startLoopbackInspectorBridge({ port }) : null;
   const url = server ? `ws://localhost:${port}` : process.env.FORGE_INSPECT_URL;
   const inspector = url ? createWebSocketInspector({ url }) : undefined;
   const watch = mode === "watch" ? await watchReporter() : undefined;

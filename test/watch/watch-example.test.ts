@@ -1,9 +1,11 @@
-/** examples/inspect.ts's offline mode: the run reported to a local watch server. */
+/** examples/inspect.ts: its offline mode (the run reported to a local watch server) and its loopback Stately bridge. */
 import { mkdtempSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { main } from "../../examples/inspect.ts";
+import { describe, expect, it, vi } from "vitest";
+import { main, startLoopbackInspectorBridge } from "../../examples/inspect.ts";
 import { createWatchReporter, startWatchServer } from "../../src/watch/index.ts";
 
 describe("examples/inspect with a watch reporter", () => {
@@ -27,6 +29,25 @@ describe("examples/inspect with a watch reporter", () => {
       expect(run?.trace.exchanges).toHaveLength(3);
     } finally {
       await watch.close();
+    }
+  });
+});
+
+describe("examples/inspect's Stately bridge", () => {
+  it("listens on 127.0.0.1 only, on the port asked for", async () => {
+    const bridge = startLoopbackInspectorBridge({ port: 0, autoOpen: false });
+    try {
+      await vi.waitFor(() => expect(bridge.address()).not.toBeNull());
+      expect(bridge.address()?.address).toBe("127.0.0.1");
+      const port = bridge.address()?.port as number;
+      await expect(fetch(`http://127.0.0.1:${port}/`).then((response) => response.status)).resolves.toBe(200);
+      // The patch is gone: a server started afterwards binds as Node would by default.
+      const other = createServer();
+      await new Promise<void>((resolve) => other.listen(0, resolve));
+      expect((other.address() as AddressInfo).address).not.toBe("127.0.0.1");
+      other.close();
+    } finally {
+      bridge.stop();
     }
   });
 });
