@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { z } from "zod";
 import { registerProxyCommand } from "./proxy-command.ts";
+import { registerQueueCommands } from "./queue-command.ts";
 import { FORGE_DEBUG_ENV, runProgram } from "./run-program.ts";
 import { registerWatchCommand } from "./watch-command.ts";
 
@@ -31,6 +32,7 @@ export function createProgram(): Command {
     .showHelpAfterError();
   registerProxyCommand(program);
   registerWatchCommand(program);
+  registerQueueCommands(program);
   return program;
 }
 

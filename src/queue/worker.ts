@@ -85,10 +85,21 @@ export function startWorker(options: WorkerOptions): Worker {
     }
   }
 
-  function idle(): Promise<void> {
-    const poll = new Promise<void>((resolve) => setTimeout(resolve, options.pollMs ?? 200).unref());
-    const notified = queue.waitForWork?.(stop.signal).catch(() => {}) ?? poll;
-    return Promise.race([poll, notified]);
+  /** Until the engine says work arrived, or a poll interval passed (runs added by other processes). */
+  async function idle(): Promise<void> {
+    // Its own signal, aborted when the wait ends, so no listener outlives the wait.
+    const wait = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    // Not unref'd: a running worker keeps its process alive until it is closed.
+    const poll = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, options.pollMs ?? 200);
+    });
+    try {
+      await Promise.race([poll, queue.waitForWork?.(wait.signal).catch(() => {}) ?? poll]);
+    } finally {
+      clearTimeout(timer);
+      wait.abort();
+    }
   }
 
   async function runLease(lease: RunLease): Promise<void> {

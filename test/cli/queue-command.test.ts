@@ -1,0 +1,73 @@
+/**
+ * `forge worker`, `forge enqueue` and `forge runs` as real processes on one queue directory:
+ * the worker holds the directory, the producer and `runs` open it from other processes.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { exitOf, spawnForge, waitForOutput } from "../helpers/forge-cli.ts";
+
+const REGISTRY = new URL("../fixtures/durable/registry.ts", import.meta.url).pathname;
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+async function forge(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const run = spawnForge(args);
+  const code = await exitOf(run.child);
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
+}
+
+describe("forge worker / enqueue / runs", () => {
+  it("works a run enqueued from another process, lists it, and stops on SIGINT", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "forge-cli-queue-"));
+    dirs.push(dir);
+    const queue = join(dir, "queue");
+    process.env.FORGE_TEST_DIR = dir;
+    const worker = spawnForge(["worker", "--registry", REGISTRY, "--queue", queue]);
+    try {
+      await waitForOutput(worker.output, /forge worker on .*: shop/);
+      const enqueued = await forge([
+        "enqueue",
+        "shop",
+        "Buy A1",
+        "--queue",
+        queue,
+        "--run-id",
+        "r1",
+        "--wait",
+      ]);
+      expect(enqueued).toMatchObject({ code: 0, stdout: 'r1\n"ok"\n' });
+      const again = await forge(["enqueue", "shop", "Buy A1", "--queue", queue, "--run-id", "r1"]);
+      expect(again.stdout).toBe("r1\n");
+      const listed = await forge(["runs", "ls", "--queue", queue]);
+      expect(listed.stdout).toBe("r1\tcompleted\tshop\tattempts=1\n");
+      const shown = await forge(["runs", "show", "r1", "--queue", queue]);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ runId: "r1", status: "completed", result: "ok" });
+      const missing = await forge(["runs", "show", "nope", "--queue", queue]);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain("No run nope");
+      await waitForOutput(worker.output, /r1 completed/);
+    } finally {
+      delete process.env.FORGE_TEST_DIR;
+      worker.child.kill("SIGINT");
+    }
+    expect(await exitOf(worker.child)).toBe(0);
+  }, 90_000);
+
+  it("says what a registry module must export", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "forge-cli-queue-"));
+    dirs.push(dir);
+    const result = await forge([
+      "worker",
+      "--registry",
+      new URL("../fixtures/durable/shop.ts", import.meta.url).pathname,
+      "--queue",
+      join(dir, "q"),
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("must export (default, or as `registry`) the result of defineRegistry");
+  }, 60_000);
+});
