@@ -113,16 +113,17 @@ export async function runWithGuardrails(client: LLMClient, log: (line: string) =
     log(`  #${iteration} ${executeLabel(response, calls)}`);
     const outcomes = await executeBatch(calls);
     conversation.answer(outcomes);
-    const failed = outcomes.find((outcome) => !outcome.ok);
-    if (failed) {
-      const fatal = guardrails.recordToolError(failed.call.tool, failed.error);
-      if (fatal) throw new Error(`Guardrails gave up: ${fatal.reason}`);
-      continue;
-    }
-    const done = guardrails.record(
-      calls.map((call) => call.tool),
-      calls.map((call) => call.args),
+    // One call for the whole batch, with the loop's rules: the calls that succeeded count as steps
+    // even when another call failed, and a failing batch counts one tool error.
+    const { done, fatal } = guardrails.recordBatch(
+      outcomes.map((outcome) => ({
+        tool: outcome.call.tool,
+        args: outcome.call.args,
+        ok: outcome.ok,
+        error: outcome.error,
+      })),
     );
+    if (fatal) throw new Error(`Guardrails gave up: ${fatal.reason}`);
     if (done) return report(outcomes, actions, iteration, conversation);
   }
   throw new Error(`No answer within ${maxIterations} LLM calls`);
@@ -209,8 +210,13 @@ class Conversation {
     if (!nudge) return;
     if (nudge.role === "tool" && calls && calls.length > 0) {
       // A tool-role nudge answers the rejected calls, so every call id gets a reply.
+      // Its content is one line per call of the batch, in call order.
       const ids = this.#appendCalls(calls);
-      for (const id of ids) this.messages.push({ role: "tool", tool_call_id: id, content: nudge.content });
+      const lines = nudge.content.split("\n");
+      ids.forEach((id, index) => {
+        const content = lines.length === ids.length ? (lines[index] as string) : nudge.content;
+        this.messages.push({ role: "tool", tool_call_id: id, content });
+      });
       return;
     }
     const said = Array.isArray(response) ? JSON.stringify(response) : response.content;
