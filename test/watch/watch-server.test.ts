@@ -63,6 +63,8 @@ describe("the watch server", () => {
     const page = await (await app.request("/runs/demo-1")).text();
     expect(page).toContain('<g class="state current" data-state="a">');
     expect(page).toContain("demo #1");
+    const json = await (await app.request("/runs/demo-1/events.json")).json();
+    expect(json).toEqual({ runId: "demo-1", events: [started, entered("a", 5)] });
 
     expect((await post(app, "../etc", { events: [started] })).status).toBe(404);
     expect((await post(app, "a.b", { events: [started] })).status).toBe(400);
