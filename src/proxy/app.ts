@@ -8,6 +8,7 @@ import type { ServerResponse } from "node:http";
 import { type Context, Hono } from "hono";
 import { requestId } from "hono/request-id";
 import type { ReasoningReplay } from "../core/reasoning-replay.ts";
+import { DEFAULT_LIMITS } from "../guardrails/limits.ts";
 import { type AccessLogOptions, observeRequests } from "./access-log.ts";
 import type { BackendHealth, ProxyBackend } from "./backend.ts";
 import { createChatService } from "./chat-service.ts";
@@ -102,7 +103,7 @@ export function createProxy(options: ProxyOptions): Hono {
   });
   const chatService = createChatService({
     backend,
-    maxRetries: options.maxRetries ?? 3,
+    maxRetries: options.maxRetries ?? DEFAULT_LIMITS.maxRetriesPerStep,
     rescueEnabled: options.rescueEnabled ?? true,
     reasoningReplay: options.reasoningReplay,
     budgetTokens: options.budgetTokens,
@@ -160,7 +161,7 @@ export function createProxy(options: ProxyOptions): Hono {
         uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
         serialize: queue !== undefined,
         queued: queue?.pending ?? 0,
-        maxRetries: options.maxRetries ?? 3,
+        maxRetries: options.maxRetries ?? DEFAULT_LIMITS.maxRetriesPerStep,
         authentication: options.apiKey !== undefined,
       },
       backend: health,
