@@ -36,7 +36,8 @@ export interface WatchReporterOptions extends WatchTransportOptions {
 /**
  * Reports runs to a watch server. Wire it in with `instrument(runnerOptions)` and the context
  * manager's `onCompact`; a reporter follows one run at a time (a run opens at its first event and
- * closes when its statechart stops).
+ * closes when its root actor stops), so give concurrent runs a reporter (and runner) each. With
+ * `machineFor` spawned from your own machine, the root actor is yours: its statechart is drawn.
  */
 export interface WatchReporter {
   /**
@@ -112,9 +113,9 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
     else current.buffered.push(event);
   };
   // The run is announced when its root actor appears (with its statechart); earlier events wait.
-  const start = (current: OpenRun, statechart: WatchEvent & { type: "run.started" }) => {
+  const start = (current: OpenRun, announcement: WatchEvent & { type: "run.started" }) => {
     current.started = true;
-    post(current.runId, [statechart, ...current.buffered.splice(0)]);
+    post(current.runId, [announcement, ...current.buffered.splice(0)]);
   };
   const finish = (current: OpenRun, event: WatchEvent & { type: "run.finished" }) => {
     if (!current.started) {
