@@ -3,101 +3,36 @@
  * looping until a terminal tool succeeds, with final states done / failed / cancelled
  * (and responded, for the proxy's inference-only front half).
  */
-import { type ActorRefFrom, type AnyActorRef, and, assign, type SnapshotFrom, sendTo, setup } from "xstate";
-import type { ThresholdEvent } from "../context/context-manager.ts";
+import { type ActorRefFrom, and, assign, type SnapshotFrom, sendTo, setup } from "xstate";
 import type { Message } from "../core/messages.ts";
-import type { ReasoningReplay } from "../core/reasoning-replay.ts";
-import type { ToolDef, ToolSpec } from "../core/tools.ts";
-import type { LLMClient, LLMResponse, StreamChunk, TokenUsage, ToolCall } from "../core/types.ts";
+import type { LLMResponse, TokenUsage } from "../core/types.ts";
 import type { Decision } from "../guardrails/decisions.ts";
-import { buildRetryNudge, type RetryNudge } from "../guardrails/response-validator.ts";
+import { buildRetryNudge } from "../guardrails/response-validator.ts";
 import { stepSummaryHint } from "../guardrails/step-state.ts";
-import { type CheckpointHook, createInferenceLogic, createToolExecutionLogic } from "./workflow-actors.ts";
+import { createInferenceLogic, createToolExecutionLogic } from "./workflow-actors.ts";
 import {
   createWorkflowContext,
   type ToolOutcome,
   type WorkflowContext,
-  type WorkflowFailure,
   type WorkflowInput,
   type WorkflowStatus,
 } from "./workflow-context.ts";
+import type {
+  WorkflowDepsLookup,
+  WorkflowEvent,
+  WorkflowMachineDeps,
+  WorkflowOutput,
+} from "./workflow-deps.ts";
 import { openCalls } from "./workflow-messages.ts";
 import * as update from "./workflow-updates.ts";
 
-/** Anything that compacts a history once per iteration (a `ContextManager`). */
-export interface HistoryCompactor {
-  maybeCompact(messages: Message[], stepIndex?: number, stepHint?: string): Message[];
-  /** Warnings fired since the last call (ContextManager's `warnAt`), for the model to hear about. */
-  takeWarnings?(): readonly ThresholdEvent[];
-  /** The backend's prompt tokens for a history sent: the count compaction decides on from then on. */
-  observeUsage?(sent: readonly Message[], promptTokens: number): void;
-  /** The tools offered with every request, counted with the history. */
-  setTools?(tools: readonly ToolSpec[]): void;
-}
-
-/** Behaviour the machine is built with: clients, tools and callbacks never enter the context. */
-export interface WorkflowMachineDeps {
-  client: LLMClient;
-  contextManager: HistoryCompactor;
-  /** The tools the model is offered. */
-  toolSpecs: readonly ToolSpec[];
-  /** Implementations by name; not needed for an inference-only machine. */
-  tools?: Readonly<Record<string, ToolDef>>;
-  stream?: boolean;
-  /**
-   * Tell the model when the context crosses a `warnAt` fraction (a transient CONTEXT_WARNING user
-   * message on the next request, not kept in the history); default true.
-   */
-  contextWarnings?: boolean;
-  /** Which earlier reasoning blocks each request re-sends (`full`, `keep-last`, `none`); default `full`. */
-  reasoningReplay?: ReasoningReplay;
-  onChunk?: (chunk: StreamChunk) => Promise<void> | void;
-  onMessage?: (message: Message) => void;
-  retryNudge?: RetryNudge;
-  /** Receives the original error when an invoked actor (client or tools) fails the run. */
-  onActorError?: (error: unknown) => void;
-  /** Receives what a tool threw (the `cause` of a later ToolExecutionError), by call id. */
-  onToolError?: (callId: string, error: unknown) => void;
-  /**
-   * Persist the actor's snapshot: awaited before each LLM call, before each tool batch, before each
-   * `unsafe` call and after each call, so a run resumed from the last one redoes at most the step
-   * under way (finished calls are never re-run). A rejection fails the run.
-   */
-  checkpoint?: CheckpointHook;
-  /** A resumed run's interrupted `unsafe` call: an `OutcomeUnknown` tool error (default) or a failed run. */
-  unsafeInterrupted?: "tool_error" | "fail";
-}
-
-/**
- * Finds a workflow actor's deps, for a machine built once and run by many actors with different
- * clients and callbacks (the proxy): the deps stay out of the JSON context and snapshot.
- */
-export type WorkflowDepsLookup = (workflow: AnyActorRef) => WorkflowMachineDeps;
-
-/**
- * Events the workflow actor accepts: `workflow.cancel` from outside, and the answers of its two
- * request workers (`inference.*`, `tools.*`), which only those workers send.
- */
-export type WorkflowEvent =
-  | { type: "workflow.cancel" }
-  | { type: "inference.done"; output: LLMResponse }
-  | { type: "inference.error"; error: unknown }
-  | { type: "tools.started"; callId: string }
-  | { type: "tools.outcome"; outcome: ToolOutcome }
-  | { type: "tools.done"; output: ToolOutcome[] }
-  | { type: "tools.error"; error: unknown };
-
-/** What a finished workflow actor reports. */
-export interface WorkflowOutput {
-  status: WorkflowStatus;
-  result: unknown;
-  failure: WorkflowFailure | null;
-  messages: Message[];
-  iteration: number;
-  completedSteps: string[];
-  /** The accepted batch of an inference-only run. */
-  toolCalls: ToolCall[] | null;
-}
+export type {
+  HistoryCompactor,
+  WorkflowDepsLookup,
+  WorkflowEvent,
+  WorkflowMachineDeps,
+  WorkflowOutput,
+} from "./workflow-deps.ts";
 
 /**
  * Build the workflow statechart for a client, a context manager and a tool set, or, given a
