@@ -409,6 +409,7 @@ class LiveLease implements RunLease {
   readonly #renewal: NodeJS.Timeout;
   #data: JobData;
   #renewedAt = Date.now();
+  #renewing = false;
   #ended = false;
 
   constructor(input: {
@@ -526,7 +527,9 @@ class LiveLease implements RunLease {
   }
 
   async #renew(): Promise<void> {
-    if (this.#ended) return;
+    // While Redis is away, commands wait for the reconnection: one renewal at a time.
+    if (this.#ended || this.#renewing) return;
+    this.#renewing = true;
     try {
       const outcome = await this.#redis.forgeRenew(
         this.#lockKey,
@@ -544,6 +547,8 @@ class LiveLease implements RunLease {
       if (!this.#ended && Date.now() - this.#renewedAt >= this.#lockMs) {
         this.abort(this.#lostError(`the lock could not be renewed: ${(error as Error).message}`));
       }
+    } finally {
+      this.#renewing = false;
     }
   }
 

@@ -194,6 +194,61 @@ describe("the BullMQ queue", () => {
     expect(record?.checkpoint?.meta.runId).toBe("run-x");
   });
 
+  it("hands a run under way back when the worker closes; the next worker resumes it from its checkpoint", async () => {
+    const name = `handback-${randomUUID()}`;
+    const queue = await openQueue({ name });
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slow = defineTool({
+      name: "answer",
+      description: "Answer",
+      parameters: z.object({ text: z.string() }),
+      execute: async ({ text }, context) => {
+        await Promise.race([
+          gate,
+          new Promise((resolve) => context.signal?.addEventListener("abort", resolve)),
+        ]);
+        return `answered ${text}`;
+      },
+    });
+    const workflow = defineWorkflow({
+      name: "echo",
+      description: "Answer slowly",
+      tools: [slow],
+      terminalTool: "answer",
+      systemPrompt: "Answer.",
+    });
+    const scripted = () =>
+      new ScriptedClient(Array.from({ length: 5 }, () => toolCall("answer", { text: "x" })));
+    const first = startWorker({
+      queue,
+      registry: defineRegistry({
+        workflows: [workflow],
+        runner: new WorkflowRunner({ client: scripted(), contextManager: { maybeCompact: (m) => m } }),
+      }),
+    });
+    await queue.enqueue("echo", "x", { runId: "h1" });
+    const deadline = Date.now() + 5_000;
+    while ((await queue.get("h1"))?.checkpoint === undefined && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await first.close();
+    expect(await queue.get("h1")).toMatchObject({ status: "waiting", attempts: 1 });
+    release();
+    const second = startWorker({
+      queue,
+      registry: defineRegistry({
+        workflows: [workflow],
+        runner: new WorkflowRunner({ client: scripted(), contextManager: { maybeCompact: (m) => m } }),
+      }),
+    });
+    cleanups.push(() => second.close());
+    expect(await queue.result("h1")).toBe("answered x");
+    expect((await queue.get("h1"))?.attempts).toBe(2);
+  });
+
   it("fails a run naming an unknown workflow, with the reason", async () => {
     const queue = await openQueue();
     const { workflow, runner } = echo();
