@@ -158,7 +158,13 @@ export function buildReport(rows: readonly RunRow[], baselineLabel = "reforged")
     byGroup.set(key, [...(byGroup.get(key) ?? []), row]);
   }
   const models = new Set(rows.map((row) => `${row.backend}|${row.model}`));
-  const variants = new Set(rows.map(variantOf));
+  // Tool mode / think in the name only when one model ran under several.
+  const variantsByModel = new Map<string, Set<string>>();
+  for (const row of rows) {
+    const model = `${row.backend}|${row.model}`;
+    variantsByModel.set(model, (variantsByModel.get(model) ?? new Set()).add(variantOf(row)));
+  }
+  const severalVariants = [...variantsByModel.values()].some((variants) => variants.size > 1);
   // Report order: the order scenarios are defined in, then any unknown ones by name.
   const order = new Map(ALL_SCENARIOS.map((scenario, index) => [scenario.id, index]));
   const scenarios = [...new Set(rows.map((row) => row.scenario))].sort(
@@ -176,7 +182,7 @@ export function buildReport(rows: readonly RunRow[], baselineLabel = "reforged")
     }
     return {
       key,
-      name: `${models.size > 1 ? `${first.model} ${label}` : label}${variants.size > 1 ? ` [${variantOf(first) || "–"}]` : ""}`,
+      name: `${models.size > 1 ? `${first.model} ${label}` : label}${severalVariants ? ` [${variantOf(first) || "–"}]` : ""}`,
       backend: first.backend,
       model: first.model,
       configLabel: label,
@@ -196,9 +202,20 @@ export function buildReport(rows: readonly RunRow[], baselineLabel = "reforged")
     groups.find((group) => group.configLabel === baselineLabel) ??
     groups[0] ??
     null;
-  const comparisons = baseline
-    ? groups.filter((group) => group !== baseline).map((group) => compareGroups(baseline, group))
-    : [];
+  // With several models, each group is compared with the baseline config of its own model.
+  const baselineOf = (group: ConfigGroup): ConfigGroup | null =>
+    models.size === 1 || baseline === null
+      ? baseline
+      : (groups.find(
+          (candidate) =>
+            candidate.backend === group.backend &&
+            candidate.model === group.model &&
+            (candidate.name.endsWith(baselineLabel) || candidate.configLabel === baselineLabel),
+        ) ?? null);
+  const comparisons = groups.flatMap((group) => {
+    const base = baselineOf(group);
+    return base && base !== group ? [compareGroups(base, group)] : [];
+  });
   return { groups, scenarios, baseline, comparisons };
 }
 

@@ -69,13 +69,23 @@ export function renderMarkdown(report: ReportData, options: MarkdownOptions = {}
   const rows = report.groups.flatMap((group) => group.rows);
   const first = rows[0];
   const simulated = rows.some((row) => row.simulated);
+  const targets = [
+    ...new Set(
+      rows.map(
+        (row) =>
+          `\`${row.backend}\` \`${row.model}\`${row.profile ? ` (profile \`${row.profile}\`)` : ""}${row.simulated ? " — **simulated**" : ""}`,
+      ),
+    ),
+  ];
   const lines = [
     `${hashes} ${options.title ?? "Eval report"}`,
     "",
     ...(options.command ? ["Produced by:", "", "```sh", options.command, "```", ""] : []),
-    first
-      ? `Backend \`${first.backend}\`, model \`${first.model}\`${first.profile ? `, profile \`${first.profile}\`` : ""}${simulated ? " — **simulated** (sim-model rows)" : ""}; ${rows.length} runs over ${report.scenarios.length} scenarios; forge-guardrails ${first.versions.forgeGuardrails}${first.versions.commit ? ` (${first.versions.commit})` : ""}, ai ${first.versions.ai ?? "–"}, node ${first.versions.node}.`
-      : "",
+    first && targets.length > 1
+      ? `Targets: ${targets.join("; ")}; ${rows.length} runs over ${report.scenarios.length} scenarios; forge-guardrails ${first.versions.forgeGuardrails}${first.versions.commit ? ` (${first.versions.commit})` : ""}, ai ${first.versions.ai ?? "–"}, node ${first.versions.node}. Each config is compared with the baseline config of its own model.`
+      : first
+        ? `Backend \`${first.backend}\`, model \`${first.model}\`${first.profile ? `, profile \`${first.profile}\`` : ""}${simulated ? " — **simulated** (sim-model rows)" : ""}; ${rows.length} runs over ${report.scenarios.length} scenarios; forge-guardrails ${first.versions.forgeGuardrails}${first.versions.commit ? ` (${first.versions.commit})` : ""}, ai ${first.versions.ai ?? "–"}, node ${first.versions.node}.`
+        : "",
     ...settingsLines(rows),
     "",
     markdownTable(summary.header, summary.rows),
@@ -86,7 +96,7 @@ export function renderMarkdown(report: ReportData, options: MarkdownOptions = {}
     "",
     "Score = correct / runs (95% Wilson interval). Overflow = runs whose prompt outgrew the context (`context_exceeded`: their own outcome, not errors); errors = backend or harness failures. Nudges r/u/s/p = retry / unknown tool / step / prerequisite. Δ vs base = score difference against the baseline on the same (scenario, run) pairs, exact McNemar test.",
     "",
-    `${hashes}# Ablation deltas vs ${report.baseline?.name ?? "baseline"}`,
+    `${hashes}# Ablation deltas vs ${targets.length > 1 ? "each model's baseline" : (report.baseline?.name ?? "baseline")}`,
     "",
     markdownTable(
       ["config", "paired runs", "Δ score", "only baseline right", "only config right", "McNemar"],

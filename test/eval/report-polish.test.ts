@@ -7,6 +7,8 @@ import { runRowSchema } from "../../eval/batch/row.ts";
 import { reportEval } from "../../eval/cli/report-eval.ts";
 import { runEval } from "../../eval/cli/run-eval.ts";
 import { buildReport } from "../../eval/metrics/aggregate.ts";
+import { renderMarkdown } from "../../eval/report/markdown.ts";
+import { fakeRow } from "./helpers.ts";
 
 const workdir = () => mkdtempSync(join(tmpdir(), "forge-eval-polish-"));
 
@@ -93,5 +95,32 @@ describe("report polish", () => {
       expect(readFileSync(markdown, "utf8")).toContain(`- ${line}`);
     }
     expect(captured.io.out).toMatch(/no_compact \(simulated\) +2 +0% \[0–66\] +0% +2 +0 /);
+  });
+
+  it("with several models, each config is compared with its own model's baseline and the header names every target", () => {
+    const rows = [0, 1, 2, 3].flatMap((run) => [
+      fakeRow("reforged", "basic_2step", run, true),
+      fakeRow("bare", "basic_2step", run, run < 2),
+      fakeRow("reforged", "basic_2step", run, run < 3, {
+        backend: "openai-compatible",
+        model: "m2",
+        simulated: false,
+      }),
+      fakeRow("bare", "basic_2step", run, false, {
+        backend: "openai-compatible",
+        model: "m2",
+        simulated: false,
+      }),
+    ]);
+    const report = buildReport(rows);
+    const deltas = Object.fromEntries(report.comparisons.map((comparison) => [comparison.group, comparison]));
+    expect(Object.keys(deltas).sort()).toEqual(["m2 bare", "sim/mixed bare"]);
+    expect(deltas["sim/mixed bare"]).toMatchObject({ baseline: "sim/mixed reforged", pairs: 4, delta: -0.5 });
+    expect(deltas["m2 bare"]).toMatchObject({ baseline: "m2 reforged", pairs: 4, delta: -0.75 });
+    const markdown = renderMarkdown(report);
+    expect(markdown).toContain(
+      "Targets: `sim-model` `sim/mixed` (profile `mixed`) — **simulated**; `openai-compatible` `m2`",
+    );
+    expect(markdown).toContain("Ablation deltas vs each model's baseline");
   });
 });
