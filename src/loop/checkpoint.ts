@@ -70,11 +70,16 @@ export function checkpointHookFor(workflow: Workflow, checkpoint: Checkpoint) {
 }
 
 /** Refuse a checkpoint written for another workflow definition or machine version. */
-export function assertResumable(workflow: Workflow, meta: Pick<CheckpointMeta, "workflow" | "definitionHash" | "machineVersion">): void {
+export function assertResumable(
+  workflow: Workflow,
+  meta: Pick<CheckpointMeta, "workflow" | "definitionHash" | "machineVersion">,
+): void {
   if (meta.machineVersion !== MACHINE_VERSION) {
     throw new CheckpointMismatchError("machineVersion", String(MACHINE_VERSION), String(meta.machineVersion));
   }
-  if (meta.workflow !== workflow.name) throw new CheckpointMismatchError("workflow", workflow.name, meta.workflow);
+  if (meta.workflow !== workflow.name)
+    throw new CheckpointMismatchError("workflow", workflow.name, meta.workflow);
   const hash = workflowDefinitionHash(workflow);
-  if (meta.definitionHash !== hash) throw new CheckpointMismatchError("definitionHash", hash, meta.definitionHash);
+  if (meta.definitionHash !== hash)
+    throw new CheckpointMismatchError("definitionHash", hash, meta.definitionHash);
 }

@@ -88,7 +88,8 @@ export interface ResumeOptions extends Pick<RunOptions, "signal" | "checkpoint" 
 }
 
 /** Callbacks of a spawned workflow machine that see the original errors (they never enter its context). */
-export interface WorkflowHooks extends Pick<WorkflowMachineDeps, "onActorError" | "onToolError" | "unsafeInterrupted"> {
+export interface WorkflowHooks
+  extends Pick<WorkflowMachineDeps, "onActorError" | "onToolError" | "unsafeInterrupted"> {
   /** Persist each checkpoint of the spawned actor (see {@link Checkpoint}). */
   checkpoint?: Checkpoint;
 }
@@ -211,7 +212,11 @@ export class WorkflowRunner {
   }
 
   /** Resume a run from a persisted snapshot (`actor.getPersistedSnapshot()`, JSON round-tripped). */
-  async resume(workflow: Workflow, snapshot: Snapshot<unknown>, runOptions: ResumeOptions = {}): Promise<unknown> {
+  async resume(
+    workflow: Workflow,
+    snapshot: Snapshot<unknown>,
+    runOptions: ResumeOptions = {},
+  ): Promise<unknown> {
     if (runOptions.meta) assertResumable(workflow, runOptions.meta);
     return this.#drive(workflow, { snapshot }, runOptions);
   }
