@@ -2,7 +2,8 @@
  * BullMQ workers that crash or freeze, against a real redis-server: a worker process killed with
  * SIGKILL mid-batch leaves its run to another worker within the lock and stall window, and one
  * frozen with SIGSTOP past its lock and woken up has its writes refused, so no effect runs twice;
- * redis-server itself killed with SIGKILL (append-only file on) and restarted mid-run.
+ * redis-server itself killed with SIGKILL (append-only file on) and restarted mid-run; a batch of
+ * runs on two worker processes, one of them killed.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -179,4 +180,39 @@ describe("redis-server killed with SIGKILL mid-run (append-only file on)", () =>
     expect(lines.filter((line) => line === "settled run-1 completed")).toHaveLength(1);
     expect(await producer.list({ status: "completed" })).toHaveLength(1);
   }, 60_000);
+});
+
+describe("a batch of runs on two BullMQ worker processes, one killed with SIGKILL", () => {
+  it("completes every run exactly once; no unsafe call runs twice", async () => {
+    const dir = tempDir();
+    const name = `batch-${randomUUID()}`;
+    const runs = 16;
+    const mode = `many:${runs}:150`;
+    const doomed = startChild(name, dir, mode);
+    const survivor = startChild(name, dir, mode);
+    const exited = new Promise((resolve) => doomed.on("exit", (_code, signal) => resolve(signal)));
+    await waitForLine(dir, (line) => line.startsWith("start charge_card"), "the first charge");
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    doomed.kill("SIGKILL");
+    expect(await exited).toBe("SIGKILL");
+    expect(survivor.exitCode).toBeNull();
+
+    const producer = await createBullmqQueue({ connection: { url: redis.url }, name });
+    cleanups.push(() => producer.close());
+    for (let index = 0; index < runs; index++) expect(await producer.result(`run-${index}`)).toBe("ok");
+    const lines = effectsLog(dir);
+    for (let index = 0; index < runs; index++) {
+      const of = (prefix: string) => lines.filter((line) => line.startsWith(`${prefix} run-${index}:`));
+      expect(lines.filter((line) => line === `settled run-${index} completed`)).toHaveLength(1);
+      // An unsafe call starts once per idempotency key: never re-run after a crash.
+      const chargeKeys = of("start charge_card").map((line) => line.split(" ")[2]);
+      expect(new Set(chargeKeys).size).toBe(chargeKeys.length);
+      expect(of("effect charge_card").length).toBeGreaterThanOrEqual(1);
+      expect(of("effect send_receipt").length).toBeGreaterThanOrEqual(1);
+    }
+    expect(await producer.list({ status: "completed" })).toHaveLength(runs);
+    const resumed = (await producer.list()).filter((run) => run.attempts > 1).length;
+    console.log(`[bullmq-crash] batch of ${runs}: ${resumed} run(s) resumed after the kill`);
+    expect(resumed).toBeGreaterThanOrEqual(1); // the killed worker held runs: they moved over
+  }, 90_000);
 });
