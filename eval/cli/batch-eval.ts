@@ -7,7 +7,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { z } from "zod";
 import { launchConfigSchema } from "../../src/server/launch-config.ts";
+import { resolveLlamaServerPath } from "../../src/server/llama-server-path.ts";
 import { ServerManager } from "../../src/server/server-manager.ts";
+import { FAULT_PROFILES } from "../sim-model/profiles.ts";
 import { type EvalIo, EvalUsageError, runEval } from "./run-eval.ts";
 
 const toolMode = z.enum(["native", "prompt", "auto"]).optional();
@@ -111,6 +113,72 @@ export function describeTarget(target: BatchTarget): string {
 
 function ggufStem(path: string): string {
   return basename(path).replace(/\.gguf$/i, "");
+}
+
+/**
+ * Why a target cannot run, or null when it answers: a GGUF that is not there or no llama-server
+ * binary (nothing is started), an OpenAI-compatible or Ollama server that does not answer
+ * `/models` or `/api/tags` (or lacks the model), Anthropic without a key, a llama-cpp model file
+ * that is not there, an unknown sim-model profile.
+ */
+export async function probeTarget(
+  target: BatchTarget,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string | null> {
+  const answers = async (url: string, headers: Record<string, string> = {}): Promise<string | null> => {
+    try {
+      const response = await fetch(url, { headers, signal: AbortSignal.timeout(5_000) });
+      return response.ok ? await response.text() : `GET ${url} answered HTTP ${response.status}`;
+    } catch (error) {
+      return `GET ${url} failed: ${(error as Error).message}`;
+    }
+  };
+  switch (target.backend) {
+    case "llamaserver": {
+      if (!existsSync(target.gguf)) return `GGUF ${target.gguf} does not exist`;
+      try {
+        resolveLlamaServerPath();
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return null;
+    }
+    case "openai-compatible": {
+      const url = `${target.baseUrl.replace(/\/+$/, "")}/models`;
+      const body = await answers(url, target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {});
+      return body === null || body.startsWith("GET ") ? body : null;
+    }
+    case "ollama": {
+      const url = `${(target.baseUrl ?? "http://127.0.0.1:11434").replace(/\/+$/, "")}/api/tags`;
+      const body = await answers(url);
+      if (body === null || body.startsWith("GET ")) return body;
+      const names = ((JSON.parse(body) as { models?: { name?: string }[] }).models ?? []).map(
+        (model) => model.name,
+      );
+      return names.includes(target.model) || names.includes(`${target.model}:latest`)
+        ? null
+        : `Ollama has no model '${target.model}' (ollama pull ${target.model}); it has: ${names.join(", ") || "none"}`;
+    }
+    case "llama-cpp":
+      return existsSync(target.model) ? null : `GGUF ${target.model} does not exist`;
+    case "anthropic":
+      return target.apiKey || env.ANTHROPIC_API_KEY ? null : "no API key: set apiKey or ANTHROPIC_API_KEY";
+    case "sim-model":
+      return target.profile === undefined || target.profile in FAULT_PROFILES
+        ? null
+        : `unknown profile '${target.profile}' (${Object.keys(FAULT_PROFILES).join(", ")})`;
+  }
+}
+
+/** Probe every target; throws an `EvalUsageError` naming each one that cannot run. */
+export async function probeTargets(config: BatchConfig, io: EvalIo): Promise<void> {
+  const problems: string[] = [];
+  for (const [index, target] of config.targets.entries()) {
+    const problem = await probeTarget(target);
+    io.stderr(`probe: target ${index + 1} ${describeTarget(target)}: ${problem ?? "ok"}\n`);
+    if (problem) problems.push(`target ${index + 1} (${describeTarget(target)}): ${problem}`);
+  }
+  if (problems.length > 0) throw new EvalUsageError(`--probe: ${problems.join("; ")}`);
 }
 
 /** Options of `runBatchConfig`. */

@@ -7,7 +7,7 @@ import { ABLATION_PRESETS } from "../ablation.ts";
 import { BACKENDS } from "../backends/registry.ts";
 import { ALL_SCENARIOS, allTags } from "../scenarios/index.ts";
 import { FAULT_PROFILES, totalFaultRate } from "../sim-model/profiles.ts";
-import { loadBatchConfig, runBatchConfig } from "./batch-eval.ts";
+import { loadBatchConfig, probeTargets, runBatchConfig } from "./batch-eval.ts";
 import { findTrace, replayTrace } from "./replay-eval.ts";
 import { reportEval } from "./report-eval.ts";
 import { type EvalIo, runEval } from "./run-eval.ts";
@@ -131,6 +131,10 @@ export function registerEvalCommand(program: Command): Command {
       "Run every target of a batch config (JSON: llamaserver GGUFs started and stopped one at a time, openai-compatible, ollama, llama-cpp, anthropic, sim-model) into one resumable JSONL, then report them together",
     )
     .option("--no-progress", "no progress bars")
+    .option(
+      "--probe",
+      "check that every target can run (GGUF and llama-server present, servers answer, keys set) before the batch starts",
+    )
     .option("--html <dir>", "write the dashboard to this folder")
     .option("--markdown <file>", "write the Markdown report")
     .option("--title <text>", "report title")
@@ -143,6 +147,7 @@ export function registerEvalCommand(program: Command): Command {
       process.once("SIGINT", stop);
       try {
         const config = loadBatchConfig(configPath);
+        if (options.probe === true) await probeTargets(config, io);
         await runBatchConfig(config, io, {
           progress: options.progress !== false,
           signal: controller.signal,
