@@ -5,8 +5,15 @@
  */
 import type { RecordedExchange } from "../run/recording-client.ts";
 
-/** When the prices below were taken from Anthropic's published pricing (USD per million tokens). */
-export const ANTHROPIC_PRICES_AS_OF = "2025-11-01";
+/**
+ * When the prices below were checked (USD per million tokens). Sources: Anthropic's pricing page
+ * (docs.anthropic.com/en/docs/about-claude/pricing: Opus 4.1/4 $15/$75, Sonnet 4/3.7 $3/$15,
+ * Haiku 3.5 $0.80/$4, Haiku 3 $0.25/$1.25; 5-minute cache writes 1.25× input, cache hits 0.1×)
+ * and, for the 4.5/4.6 generation that stored copy predates, two published price lists that agree
+ * (deploybase.ai/articles/claude-api-pricing, March 2026; clawcost: Opus 4.5/4.6 $5/$25,
+ * Sonnet 4.5/4.6 $3/$15, Haiku 4.5 $1/$5). Check them against Anthropic's page before quoting a cost.
+ */
+export const ANTHROPIC_PRICES_AS_OF = "2026-11-24";
 
 /** Prices of one model: input, output, prompt-cache writes (5-minute) and reads. */
 export interface ModelPrice {
@@ -23,9 +30,11 @@ function price(input: number, output: number): ModelPrice {
 
 /** By model-name prefix, longest first: `claude-haiku-4-5-20251001` matches `claude-haiku-4-5`. */
 export const ANTHROPIC_PRICES: Readonly<Record<string, ModelPrice>> = {
+  "claude-opus-4-6": price(5, 25),
   "claude-opus-4-5": price(5, 25),
   "claude-opus-4-1": price(15, 75),
   "claude-opus-4": price(15, 75),
+  "claude-sonnet-4-6": price(3, 15),
   "claude-sonnet-4-5": price(3, 15),
   "claude-sonnet-4": price(3, 15),
   "claude-3-7-sonnet": price(3, 15),
