@@ -155,6 +155,35 @@ describe("a BullMQ worker process killed with SIGKILL mid-batch", () => {
   );
 });
 
+describe("a BullMQ worker frozen with SIGSTOP past its lock", () => {
+  it("has its writes refused once woken; the new owner completes the run and no effect runs twice", async () => {
+    const dir = tempDir();
+    const name = `freeze-${randomUUID()}`;
+    // The child's first inference takes 1.5 s of wall time: it is frozen in the middle of it.
+    const child = startChild(name, dir, "slow-infer:1500");
+    await waitForLine(dir, (line) => line === "infer 0", "the worker's first inference");
+    child.kill("SIGSTOP");
+
+    // Its lock runs out; another worker takes the run over and completes it.
+    const { queue } = await startLocalWorker(name, dir, shopScript());
+    expect(await queue.result("run-1")).toBe("ok");
+    const before = effectsLog(dir);
+    expect(before.filter((line) => line.startsWith("effect charge_card"))).toHaveLength(1);
+
+    // Woken up, the frozen worker finishes its inference and tries to write its checkpoint before
+    // the tool batch: refused, it stops without charging the card again.
+    child.kill("SIGCONT");
+    await waitForLine(dir, (line) => line === "settled run-1 lost", "the woken worker to give the run up");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const lines = effectsLog(dir);
+    expect(lines.filter((line) => line.startsWith("start charge_card"))).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("effect charge_card"))).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("effect send_receipt"))).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("settled run-1 completed"))).toHaveLength(0);
+    expect(await queue.get("run-1")).toMatchObject({ status: "completed", attempts: 2, result: "ok" });
+  }, 60_000);
+});
+
 describe("redis-server killed with SIGKILL mid-run (append-only file on)", () => {
   it("the worker reconnects and the run completes once, from its checkpoint, without a second charge", async () => {
     const server = await startTestRedisServer({ appendOnly: true });
