@@ -207,6 +207,10 @@ describe("redis-server killed with SIGKILL mid-run (append-only file on)", () =>
     expect(receipts.length).toBeGreaterThanOrEqual(1);
     expect(new Set(receipts).size).toBe(1); // one idempotency key, however often it ran
     expect(lines.filter((line) => line === "settled run-1 completed")).toHaveLength(1);
+    // Its lock expired while Redis was down: the first lease's writes were refused once Redis came
+    // back, and the stall checker handed the run out again.
+    expect(lines).toContain("settled run-1 lost");
+    expect((await producer.get("run-1"))?.attempts).toBe(2);
     expect(await producer.list({ status: "completed" })).toHaveLength(1);
   }, 60_000);
 });
