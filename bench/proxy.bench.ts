@@ -25,6 +25,7 @@
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -108,9 +109,34 @@ function answerStats(options: { collectFirst?: boolean } = {}): void {
       type: "stats",
       ...process.memoryUsage(),
       cpuMicros: cpu.user + cpu.system,
-      maxRssBytes: process.resourceUsage().maxRSS * 1024,
+      maxRssBytes: peakRssBytes(),
     } satisfies Stats);
   });
+}
+
+/**
+ * This process's own peak resident set: `VmHWM` in /proc/self/status (Linux), or null elsewhere.
+ * Not `process.resourceUsage().maxRSS`: Linux carries that across fork and exec, so a child forked
+ * by a large parent reports the parent's size (after the guarded 9 MiB scenario, the main process
+ * holds about 600 MB, which the next proxy reported as its own peak).
+ */
+function peakRssBytes(): number | null {
+  let status: string;
+  try {
+    status = readFileSync("/proc/self/status", "utf8");
+  } catch {
+    return null;
+  }
+  const kib = /^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1];
+  return kib === undefined ? null : Number(kib) * 1024;
+}
+
+/** The proxy's peak RSS for a --limits line; it needs /proc/self/status. */
+function peakOf(stats: Stats): number {
+  if (stats.maxRssBytes === null) {
+    throw new Error("--limits reads the proxy's peak RSS from /proc/self/status (VmHWM): run it on Linux");
+  }
+  return stats.maxRssBytes;
 }
 
 // ── backend role ────────────────────────────────────────────────────────────────────────────
@@ -338,7 +364,8 @@ interface Stats extends NodeJS.MemoryUsage {
   type: "stats";
   cpuMicros: number;
   /** Peak resident set size since the process started. */
-  maxRssBytes: number;
+  /** Peak resident set of the process itself (VmHWM), null where /proc is missing. */
+  maxRssBytes: number | null;
 }
 
 interface Phase {
@@ -663,7 +690,7 @@ async function measureLimits(): Promise<void> {
     const after = await statsOf(pair.proxy);
     const alive = (await fetch(pair.models)).status;
     lines.push(
-      `300 MB backend answer, ${label}: HTTP ${response.status} (${answer.error?.message}); proxy RSS ${mb(before.rss)} MB before, peak ${mb(after.maxRssBytes)} MB; /v1/models afterwards: HTTP ${alive}`,
+      `300 MB backend answer, ${label}: HTTP ${response.status} (${answer.error?.message}); proxy RSS ${mb(before.rss)} MB before, peak ${mb(peakOf(after))} MB; /v1/models afterwards: HTTP ${alive}`,
     );
     await pair.stop();
   }
@@ -688,7 +715,7 @@ async function measureLimits(): Promise<void> {
     const counts = new Map<number, number>();
     for (const status of statuses) counts.set(status, (counts.get(status) ?? 0) + 1);
     lines.push(
-      `${args.clients} concurrent ${mb(body.length)} MiB requests, ${label}: ${[...counts].map(([status, count]) => `${count} × HTTP ${status}`).join(", ")}; proxy RSS ${mb(before.rss)} MB before, peak ${mb(after.maxRssBytes)} MB`,
+      `${args.clients} concurrent ${mb(body.length)} MiB requests, ${label}: ${[...counts].map(([status, count]) => `${count} × HTTP ${status}`).join(", ")}; proxy RSS ${mb(before.rss)} MB before, peak ${mb(peakOf(after))} MB`,
     );
     await pair.stop();
   }
