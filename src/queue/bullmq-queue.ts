@@ -7,8 +7,9 @@
  * write is a Lua compare-and-set on the job's lock key: only the lock's holder may write.
  */
 import { randomUUID } from "node:crypto";
-import { type Job, Queue, QueueEvents, Worker } from "bullmq";
-import { Redis } from "ioredis";
+// Types only: bullmq and ioredis are optional peers, loaded by createBullmqQueue (loadBullmq).
+import type { Job, Queue, QueueEvents, Worker } from "bullmq";
+import type { Redis } from "ioredis";
 import {
   type EnqueueOptions,
   LeaseLostError,
@@ -112,6 +113,8 @@ type FencedRedis = Redis & {
  * const worker = startWorker({ queue, registry });
  */
 export async function createBullmqQueue(options: BullmqQueueOptions): Promise<BullmqRunQueue> {
+  const modules = await loadBullmq();
+  const { Redis } = modules.ioredis;
   const connection: RedisAddress =
     "url" in options.connection
       ? { url: options.connection.url }
@@ -141,7 +144,36 @@ export async function createBullmqQueue(options: BullmqQueueOptions): Promise<Bu
   } finally {
     clearTimeout(timer);
   }
-  return new BullmqRunQueue(redis, connection, options);
+  return new BullmqRunQueue(redis, connection, options, modules.bullmq);
+}
+
+/** bullmq and ioredis, the optional peers the BullMQ engine needs. */
+interface BullmqModules {
+  bullmq: typeof import("bullmq");
+  ioredis: { Redis: typeof Redis };
+}
+
+/** The BullMQ engine's optional peers are not installed. */
+export class BullmqMissingError extends Error {
+  constructor(options?: ErrorOptions) {
+    super(
+      "bullmq and ioredis are not installed: the BullMQ run queue needs them. Install them next to forge-guardrails: npm install bullmq@6 ioredis@5 (the embedded queue, createEmbeddedQueue, needs neither)",
+      options,
+    );
+    this.name = "BullmqMissingError";
+  }
+}
+
+async function loadBullmq(): Promise<BullmqModules> {
+  try {
+    const [bullmq, { Redis }] = await Promise.all([import("bullmq"), import("ioredis")]);
+    return { bullmq, ioredis: { Redis } };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND") {
+      throw new BullmqMissingError({ cause: error });
+    }
+    throw error;
+  }
 }
 
 /** The BullMQ engine's queue: a `RunQueue`, plus `waitForWork` for workers. */
@@ -157,6 +189,7 @@ export class BullmqRunQueue implements RunQueue {
   readonly #queue: Queue<JobData>;
   readonly #leases = new Map<string, LiveLease>();
   readonly #waiters = new Map<string, Set<() => void>>();
+  readonly #bullmq: BullmqModules["bullmq"];
   #worker: Promise<Worker<JobData>> | undefined;
   #events: Promise<QueueEvents> | undefined;
   #closed = false;
@@ -166,7 +199,9 @@ export class BullmqRunQueue implements RunQueue {
     redis: FencedRedis,
     connection: { url: string } | { host: string; port: number },
     options: BullmqQueueOptions,
+    bullmq: BullmqModules["bullmq"],
   ) {
+    this.#bullmq = bullmq;
     this.#redis = redis;
     this.#connection = connection;
     this.#name = options.name ?? "forge-runs";
@@ -175,7 +210,7 @@ export class BullmqRunQueue implements RunQueue {
     this.#stalledIntervalMs = options.stalledIntervalMs ?? 5_000;
     this.#maxStalledCount = options.maxStalledCount ?? 3;
     this.#onError = options.onError ?? (() => {});
-    this.#queue = new Queue<JobData>(this.#name, { connection, prefix: this.#prefix });
+    this.#queue = new bullmq.Queue<JobData>(this.#name, { connection, prefix: this.#prefix });
     this.#queue.on("error", this.#onError);
   }
 
@@ -314,7 +349,7 @@ export class BullmqRunQueue implements RunQueue {
 
   #startWorker(): Promise<Worker<JobData>> {
     this.#worker ??= (async () => {
-      const worker = new Worker<JobData>(this.#name, null, {
+      const worker = new this.#bullmq.Worker<JobData>(this.#name, null, {
         connection: this.#connection,
         prefix: this.#prefix,
         autorun: false,
@@ -333,7 +368,10 @@ export class BullmqRunQueue implements RunQueue {
 
   #listenForFinished(): Promise<QueueEvents> {
     this.#events ??= (async () => {
-      const events = new QueueEvents(this.#name, { connection: this.#connection, prefix: this.#prefix });
+      const events = new this.#bullmq.QueueEvents(this.#name, {
+        connection: this.#connection,
+        prefix: this.#prefix,
+      });
       events.on("error", this.#onError);
       events.on("completed", ({ jobId }) => this.#notify(jobId));
       events.on("failed", ({ jobId }) => this.#notify(jobId));

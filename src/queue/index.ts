@@ -1,5 +1,6 @@
 /** Durable runs on a queue: the RunQueue interface, the embedded and BullMQ engines, workers and registries. */
 export {
+  BullmqMissingError,
   type BullmqQueueOptions,
   BullmqRunQueue,
   createBullmqQueue,

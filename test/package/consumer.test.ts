@@ -64,9 +64,11 @@ describe("the packed tarball", () => {
 });
 
 describe("a separate ESM project with the tarball installed", () => {
-  it("does not install the optional node-llama-cpp peer", () => {
-    expect(readdirSync(join(app, "node_modules"))).not.toContain("node-llama-cpp");
-    expect(readdirSync(join(app, "node_modules"))).not.toContain("@node-llama-cpp");
+  it("does not install the optional peers (node-llama-cpp, bullmq, ioredis)", () => {
+    const installedNames = readdirSync(join(app, "node_modules"));
+    for (const peer of ["node-llama-cpp", "@node-llama-cpp", "bullmq", "ioredis"]) {
+      expect(installedNames).not.toContain(peer);
+    }
   });
 
   it("runs a scripted workflow from plain node through the root and ./testing", async () => {
@@ -116,7 +118,7 @@ console.log(JSON.stringify({ result, nudges: nudges.length, errorIsClass: typeof
     expect(JSON.parse(run.stdout)).toEqual({ result: "Paris: 22 C", nudges: 1, errorIsClass: true });
   });
 
-  it("loads every subpath from plain node; ./llama-cpp says how to install the missing peer", async () => {
+  it("loads every subpath from plain node; ./llama-cpp and the BullMQ queue say how to install their missing peers", async () => {
     writeFileSync(
       join(app, "subpaths.mjs"),
       `const names = {};
@@ -127,7 +129,9 @@ for (const subpath of ${JSON.stringify(Object.keys(manifest.exports).filter((key
 const { LlamaCppClient, NodeLlamaCppMissingError } = await import("forge-guardrails/llama-cpp");
 const client = new LlamaCppClient({ modelPath: "subpaths.mjs", logger: () => {} });
 const error = await client.load().then(() => null, (caught) => caught);
-console.log(JSON.stringify({ names, missing: error instanceof NodeLlamaCppMissingError, message: error?.message }));
+const { createBullmqQueue, BullmqMissingError } = await import("forge-guardrails/queue");
+const bull = await createBullmqQueue({ connection: { host: "127.0.0.1", port: 1 } }).then(() => null, (caught) => caught);
+console.log(JSON.stringify({ names, missing: error instanceof NodeLlamaCppMissingError, message: error?.message, bullMissing: bull instanceof BullmqMissingError, bullMessage: bull?.message }));
 `,
     );
     const run = await execa(process.execPath, ["subpaths.mjs"], { cwd: app, all: true, reject: false });
@@ -136,10 +140,14 @@ console.log(JSON.stringify({ names, missing: error instanceof NodeLlamaCppMissin
       names: Record<string, number>;
       missing: boolean;
       message: string;
+      bullMissing: boolean;
+      bullMessage: string;
     };
     for (const count of Object.values(report.names)) expect(count).toBeGreaterThan(0);
     expect(report.missing).toBe(true);
     expect(report.message).toContain("npm install node-llama-cpp");
+    expect(report.bullMissing).toBe(true);
+    expect(report.bullMessage).toContain("npm install bullmq@6 ioredis@5");
   });
 
   it("keeps the root entry free of the heavy dependencies (static import graph of dist/)", () => {
