@@ -9,7 +9,10 @@ import { z } from "zod";
 import { launchConfigSchema } from "../../src/server/launch-config.ts";
 import { resolveLlamaServerPath } from "../../src/server/llama-server-path.ts";
 import { ServerManager } from "../../src/server/server-manager.ts";
+import { resolveConfigs } from "../ablation.ts";
+import { selectScenarios } from "../scenarios/index.ts";
 import { FAULT_PROFILES } from "../sim-model/profiles.ts";
+import { createBatchProgress } from "./progress.ts";
 import { type EvalIo, EvalUsageError, runEval } from "./run-eval.ts";
 
 const toolMode = z.enum(["native", "prompt", "auto"]).optional();
@@ -200,47 +203,74 @@ export async function runBatchConfig(
   options: BatchRunOptions = {},
 ): Promise<number> {
   let finished = 0;
-  for (const [index, target] of config.targets.entries()) {
-    if (options.signal?.aborted) break;
-    io.stderr(`batch: target ${index + 1}/${config.targets.length}: ${describeTarget(target)}\n`);
-    const common = {
-      runs: config.runs,
-      scenario: config.scenarios,
-      tags: config.tags,
-      ablation: config.ablation,
-      seed: config.seed,
-      out: config.out,
-      resume: existsSync(config.out),
-      report: false,
-      progress: options.progress ?? true,
-    };
-    if (target.backend !== "llamaserver") {
-      const { backend, ...rest } = target;
-      await runEval({ ...common, backend, ...rest }, io, options.signal);
-    } else {
-      const manager =
-        options.createServerManager?.() ?? new ServerManager({ backend: "llamaserver", logger: () => {} });
-      try {
-        const info = await manager.start({ ...target.launch, ggufPath: target.gguf });
-        io.stderr(`batch: llama-server ${info.baseUrl} (pid ${info.pid}) runs ${target.gguf}\n`);
-        const { backend: _backend, gguf, launch: _launch, model, ...rest } = target;
-        await runEval(
-          {
-            ...common,
-            backend: "openai-compatible",
-            baseUrl: `${info.baseUrl}/v1`,
-            model: model ?? ggufStem(gguf),
-            ...rest,
-          },
-          io,
-          options.signal,
-        );
-      } finally {
-        await manager.stop();
-        io.stderr("batch: llama-server stopped\n");
-      }
+  const planned = plannedRunsPerTarget(config);
+  // An overall bar beside the targets' bars, unless progress is off or the caller brings its own.
+  const overall =
+    options.progress !== false && !io.progress ? createBatchProgress(planned * config.targets.length) : null;
+  try {
+    for (const [index, target] of config.targets.entries()) {
+      if (options.signal?.aborted) break;
+      const targetIo = overall
+        ? { ...io, progress: overall.forTarget(`${index + 1} ${describeTarget(target)}`, planned) }
+        : io;
+      await runTarget(config, target, index, targetIo, options);
+      if (!options.signal?.aborted) finished += 1;
     }
-    if (!options.signal?.aborted) finished += 1;
+  } finally {
+    overall?.stop();
   }
   return finished;
+}
+
+/** Runs each target plans: scenarios × configs × runs (the same for every target). */
+export function plannedRunsPerTarget(config: BatchConfig): number {
+  const scenarios = selectScenarios(config.scenarios, config.tags).length;
+  return scenarios * resolveConfigs(config.ablation, { peer: false }).length * config.runs;
+}
+
+async function runTarget(
+  config: BatchConfig,
+  target: BatchTarget,
+  index: number,
+  io: EvalIo,
+  options: BatchRunOptions,
+): Promise<void> {
+  io.stderr(`batch: target ${index + 1}/${config.targets.length}: ${describeTarget(target)}\n`);
+  const common = {
+    runs: config.runs,
+    scenario: config.scenarios,
+    tags: config.tags,
+    ablation: config.ablation,
+    seed: config.seed,
+    out: config.out,
+    resume: existsSync(config.out),
+    report: false,
+    progress: options.progress ?? true,
+  };
+  if (target.backend !== "llamaserver") {
+    const { backend, ...rest } = target;
+    await runEval({ ...common, backend, ...rest }, io, options.signal);
+  } else {
+    const manager =
+      options.createServerManager?.() ?? new ServerManager({ backend: "llamaserver", logger: () => {} });
+    try {
+      const info = await manager.start({ ...target.launch, ggufPath: target.gguf });
+      io.stderr(`batch: llama-server ${info.baseUrl} (pid ${info.pid}) runs ${target.gguf}\n`);
+      const { backend: _backend, gguf, launch: _launch, model, ...rest } = target;
+      await runEval(
+        {
+          ...common,
+          backend: "openai-compatible",
+          baseUrl: `${info.baseUrl}/v1`,
+          model: model ?? ggufStem(gguf),
+          ...rest,
+        },
+        io,
+        options.signal,
+      );
+    } finally {
+      await manager.stop();
+      io.stderr("batch: llama-server stopped\n");
+    }
+  }
 }
