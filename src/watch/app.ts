@@ -9,6 +9,7 @@ import { runIdSchema, watchBatchSchema } from "./events.ts";
 import { renderRunPage, renderRunsPage, runRows, runUpdate } from "./pages.ts";
 import type { RunRecord } from "./run-record.ts";
 import type { RunStore } from "./run-store.ts";
+import { traceOfRun } from "./watched-trace.ts";
 
 /** Options of `createWatchApp`. */
 export interface WatchAppOptions {
@@ -88,6 +89,13 @@ export function createWatchApp(options: WatchAppOptions): Hono {
     const record = store.get(context.req.param("runId"));
     if (record === undefined) return context.json({ error: "no such run" }, 404);
     return context.json({ runId: record.runId, events: record.events });
+  });
+
+  // The run in the eval's trace format (replayable with replayWatchedTrace and its workflow).
+  app.get("/runs/:runId/trace.json", (context) => {
+    const record = store.get(context.req.param("runId"));
+    if (record === undefined) return context.json({ error: "no such run" }, 404);
+    return context.json(traceOfRun(record));
   });
 
   app.get("/runs/:runId/stream", (context) => {

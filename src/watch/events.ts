@@ -41,7 +41,7 @@ const errorSchema = z.object({
 });
 
 /** Where a run came from. */
-export const WatchSource = { RUNNER: "runner", PROXY: "proxy", EVAL: "eval" } as const;
+export const WatchSource = { RUNNER: "runner", PROXY: "proxy", EVAL: "eval", QUEUE: "queue" } as const;
 export type WatchSource = (typeof WatchSource)[keyof typeof WatchSource];
 
 /** How a run ended. */
@@ -54,12 +54,21 @@ export const watchEventSchema = z.discriminatedUnion("type", [
     type: z.literal("run.started"),
     at: z.number(),
     name: z.string(),
-    source: z.enum([WatchSource.RUNNER, WatchSource.PROXY, WatchSource.EVAL]),
+    source: z.enum([WatchSource.RUNNER, WatchSource.PROXY, WatchSource.EVAL, WatchSource.QUEUE]),
+    /** The run went on from a checkpoint (a queued run resumed by a worker). */
+    resumed: z.boolean().optional(),
     /** Wall-clock start, ms since the epoch. */
     startedAt: z.number(),
     statechart: statechartSchema.nullable(),
   }),
-  z.object({ type: z.literal("state.entered"), at: z.number(), state: z.string(), iteration: z.number() }),
+  z.object({
+    type: z.literal("state.entered"),
+    at: z.number(),
+    state: z.string(),
+    iteration: z.number(),
+    /** The workflow actor's run id (its tool call ids derive from it), on a run's first state. */
+    workflowRunId: z.string().optional(),
+  }),
   z.object({ type: z.literal("message.appended"), at: z.number(), message: messageSchema }),
   z.object({
     type: z.literal("llm.called"),

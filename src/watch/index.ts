@@ -21,3 +21,11 @@ export {
   type WatchTransport,
   type WatchTransportOptions,
 } from "./transport.ts";
+export {
+  replayWatchedTrace,
+  traceOfRun,
+  type WatchedRunTrace,
+  WatchReplayError,
+  type WatchReplayResult,
+} from "./watched-trace.ts";
+export { createWorkerWatch, type WatchedQueuedRun, watchRunIdOf } from "./worker-watch.ts";

@@ -166,12 +166,17 @@ source.addEventListener("update", (message) => {
 });
 `;
 
+/** Where a run came from, and "resumed from a checkpoint" when it went on from one. */
+function sourceLabel(record: RunRecord): string {
+  return record.resumed ? `${record.source}, resumed from a checkpoint` : record.source;
+}
+
 /** One run's page: statechart, outcome, LLM totals, strip chart and timeline, updated live. */
 export function renderRunPage(record: RunRecord): string {
   const started = record.startedAt > 0 ? new Date(record.startedAt).toISOString() : "at an unrecorded time";
   const body = `<div class="meta"><a href="/">← runs</a></div>
 <h1>${escapeHtml(record.name)} <span id="outcome">${outcomeBadge(record)}</span></h1>
-<div class="meta">${escapeHtml(record.source)} · run <code>${escapeHtml(record.runId)}</code> · started ${escapeHtml(started)}</div>
+<div class="meta">${escapeHtml(sourceLabel(record))} · run <code>${escapeHtml(record.runId)}</code> · started ${escapeHtml(started)}</div>
 <div class="meta" id="totals">${escapeHtml(totalsLine(record))}</div>
 <div id="detail">${outcomeDetail(record)}</div>
 <section><h2>Statechart</h2><div id="statechart">${statechartHtml(record)}</div></section>
@@ -189,7 +194,7 @@ export function runRows(records: readonly RunRecord[]): string {
   return records
     .map(
       (record) =>
-        `<tr data-run="${escapeHtml(record.runId)}"><td><a href="/runs/${encodeURIComponent(record.runId)}">${escapeHtml(record.name)}</a></td><td>${escapeHtml(record.source)}</td><td>${outcomeBadge(record)}</td><td>${llmTotals(record).calls}</td><td>${record.startedAt > 0 ? escapeHtml(new Date(record.startedAt).toISOString()) : ""}</td></tr>`,
+        `<tr data-run="${escapeHtml(record.runId)}"><td><a href="/runs/${encodeURIComponent(record.runId)}">${escapeHtml(record.name)}</a></td><td>${escapeHtml(sourceLabel(record))}</td><td>${outcomeBadge(record)}</td><td>${llmTotals(record).calls}</td><td>${record.startedAt > 0 ? escapeHtml(new Date(record.startedAt).toISOString()) : ""}</td></tr>`,
     )
     .join("");
 }

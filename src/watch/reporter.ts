@@ -31,6 +31,13 @@ export interface WatchReporterOptions extends WatchTransportOptions {
   /** The name runs are listed under (default `run`); a run's number is appended. */
   name?: string;
   source?: WatchSource;
+  /**
+   * The watch run id to report under (default a fresh one per run, from the name). With it, the
+   * reporter is for one run (a queued run's), listed under `name` without a number.
+   */
+  runId?: string;
+  /** Mark the run as resumed from a checkpoint. */
+  resumed?: boolean;
 }
 
 /**
@@ -90,13 +97,15 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
   let run: OpenRun | null = null;
   let lastRunId: string | null = null;
 
+  const runName = () =>
+    options.runId !== undefined ? (options.name ?? options.runId) : `${options.name ?? "run"} #${runNumber}`;
   const post = (runId: string, events: WatchEvent[]) => transport.post(runId, events);
 
   const open = (): OpenRun => {
     if (run === null) {
       runNumber += 1;
       run = {
-        runId: createRunId(options.name ?? "run"),
+        runId: options.runId ?? createRunId(options.name ?? "run"),
         startedAt: performance.now(),
         started: false,
         buffered: [],
@@ -122,8 +131,9 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
       start(current, {
         type: "run.started",
         at: 0,
-        name: `${options.name ?? "run"} #${runNumber}`,
+        name: runName(),
         source: options.source ?? "runner",
+        ...(options.resumed && { resumed: true }),
         startedAt: Date.now() - since(current),
         statechart: null,
       });
@@ -152,8 +162,9 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
       start(current, {
         type: "run.started",
         at: since(current),
-        name: `${options.name ?? "run"} #${runNumber}`,
+        name: runName(),
         source: options.source ?? "runner",
+        ...(options.resumed && { resumed: true }),
         startedAt: Date.now() - since(current),
         statechart: logic !== undefined && "root" in logic ? statechartOf(logic) : null,
       });
@@ -172,18 +183,21 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
     const snapshot = event.snapshot as {
       status: string;
       value?: unknown;
-      context?: { iteration?: number };
+      context?: { iteration?: number; runId?: string };
       output?: unknown;
       error?: unknown;
     };
     const state = typeof snapshot.value === "string" ? snapshot.value : JSON.stringify(snapshot.value);
     if (state !== current.lastState) {
+      const first = current.lastState === null;
       current.lastState = state;
+      const workflowRunId = snapshot.context?.runId;
       emit(current, {
         type: "state.entered",
         at: since(current),
         state,
         iteration: snapshot.context?.iteration ?? 0,
+        ...(first && typeof workflowRunId === "string" && { workflowRunId }),
       });
     }
     if (snapshot.status === "done") {

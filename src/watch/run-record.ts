@@ -11,6 +11,10 @@ export interface RunRecord {
   runId: string;
   name: string;
   source: string;
+  /** The run went on from a checkpoint. */
+  resumed: boolean;
+  /** The workflow actor's own run id, when the source reported it. */
+  workflowRunId: string | null;
   /** ms since the epoch (0 until `run.started` arrives). */
   startedAt: number;
   statechart: StatechartGraph | null;
@@ -28,6 +32,8 @@ export function createRunRecord(runId: string): RunRecord {
     runId,
     name: runId,
     source: "runner",
+    resumed: false,
+    workflowRunId: null,
     startedAt: 0,
     statechart: null,
     currentState: null,
@@ -46,11 +52,13 @@ export function applyWatchEvent(record: RunRecord, event: WatchEvent): void {
     case "run.started":
       record.name = event.name;
       record.source = event.source;
+      record.resumed = event.resumed ?? false;
       record.startedAt = event.startedAt;
       record.statechart = event.statechart;
       break;
     case "state.entered":
       record.currentState = event.state;
+      if (event.workflowRunId !== undefined) record.workflowRunId = event.workflowRunId;
       record.trace.transitions.push({ at: event.at, state: event.state, iteration: event.iteration });
       break;
     case "message.appended":

@@ -108,10 +108,21 @@ export interface WatchRun {
 }
 
 /** The name, error and class of a thrown value, as a watch event carries it. */
-export function describeThrown(error: unknown): { name: string; message: string } {
-  return error instanceof Error
-    ? { name: error.name, message: error.message }
-    : { name: "Error", message: String(error) };
+export function describeThrown(error: unknown): {
+  name: string;
+  message: string;
+  statusCode?: number;
+  body?: string;
+} {
+  if (!(error instanceof Error)) return { name: "Error", message: String(error) };
+  // A backend error's status and body, so a replay can throw the same error again.
+  const { statusCode, body } = error as { statusCode?: unknown; body?: unknown };
+  return {
+    name: error.name,
+    message: error.message,
+    ...(typeof statusCode === "number" && { statusCode }),
+    ...(typeof body === "string" && { body }),
+  };
 }
 
 /**

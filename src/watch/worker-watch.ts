@@ -1,0 +1,46 @@
+/**
+ * Queued runs as a watch source: `createWorkerWatch({ url })` is `startWorker`'s `watch` option,
+ * a reporter per run the worker takes, named by the queue's run id, marked when it resumes.
+ */
+import type { WorkflowRunnerOptions } from "../loop/runner.ts";
+import { WatchSource } from "./events.ts";
+import { createWatchReporter } from "./reporter.ts";
+import type { WatchTransportOptions } from "./transport.ts";
+
+/** A queued run a worker is about to run, as `startWorker` describes it to its `watch` option. */
+export interface WatchedQueuedRun {
+  runId: string;
+  workflow: string;
+  /** It goes on from a checkpoint. */
+  resumed: boolean;
+  /** The lease's attempt, from 1. */
+  attempt: number;
+}
+
+/**
+ * For each run a worker takes, a reporter of that run alone: the worker runs it on a runner built
+ * from `instrument(registry.runner.options)`, so runs under way at once never mix. Each attempt is
+ * its own watch run: the queue's run id, then `-attempt-<n>` from the second lease on.
+ * Compactions are not reported (the registry's context manager is shared by every run).
+ * @example
+ * const worker = startWorker({ queue, registry, concurrency: 2, watch: createWorkerWatch({ url: "http://127.0.0.1:4141" }) });
+ */
+export function createWorkerWatch(options: WatchTransportOptions): (run: WatchedQueuedRun) => {
+  instrument(options: WorkflowRunnerOptions): WorkflowRunnerOptions;
+  flush(): Promise<void>;
+} {
+  return (run) =>
+    createWatchReporter({
+      ...options,
+      name: run.runId,
+      runId: watchRunIdOf(run),
+      source: WatchSource.QUEUE,
+      resumed: run.resumed,
+    });
+}
+
+/** A watch run id for a queued run's attempt (a queue run id may hold any character). */
+export function watchRunIdOf(run: Pick<WatchedQueuedRun, "runId" | "attempt">): string {
+  const base = run.runId.replace(/[^A-Za-z0-9_-]+/g, "-").slice(0, 80) || "run";
+  return run.attempt > 1 ? `${base}-attempt-${run.attempt}` : base;
+}
