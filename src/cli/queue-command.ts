@@ -22,18 +22,24 @@ export function registerQueueCommands(program: Command): void {
     )
     .option("--queue <dir>", "the queue's directory", DEFAULT_QUEUE_DIR)
     .option("--concurrency <n>", "runs at once", positiveInteger, 1)
-    .action(async (options: { registry: string; queue: string; concurrency: number }) => {
+    .option("--watch <url>", "report each run to a watch server (forge watch), named by its run id", watchUrl)
+    .action(async (options: { registry: string; queue: string; concurrency: number; watch?: string }) => {
       const registry = await loadRegistry(options.registry);
       const { createEmbeddedQueue, startWorker } = await import("../queue/index.ts");
       const queue = await createEmbeddedQueue({ dir: options.queue, waitForLockMs: 15_000 });
+      const watch =
+        options.watch === undefined
+          ? undefined
+          : (await import("../watch/worker-watch.ts")).createWorkerWatch({ url: options.watch });
       const worker = startWorker({
         queue,
         registry,
         concurrency: options.concurrency,
+        ...(watch && { watch }),
         onSettled: (runId, outcome) => console.error(`${runId} ${outcome}`),
       });
       console.error(
-        `forge worker on ${resolve(options.queue)}: ${[...registry.workflows.keys()].join(", ")} (Ctrl-C hands runs back)`,
+        `forge worker on ${resolve(options.queue)}: ${[...registry.workflows.keys()].join(", ")}${options.watch ? `, runs reported to ${options.watch}` : ""} (Ctrl-C hands runs back)`,
       );
       const stop = () => {
         worker
@@ -150,4 +156,14 @@ function status(value: string): RunStatus {
   if (!STATUSES.includes(value as RunStatus))
     throw new InvalidArgumentError(`must be one of ${STATUSES.join(", ")}`);
   return value as RunStatus;
+}
+
+/** A watch server's URL (http or https). */
+function watchUrl(value: string): string {
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
+    throw new InvalidArgumentError(
+      `'${value}' is not an http(s) URL; pass the URL forge watch printed, e.g. http://127.0.0.1:4141`,
+    );
+  }
+  return value;
 }

@@ -5,7 +5,7 @@
  */
 import { BackendError, WorkflowDefinitionError } from "../core/errors.ts";
 import type { Workflow } from "../core/workflow.ts";
-import type { WorkflowRunner } from "../loop/runner.ts";
+import { WorkflowRunner, type WorkflowRunnerOptions } from "../loop/runner.ts";
 import { LeaseLostError, type RunLease, type RunQueue } from "./run-queue.ts";
 
 /** Producers and workers share it: which workflows exist, and the runner that runs them. */
@@ -46,6 +46,14 @@ export interface WorkerOptions {
   pollMs?: number;
   /** This worker's name in leases and logs. */
   workerId?: string;
+  /**
+   * Reports each run to a watch server: `createWorkerWatch({ url })` from the watch entry. Called
+   * per lease; the run goes on a runner built from `instrument(registry.runner.options)`.
+   */
+  watch?: (run: { runId: string; workflow: string; resumed: boolean; attempt: number }) => {
+    instrument(options: WorkflowRunnerOptions): WorkflowRunnerOptions;
+    flush(): Promise<void>;
+  };
   /** Hears each run settled, for logs. */
   onSettled?: (runId: string, outcome: "completed" | "failed" | "retrying" | "released" | "lost") => void;
 }
@@ -117,14 +125,22 @@ export function startWorker(options: WorkerOptions): Worker {
     const signal = AbortSignal.any([lease.signal, stop.signal]);
     const checkpoint = (snapshot: unknown, meta: Parameters<RunLease["saveCheckpoint"]>[0]["meta"]) =>
       lease.saveCheckpoint({ snapshot, meta });
+    const watch = options.watch?.({
+      runId: job.runId,
+      workflow: job.workflow,
+      resumed: lease.checkpoint !== undefined,
+      attempt: lease.attempts,
+    });
+    // A watched run gets a runner of its own, so runs under way at once report apart.
+    const runner = watch ? new WorkflowRunner(watch.instrument(registry.runner.options)) : registry.runner;
     try {
       const result = lease.checkpoint
-        ? await registry.runner.resume(workflow, lease.checkpoint.snapshot as never, {
+        ? await runner.resume(workflow, lease.checkpoint.snapshot as never, {
             meta: lease.checkpoint.meta,
             signal,
             checkpoint,
           })
-        : await registry.runner.run(workflow, job.message, {
+        : await runner.run(workflow, job.message, {
             runId: job.runId,
             signal,
             checkpoint,
@@ -134,6 +150,9 @@ export function startWorker(options: WorkerOptions): Worker {
       options.onSettled?.(job.runId, "completed");
     } catch (error) {
       await settleFailure(lease, error);
+    } finally {
+      // A watch server that is down was reported by the watch's transport; the run goes on.
+      await watch?.flush().catch(() => {});
     }
   }
 
