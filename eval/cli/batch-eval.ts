@@ -3,13 +3,14 @@
  * stops, an OpenAI-compatible URL, Ollama, node-llama-cpp, Anthropic, the sim-model) qualified
  * one after another into one resumable JSONL, then reported together.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { basename } from "node:path";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { basename, dirname } from "node:path";
 import { z } from "zod";
 import { launchConfigSchema } from "../../src/server/launch-config.ts";
 import { resolveLlamaServerPath } from "../../src/server/llama-server-path.ts";
 import { ServerManager } from "../../src/server/server-manager.ts";
 import { resolveConfigs } from "../ablation.ts";
+import { appendPlan } from "../batch/plan.ts";
 import { selectScenarios } from "../scenarios/index.ts";
 import { FAULT_PROFILES } from "../sim-model/profiles.ts";
 import { createBatchProgress } from "./progress.ts";
@@ -204,6 +205,8 @@ export async function runBatchConfig(
 ): Promise<number> {
   let finished = 0;
   const planned = plannedRunsPerTarget(config);
+  mkdirSync(dirname(config.out), { recursive: true });
+  appendPlan(config.out, { kind: "batch", targets: config.targets.length, plannedPerTarget: planned });
   // An overall bar beside the targets' bars, unless progress is off or the caller brings its own.
   const overall =
     options.progress !== false && !io.progress ? createBatchProgress(planned * config.targets.length) : null;

@@ -152,7 +152,16 @@ export function registerEvalCommand(program: Command): Command {
           progress: options.progress !== false,
           signal: controller.signal,
         });
-        await reportEval([config.out], { ...options, command: `npm run eval -- batch ${configPath}` }, io);
+        // Interrupted (Ctrl-C): report the rows so far, marked partial.
+        await reportEval(
+          [config.out],
+          {
+            ...options,
+            command: `npm run eval -- batch ${configPath}`,
+            includePartial: controller.signal.aborted,
+          },
+          io,
+        );
       } catch (error) {
         failWith(command, error);
       } finally {
@@ -177,6 +186,10 @@ export function registerEvalCommand(program: Command): Command {
     .option("--title <text>", "report title")
     .option("--command <text>", "the command that produced the data, shown in the report")
     .option("--screenshot <png>", "also save a PNG of the dashboard (needs chromium)")
+    .option(
+      "--include-partial",
+      "report a batch that is still running or was interrupted: the rows so far with each target's and config's runs done / planned, marked partial (without it such a file is refused)",
+    )
     .action(async (files: string[], options: Record<string, unknown>, command: Command) => {
       try {
         await reportEval(files, options, io);

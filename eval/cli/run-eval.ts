@@ -6,10 +6,11 @@ import { existsSync, mkdirSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { dirname } from "node:path";
 import { z } from "zod";
-import { CompactStrategyName, resolveConfigs } from "../ablation.ts";
+import { CompactStrategyName, configLabel, resolveConfigs } from "../ablation.ts";
 import { BACKENDS, type EvalSampling, startBackend } from "../backends/registry.ts";
 import { describeSettings, settingsConflict } from "../batch/backend-settings.ts";
-import { type BatchIdentity, loadResumeState, planTasks, runBatch } from "../batch/batch.ts";
+import { type BatchIdentity, loadResumeState, planTasks, type RunTask, runBatch } from "../batch/batch.ts";
+import { appendPlan } from "../batch/plan.ts";
 import { currentVersions } from "../batch/row.ts";
 import { startWorkerPool, type WorkerPool } from "../batch/worker-pool.ts";
 import { renderMarkdown } from "../report/markdown.ts";
@@ -165,6 +166,7 @@ export async function runEval(
         `--resume: ${out} holds runs made with other settings (${conflict}): pass the same options, or choose another --out`,
       );
     }
+    appendPlan(out, { kind: "target", target: targetName(identity), configs: keysByConfig(tasks) });
     const pending = tasks.filter((task) => !resumeState.doneKeys.has(task.key)).length;
     io.stderr(
       `eval: ${scenarios.length} scenarios × ${configs.length} configs × ${options.runs} runs = ${tasks.length} runs on ${session.backend} (${session.model})${
@@ -239,6 +241,27 @@ function identityOf(options: EvalOptions, session: { backend: string; model: str
     stream: options.stream,
     ...(Object.keys(variant).length > 0 && { variant }),
   };
+}
+
+/** The target in words for the plan: backend, model, tool mode and think when given. */
+function targetName(identity: BatchIdentity): string {
+  const variant = [
+    ...(identity.variant?.toolMode ? [`tool mode ${identity.variant.toolMode}`] : []),
+    ...(identity.variant?.think ? [`think ${identity.variant.think}`] : []),
+  ];
+  return `${identity.backend} ${identity.model}${variant.length > 0 ? ` (${variant.join(", ")})` : ""}`;
+}
+
+/** Planned keys by config label. */
+function keysByConfig(tasks: readonly RunTask[]): Record<string, string[]> {
+  const configs: Record<string, string[]> = {};
+  for (const task of tasks) {
+    const label = configLabel(task.config);
+    const keys = configs[label] ?? [];
+    keys.push(task.key);
+    configs[label] = keys;
+  }
+  return configs;
 }
 
 /** The option a zod issue path names, as typed: `["topP"]` → `top-p`. */
