@@ -29,9 +29,12 @@ export interface BullmqQueueOptions {
   name?: string;
   /** BullMQ's key prefix (default "bull"). */
   prefix?: string;
-  /** How long a lease's lock lives without renewal; renewed every `lockMs / 2` (default 10 000). */
+  /**
+   * How long a lease's lock lives without renewal; renewed every `lockMs / 2` (default 5 000: with
+   * the stall check below, a dead worker's run resumes elsewhere within about 10 s).
+   */
   lockMs?: number;
-  /** How often workers look for runs whose worker died (default 5 000). */
+  /** How often workers look for runs whose worker died (default 2 000). */
   stalledIntervalMs?: number;
   /** Times a run may lose its worker before it fails for good (default 3; BullMQ's is 1). */
   maxStalledCount?: number;
@@ -55,9 +58,14 @@ export class RunQueueConnectionError extends Error {
 
 /** What the job's `data` holds: the run's job, its last checkpoint, its last error. */
 interface JobData extends RunJob {
+  /** Milliseconds, with the producer's enqueue order in the fraction (runs of one millisecond stay in order). */
+  enqueuedAt?: number;
   checkpoint?: StoredCheckpoint;
   error?: { name: string; message: string };
 }
+
+/** This process's enqueues, in order (the fraction of `enqueuedAt`). */
+let enqueueSeq = 0;
 
 /** BullMQ runs lower numbers first and priority 0 before every prioritised job: map to 1…2^21. */
 const PRIORITY_BASE = 2 ** 20;
@@ -206,8 +214,8 @@ export class BullmqRunQueue implements RunQueue {
     this.#connection = connection;
     this.#name = options.name ?? "forge-runs";
     this.#prefix = options.prefix ?? "bull";
-    this.#lockMs = options.lockMs ?? 10_000;
-    this.#stalledIntervalMs = options.stalledIntervalMs ?? 5_000;
+    this.#lockMs = options.lockMs ?? 5_000;
+    this.#stalledIntervalMs = options.stalledIntervalMs ?? 2_000;
     this.#maxStalledCount = options.maxStalledCount ?? 3;
     this.#onError = options.onError ?? (() => {});
     this.#queue = new bullmq.Queue<JobData>(this.#name, { connection, prefix: this.#prefix });
@@ -238,6 +246,7 @@ export class BullmqRunQueue implements RunQueue {
       workflow,
       message,
       priority,
+      enqueuedAt: Date.now() + (enqueueSeq++ % 1000) / 1000,
       ...(options.promptVars && { promptVars: options.promptVars }),
     };
     // An existing job id makes `add` a no-op that returns the existing job.
@@ -250,10 +259,18 @@ export class BullmqRunQueue implements RunQueue {
   async take(workerId: string): Promise<RunLease | null> {
     this.#assertOpen();
     const worker = await this.#startWorker();
+    let emptyAnswers = 0;
     for (;;) {
       const token = `${workerId}:${randomUUID()}`;
       const job = await worker.getNextJob(token, { block: false });
-      if (!job?.id) return null;
+      if (!job?.id) {
+        // A non-blocking fetch can come back empty while runs wait (BullMQ's wait marker lags a
+        // moment behind under load): ask again while the counts say some wait.
+        const counts = await this.#queue.getJobCounts("waiting", "prioritized");
+        if ((counts.waiting ?? 0) + (counts.prioritized ?? 0) === 0 || ++emptyAnswers > 3) return null;
+        await new Promise((resolve) => setTimeout(resolve, 10 * emptyAnswers));
+        continue;
+      }
       if ((await this.#redis.hexists(this.key(job.id), CANCEL_FIELD)) === 1) {
         // Cancelled while it waited: settle it as failed and look further.
         await job.moveToFailed(new Error(`Run ${job.id} was cancelled`), token, false);
@@ -630,7 +647,7 @@ function recordOf(job: Job<JobData>, state: string, cancelled: boolean): RunReco
     ...(checkpoint && { checkpoint }),
     ...(status === "completed" && { result: job.returnvalue ?? null }),
     ...(failure && { error: failure }),
-    enqueuedAt: job.timestamp,
+    enqueuedAt: job.data.enqueuedAt ?? job.timestamp,
     ...(job.finishedOn && { finishedAt: job.finishedOn }),
   };
 }
