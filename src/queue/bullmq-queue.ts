@@ -20,6 +20,7 @@ import {
   type RunStatus,
   type StoredCheckpoint,
 } from "./run-queue.ts";
+import { Waiters } from "./waiters.ts";
 
 /** Options of `createBullmqQueue`. */
 export interface BullmqQueueOptions {
@@ -196,7 +197,7 @@ export class BullmqRunQueue implements RunQueue {
   readonly #onError: (error: Error) => void;
   readonly #queue: Queue<JobData>;
   readonly #leases = new Map<string, LiveLease>();
-  readonly #waiters = new Map<string, Set<() => void>>();
+  readonly #waiters = new Waiters();
   readonly #bullmq: BullmqModules["bullmq"];
   #worker: Promise<Worker<JobData>> | undefined;
   #events: Promise<QueueEvents> | undefined;
@@ -329,7 +330,7 @@ export class BullmqRunQueue implements RunQueue {
       options.signal?.throwIfAborted();
       this.#assertOpen();
       // A finished event wakes this at once; the timer covers events missed while reconnecting.
-      await this.#changed(runId, 1_000, options.signal);
+      await this.#waiters.next(runId, { timeoutMs: 1_000, signal: options.signal });
     }
   }
 
@@ -343,13 +344,13 @@ export class BullmqRunQueue implements RunQueue {
     if (outcome !== 1) return;
     // A lease held in this process stops now; one held elsewhere at its next write or renewal.
     await this.#leases.get(runId)?.cancelled();
-    this.#notify(runId);
+    this.#waiters.notify(runId);
   }
 
   /** Resolves when a run may be waiting (a run was added or moved back to waiting), or after 200 ms. */
   async waitForWork(signal?: AbortSignal): Promise<void> {
     await this.#listenForFinished();
-    await this.#changed("work", 200, signal);
+    await this.#waiters.next("work", { timeoutMs: 200, signal: signal });
   }
 
   async close(): Promise<void> {
@@ -357,7 +358,7 @@ export class BullmqRunQueue implements RunQueue {
     this.#closed = true;
     for (const lease of this.#leases.values()) lease.abort(new Error("The run queue closed"));
     this.#leases.clear();
-    this.#notify("closed");
+    this.#waiters.notifyAll();
     const worker = await this.#worker?.catch(() => undefined);
     const events = await this.#events?.catch(() => undefined);
     await Promise.allSettled([worker?.close(true), events?.close(), this.#queue.close()]);
@@ -390,10 +391,10 @@ export class BullmqRunQueue implements RunQueue {
         prefix: this.#prefix,
       });
       events.on("error", this.#onError);
-      events.on("completed", ({ jobId }) => this.#notify(jobId));
-      events.on("failed", ({ jobId }) => this.#notify(jobId));
-      events.on("waiting", () => this.#notify("work"));
-      events.on("stalled", () => this.#notify("work"));
+      events.on("completed", ({ jobId }) => this.#waiters.notify(jobId));
+      events.on("failed", ({ jobId }) => this.#waiters.notify(jobId));
+      events.on("waiting", () => this.#waiters.notify("work"));
+      events.on("stalled", () => this.#waiters.notify("work"));
       await events.waitUntilReady();
       return events;
     })();
@@ -414,32 +415,6 @@ export class BullmqRunQueue implements RunQueue {
     });
     this.#leases.set(runId, lease);
     return lease;
-  }
-
-  #changed(key: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const waiters = this.#waiters.get(key) ?? new Set();
-      this.#waiters.set(key, waiters);
-      const done = () => {
-        clearTimeout(timer);
-        waiters.delete(done);
-        signal?.removeEventListener("abort", aborted);
-        resolve();
-      };
-      const aborted = () => {
-        clearTimeout(timer);
-        waiters.delete(done);
-        reject(signal?.reason);
-      };
-      const timer = setTimeout(done, timeoutMs);
-      waiters.add(done);
-      signal?.addEventListener("abort", aborted, { once: true });
-    });
-  }
-
-  #notify(key: string): void {
-    const keys = key === "closed" ? [...this.#waiters.keys()] : [key];
-    for (const each of keys) for (const waiter of [...(this.#waiters.get(each) ?? [])]) waiter();
   }
 
   #assertOpen(): void {

@@ -18,6 +18,7 @@ import {
   type RunStatus,
   type StoredCheckpoint,
 } from "./run-queue.ts";
+import { Waiters } from "./waiters.ts";
 
 /** Options of `createEmbeddedQueue`. */
 export interface EmbeddedQueueOptions {
@@ -84,7 +85,7 @@ class EmbeddedQueue implements RunQueue {
   readonly #unlock: () => Promise<void>;
   readonly #runs = new Map<string, StoredRun>();
   readonly #controllers = new Map<string, AbortController>();
-  readonly #waiters = new Map<string, Set<() => void>>();
+  readonly #waiters = new Waiters();
   readonly #mode: "worker" | "client";
   #seq = 0;
   #closed = false;
@@ -164,7 +165,7 @@ class EmbeddedQueue implements RunQueue {
       return publicRecord(run);
     }
     this.#write(run);
-    this.#notify("enqueued");
+    this.#waiters.notify("enqueued");
     return publicRecord(run);
   }
 
@@ -214,7 +215,7 @@ class EmbeddedQueue implements RunQueue {
       // A client sees the worker's writes on disk: it polls.
       await (this.#mode === "client"
         ? new Promise((resolve) => setTimeout(resolve, 100))
-        : this.#changed(runId, options.signal));
+        : this.#waiters.next(runId, { signal: options.signal }));
     }
   }
 
@@ -241,13 +242,13 @@ class EmbeddedQueue implements RunQueue {
     if (this.#closed) return;
     this.#closed = true;
     for (const controller of this.#controllers.values()) controller.abort(new Error("The run queue closed"));
-    this.#notify("closed");
+    this.#waiters.notifyAll();
     await this.#unlock();
   }
 
   /** Wait until something changes for `runId` (or anything, for workers waiting for work). */
   waitForWork(signal?: AbortSignal): Promise<void> {
-    return this.#changed("enqueued", signal);
+    return this.#waiters.next("enqueued", { signal: signal });
   }
 
   #leaseOf(run: StoredRun, token: string, controller: AbortController): RunLease {
@@ -288,7 +289,7 @@ class EmbeddedQueue implements RunQueue {
           const { lease: _lease, ...rest } = owned();
           this.#write({ ...rest, status: "waiting", error });
           this.#controllers.delete(runId);
-          this.#notify("enqueued");
+          this.#waiters.notify("enqueued");
           return;
         }
         finish({ status: "failed", error });
@@ -297,7 +298,7 @@ class EmbeddedQueue implements RunQueue {
         const { lease: _lease, ...rest } = owned();
         this.#write({ ...rest, status: "waiting" });
         this.#controllers.delete(runId);
-        this.#notify("enqueued");
+        this.#waiters.notify("enqueued");
       },
     };
   }
@@ -307,30 +308,7 @@ class EmbeddedQueue implements RunQueue {
     writeFileSync(`${path}.tmp`, JSON.stringify(run));
     renameSync(`${path}.tmp`, path);
     this.#runs.set(run.runId, run);
-    this.#notify(run.runId);
-  }
-
-  #changed(key: string, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const waiters = this.#waiters.get(key) ?? new Set();
-      this.#waiters.set(key, waiters);
-      const done = () => {
-        waiters.delete(done);
-        signal?.removeEventListener("abort", aborted);
-        resolve();
-      };
-      const aborted = () => {
-        waiters.delete(done);
-        reject(signal?.reason);
-      };
-      waiters.add(done);
-      signal?.addEventListener("abort", aborted, { once: true });
-    });
-  }
-
-  #notify(key: string): void {
-    const keys = key === "closed" ? [...this.#waiters.keys()] : [key];
-    for (const each of keys) for (const waiter of [...(this.#waiters.get(each) ?? [])]) waiter();
+    this.#waiters.notify(run.runId);
   }
 
   #assertOpen(): void {
