@@ -23,10 +23,22 @@ export const backendSettingsSchema = z.object({
   toolMode: z.enum(["native", "prompt", "auto"]).nullable().optional(),
   /** `--think`: reasoning on, off, or the client's own choice. `null`: the backend has no such switch. */
   think: z.enum(["on", "off", "auto"]).nullable().optional(),
+  /**
+   * `llamaserver` when the runs went to a llama-server a batch config's `llamaserver` target
+   * started (the rows' backend is `openai-compatible`, the protocol); absent otherwise.
+   */
+  managedServer: z.literal("llamaserver").optional(),
+  /** That server's budget mode (`backend`, `manual`, `forge-full`, `forge-fast`): how its `-c` was chosen. */
+  budgetMode: z.enum(["backend", "manual", "forge-full", "forge-fast"]).optional(),
+  /** That server's context size (`n_ctx` from `/props` once the budget was resolved); not compared on resume. */
+  contextTokens: z.number().optional(),
 });
 export type BackendSettings = z.infer<typeof backendSettingsSchema>;
 
-const SETTING_KEYS = Object.keys(backendSettingsSchema.shape) as (keyof BackendSettings)[];
+// contextTokens is measured (forge-full sizes it from free memory), not chosen: not compared.
+const SETTING_KEYS = (Object.keys(backendSettingsSchema.shape) as (keyof BackendSettings)[]).filter(
+  (key) => key !== "contextTokens",
+);
 
 /**
  * The settings in words, for report headers and the batch's first line.
@@ -50,6 +62,13 @@ export function describeSettings(settings: BackendSettings): string {
   ];
   if (settings.toolMode) parts.push(`tool mode ${settings.toolMode}`);
   if (settings.think) parts.push(`think ${settings.think}`);
+  if (settings.managedServer) {
+    parts.push(
+      `llama-server started by the batch, budget ${settings.budgetMode ?? "backend"}${
+        settings.contextTokens !== undefined ? `, n_ctx ${settings.contextTokens}` : ""
+      }`,
+    );
+  }
   if (settings.llamaCppMode !== null) {
     const threads =
       settings.threads === null ? "default threads (one per core)" : `${settings.threads} threads`;

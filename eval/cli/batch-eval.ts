@@ -6,15 +6,20 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { z } from "zod";
+import { BudgetMode } from "../../src/server/budget-mode.ts";
 import { launchConfigSchema } from "../../src/server/launch-config.ts";
 import { resolveLlamaServerPath } from "../../src/server/llama-server-path.ts";
 import { ServerManager } from "../../src/server/server-manager.ts";
+import { setupBackend } from "../../src/server/setup-backend.ts";
 import { resolveConfigs } from "../ablation.ts";
+import { type BatchIdentity, planTasks, type RunTask } from "../batch/batch.ts";
+import { readJsonl } from "../batch/jsonl.ts";
 import { appendPlan } from "../batch/plan.ts";
+import { runRowSchema } from "../batch/row.ts";
 import { selectScenarios } from "../scenarios/index.ts";
 import { FAULT_PROFILES } from "../sim-model/profiles.ts";
 import { createBatchProgress } from "./progress.ts";
-import { type EvalIo, EvalUsageError, runEval } from "./run-eval.ts";
+import { type EvalIo, EvalUsageError, keysByConfig, runEval, targetName } from "./run-eval.ts";
 
 const toolMode = z.enum(["native", "prompt", "auto"]).optional();
 const think = z.enum(["on", "off", "auto"]).optional();
@@ -26,18 +31,48 @@ const sampling = {
 
 /** One target of a batch, by backend. */
 export const batchTargetSchema = z.discriminatedUnion("backend", [
-  z.strictObject({
-    backend: z.literal("llamaserver"),
-    /** The GGUF llama-server runs; started before the target's runs and stopped after them. */
-    gguf: z.string().min(1),
-    /** The model name in rows; default the GGUF's file stem. */
-    model: z.string().min(1).optional(),
-    /** ServerManager launch options besides the GGUF (ctx, threads, slots, cache types, extraFlags…). */
-    launch: launchConfigSchema.omit({ ggufPath: true }).partial().default({}),
-    toolMode,
-    think,
-    ...sampling,
-  }),
+  z
+    .strictObject({
+      backend: z.literal("llamaserver"),
+      /** The GGUF llama-server runs; started before the target's runs and stopped after them. */
+      gguf: z.string().min(1),
+      /** The model name in rows; default the GGUF's file stem. */
+      model: z.string().min(1).optional(),
+      /** ServerManager launch options besides the GGUF (ctx, threads, slots, cache types, extraFlags…). */
+      launch: launchConfigSchema.omit({ ggufPath: true }).partial().default({}),
+      /**
+       * The budget mode of the ServerManager (setupBackend): how llama-server's context is sized.
+       * `backend` (default): the launch options as given; `manual`: `-c` from `budgetTokens`;
+       * `forge-full`: no `-c`, llama-server sizes the context to the memory it has; `forge-fast`:
+       * half of that (llama-server restarted with it).
+       */
+      budget: z
+        .enum(Object.values(BudgetMode) as [BudgetMode, ...BudgetMode[]], {
+          error: `must be one of ${Object.values(BudgetMode).join(", ")}`,
+        })
+        .optional(),
+      /** The context in tokens for `budget: "manual"`. */
+      budgetTokens: z.number().int().positive().optional(),
+      toolMode,
+      think,
+      ...sampling,
+    })
+    .superRefine((target, context) => {
+      if (target.budget === "manual" && target.budgetTokens === undefined) {
+        context.addIssue({
+          code: "custom",
+          path: ["budgetTokens"],
+          message: 'budget "manual" needs budgetTokens (the context size in tokens, e.g. 4096)',
+        });
+      }
+      if (target.budget !== "manual" && target.budgetTokens !== undefined) {
+        context.addIssue({
+          code: "custom",
+          path: ["budgetTokens"],
+          message: `budgetTokens is used only with budget "manual" (this target's budget is ${target.budget ?? "backend, the default"})`,
+        });
+      }
+    }),
   z.strictObject({
     backend: z.literal("openai-compatible"),
     baseUrl: z.url(),
@@ -254,19 +289,49 @@ async function runTarget(
     const { backend, ...rest } = target;
     await runEval({ ...common, backend, ...rest }, io, options.signal);
   } else {
+    const { backend: _backend, gguf, launch, model, budget, budgetTokens, ...rest } = target;
+    const modelName = model ?? ggufStem(gguf);
+    if (allRunsDone(config, modelName, rest)) {
+      // Nothing to run: llama-server is not started; the target still counts in plan and progress.
+      const tasks = targetTasks(config, modelName, rest);
+      appendPlan(config.out, {
+        kind: "target",
+        target: targetName(tasks.identity),
+        configs: keysByConfig(tasks.tasks),
+      });
+      io.progress?.start(0);
+      io.progress?.stop();
+      io.stderr(`batch: all ${tasks.tasks.length} runs already in ${config.out}; llama-server not started\n`);
+      return;
+    }
+    const budgetMode = budget ?? BudgetMode.BACKEND;
     const manager =
-      options.createServerManager?.() ?? new ServerManager({ backend: "llamaserver", logger: () => {} });
+      options.createServerManager?.() ??
+      new ServerManager({ backend: "llamaserver", logger: (line) => io.stderr(`batch: ${line}\n`) });
     try {
-      const info = await manager.start({ ...target.launch, ggufPath: target.gguf });
-      io.stderr(`batch: llama-server ${info.baseUrl} (pid ${info.pid}) runs ${target.gguf}\n`);
-      const { backend: _backend, gguf, launch: _launch, model, ...rest } = target;
+      const { budgetTokens: resolved } = await setupBackend({
+        backend: "llamaserver",
+        server: manager,
+        ggufPath: gguf,
+        launch,
+        budgetMode,
+        ...(budgetTokens !== undefined && { manualTokens: budgetTokens }),
+        logger: (line) => io.stderr(`batch: ${line}\n`),
+      });
+      const info = manager.info;
+      if (!info) throw new Error("llama-server is not running after setupBackend");
+      const contextTokens = info.props?.nCtx ?? resolved;
+      io.stderr(
+        `batch: llama-server ${info.baseUrl} (pid ${info.pid}) runs ${gguf}, budget ${budgetMode}, n_ctx ${contextTokens}\n`,
+      );
       await runEval(
         {
           ...common,
           backend: "openai-compatible",
           baseUrl: `${info.baseUrl}/v1`,
-          model: model ?? ggufStem(gguf),
+          model: modelName,
           ...rest,
+          managedServer: { managedServer: "llamaserver", budgetMode, contextTokens },
         },
         io,
         options.signal,
@@ -276,4 +341,38 @@ async function runTarget(
       io.stderr("batch: llama-server stopped\n");
     }
   }
+}
+
+/** The tasks a `llamaserver` target plans (its rows are `openai-compatible` rows of `model`). */
+function targetTasks(
+  config: BatchConfig,
+  model: string,
+  variant: { toolMode?: string | undefined; think?: string | undefined },
+): { identity: BatchIdentity; tasks: RunTask[] } {
+  const identity: BatchIdentity = {
+    backend: "openai-compatible",
+    model,
+    baseSeed: config.seed,
+    stream: false,
+    ...((variant.toolMode || variant.think) && {
+      variant: {
+        ...(variant.toolMode && { toolMode: variant.toolMode }),
+        ...(variant.think && { think: variant.think }),
+      },
+    }),
+  };
+  const scenarios = selectScenarios(config.scenarios, config.tags);
+  const configs = resolveConfigs(config.ablation, { peer: false });
+  return { identity, tasks: planTasks(identity, scenarios, configs, config.runs) };
+}
+
+/** Whether `config.out` already holds every run of this `llamaserver` target. */
+function allRunsDone(
+  config: BatchConfig,
+  model: string,
+  variant: { toolMode?: string | undefined; think?: string | undefined },
+): boolean {
+  if (!existsSync(config.out)) return false;
+  const done = new Set(readJsonl(config.out, runRowSchema).rows.map((row) => row.key));
+  return targetTasks(config, model, variant).tasks.every((task) => done.has(task.key));
 }

@@ -65,6 +65,14 @@ export const evalOptionsSchema = z.object({
   markdown: z.string().optional(),
   report: z.boolean().default(true),
   delayMs: z.coerce.number().int().nonnegative().optional(),
+  /** Set by a batch config's `llamaserver` target (no flag): the server it started, for the rows' settings. */
+  managedServer: z
+    .object({
+      managedServer: z.literal("llamaserver"),
+      budgetMode: z.enum(["backend", "manual", "forge-full", "forge-fast"]),
+      contextTokens: z.number().int().positive(),
+    })
+    .optional(),
 });
 export type EvalOptions = z.infer<typeof evalOptionsSchema>;
 
@@ -147,6 +155,7 @@ export async function runEval(
     ...(options.delayMs !== undefined && { delayMs: options.delayMs }),
     scenarios,
   });
+  if (options.managedServer) session.settings = { ...session.settings, ...options.managedServer };
   let pool: WorkerPool | null = null;
   try {
     if (configs.some((config) => config.loop === "ai_sdk") && !session.peerEndpoint) {
@@ -244,7 +253,7 @@ function identityOf(options: EvalOptions, session: { backend: string; model: str
 }
 
 /** The target in words for the plan: backend, model, tool mode and think when given. */
-function targetName(identity: BatchIdentity): string {
+export function targetName(identity: BatchIdentity): string {
   const variant = [
     ...(identity.variant?.toolMode ? [`tool mode ${identity.variant.toolMode}`] : []),
     ...(identity.variant?.think ? [`think ${identity.variant.think}`] : []),
@@ -253,7 +262,7 @@ function targetName(identity: BatchIdentity): string {
 }
 
 /** Planned keys by config label. */
-function keysByConfig(tasks: readonly RunTask[]): Record<string, string[]> {
+export function keysByConfig(tasks: readonly RunTask[]): Record<string, string[]> {
   const configs: Record<string, string[]> = {};
   for (const task of tasks) {
     const label = configLabel(task.config);
