@@ -249,7 +249,11 @@ export async function runBatchConfig(
     for (const [index, target] of config.targets.entries()) {
       if (options.signal?.aborted) break;
       const targetIo = overall
-        ? { ...io, progress: overall.forTarget(`${index + 1} ${describeTarget(target)}`, planned) }
+        ? {
+            ...io,
+            stderr: overall.log,
+            progress: overall.forTarget(`${index + 1} ${describeTarget(target)}`, planned),
+          }
         : io;
       await runTarget(config, target, index, targetIo, options);
       if (!options.signal?.aborted) finished += 1;

@@ -112,6 +112,8 @@ export interface BatchProgress {
   forTarget(label: string, planned: number): ProgressReporter;
   /** The overall state so far. */
   state(): OverallState;
+  /** Write a line (or several) to the stream without tearing the bars (above them on a TTY). */
+  log(text: string): void;
   stop(): void;
 }
 
@@ -170,6 +172,9 @@ export function createBatchProgress(
         };
       },
       state: () => ({ ...overall }),
+      log: (text) => {
+        stream.write(text);
+      },
       stop: () => {},
     };
   }
@@ -221,6 +226,10 @@ export function createBatchProgress(
       };
     },
     state: () => ({ ...overall }),
-    stop: () => multibar.stop(),
+    log: (text) => multibar.log(text),
+    stop: () => {
+      multibar.update(); // flush lines logged since the last redraw; stop() drops them
+      multibar.stop();
+    },
   };
 }

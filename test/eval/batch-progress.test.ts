@@ -96,12 +96,14 @@ describe("the overall ETA of a multi-target batch", () => {
     second.start(3);
     clock += 1_000;
     second.update(row("error"), 1, 3);
+    progress.log("batch: llama-server stopped\n");
     progress.stop();
     const text = stream.text();
     // 4 runs in 4 s: 1 s a run, 2 left.
     expect(text).toMatch(/overall \|[█░]+\| 4\/6 runs \| ETA 2s/);
     expect(text).toMatch(/1 llamaserver tiny \|[█░]+\| 3\/3 runs \| 0 errors \| reforged basic_2step ✓/);
     expect(text).toMatch(/2 sim-model clean \|[█░]+\| 1\/3 runs \| 1 errors \| reforged basic_2step ✗/);
+    expect(text).toContain("batch: llama-server stopped\n");
   });
 });
 
