@@ -202,7 +202,9 @@ console.log(`### Checkpoint writes through a lease (${WRITES} writes after 100 w
 console.log("| engine | snapshot | size | p50 | p99 |\n| --- | --- | --- | --- | --- |");
 for (const row of await checkpointWrites()) console.log(row);
 if (RECOVERY_RUNS > 0) {
-  console.log("\n### Worker `kill -9` to the run resuming elsewhere (lock 5 s, stall check 2 s: the defaults)\n");
+  console.log(
+    "\n### Worker `kill -9` to the run resuming elsewhere (lock 5 s, stall check 2 s: the defaults)\n",
+  );
   console.log("| trial | seconds |\n| --- | --- |");
   for (const row of await recovery()) console.log(row);
 }
