@@ -11,8 +11,11 @@ import { randomUUID } from "node:crypto";
 import type { Job, Queue, QueueEvents, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import {
+  assertPriority,
+  assertRunId,
   type EnqueueOptions,
   LeaseLostError,
+  PRIORITY_LIMIT,
   type RunJob,
   type RunLease,
   type RunQueue,
@@ -65,13 +68,19 @@ interface JobData extends RunJob {
   error?: { name: string; message: string };
 }
 
-/** This process's enqueues, in order (the fraction of `enqueuedAt`). */
+/** This process's enqueues within one millisecond, in order (the fraction of `enqueuedAt`). */
 let enqueueSeq = 0;
+let enqueueSeqMs = 0;
+
+function enqueueTime(): number {
+  const now = Date.now();
+  enqueueSeq = now === enqueueSeqMs ? enqueueSeq + 1 : 0;
+  enqueueSeqMs = now;
+  return now + Math.min(enqueueSeq, 999) / 1000;
+}
 
 /** BullMQ runs lower numbers first and priority 0 before every prioritised job: map to 1…2^21. */
-const PRIORITY_BASE = 2 ** 20;
-/** Run ids BullMQ accepts as job ids: no ':' and not an integer. */
-const RUN_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+const PRIORITY_BASE = PRIORITY_LIMIT;
 /** A field of the job's hash that `cancel` sets: the lease sees it at its next write or renewal. */
 const CANCEL_FIELD = "forgeCancelled";
 
@@ -230,24 +239,14 @@ export class BullmqRunQueue implements RunQueue {
 
   async enqueue(workflow: string, message: string, options: EnqueueOptions = {}): Promise<RunRecord> {
     this.#assertOpen();
-    const runId = options.runId ?? randomUUID();
-    if (!RUN_ID.test(runId) || `${Number.parseInt(runId, 10)}` === runId) {
-      throw new RangeError(
-        `runId must be 1-128 characters of A-Z a-z 0-9 _ . - and not an integer (BullMQ job ids), got ${JSON.stringify(runId)}`,
-      );
-    }
-    const priority = options.priority ?? 0;
-    if (!Number.isInteger(priority) || priority <= -PRIORITY_BASE || priority >= PRIORITY_BASE) {
-      throw new RangeError(
-        `priority must be an integer between ${-PRIORITY_BASE + 1} and ${PRIORITY_BASE - 1} on the BullMQ queue, got ${priority}`,
-      );
-    }
+    const runId = assertRunId(options.runId ?? randomUUID());
+    const priority = assertPriority(options.priority ?? 0);
     const data: JobData = {
       runId,
       workflow,
       message,
       priority,
-      enqueuedAt: Date.now() + (enqueueSeq++ % 1000) / 1000,
+      enqueuedAt: enqueueTime(),
       ...(options.promptVars && { promptVars: options.promptVars }),
     };
     // An existing job id makes `add` a no-op that returns the existing job.
@@ -317,6 +316,8 @@ export class BullmqRunQueue implements RunQueue {
   }
 
   async result(runId: string, options: { signal?: AbortSignal } = {}): Promise<unknown> {
+    this.#assertOpen();
+    assertRunId(runId);
     await this.#listenForFinished();
     for (;;) {
       const run = await this.get(runId);
@@ -349,6 +350,7 @@ export class BullmqRunQueue implements RunQueue {
 
   /** Resolves when a run may be waiting (a run was added or moved back to waiting), or after 200 ms. */
   async waitForWork(signal?: AbortSignal): Promise<void> {
+    this.#assertOpen();
     await this.#listenForFinished();
     await this.#waiters.next("work", { timeoutMs: 200, signal: signal });
   }

@@ -5,10 +5,12 @@
  * a dead process left active go back to waiting and resume from their last checkpoint.
  */
 import { randomUUID } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import lockfile from "proper-lockfile";
 import {
+  assertPriority,
+  assertRunId,
   type EnqueueOptions,
   LeaseLostError,
   type RunJob,
@@ -43,8 +45,6 @@ interface StoredRun extends RunRecord {
   /** The holder's lease token while active. */
   lease?: string;
 }
-
-const RUN_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 /**
  * Open (or create) an embedded queue in `dir`. Throws when another live process holds it.
@@ -88,12 +88,21 @@ class EmbeddedQueue implements RunQueue {
   readonly #waiters = new Waiters();
   readonly #mode: "worker" | "client";
   #seq = 0;
+  #seqMs = 0;
   #closed = false;
 
   constructor(dir: string, unlock: () => Promise<void>, mode: "worker" | "client") {
     this.#dir = dir;
     this.#unlock = unlock;
     this.#mode = mode;
+  }
+
+  /** Now, in ms, with this process's order within one millisecond in the fraction. */
+  #enqueueTime(): number {
+    const now = Date.now();
+    this.#seq = now === this.#seqMs ? this.#seq + 1 : 0;
+    this.#seqMs = now;
+    return now + Math.min(this.#seq, 999) / 1000;
   }
 
   /** Load every run; in a worker, the ones a dead process held go back to waiting. */
@@ -133,33 +142,35 @@ class EmbeddedQueue implements RunQueue {
 
   async enqueue(workflow: string, message: string, options: EnqueueOptions = {}): Promise<RunRecord> {
     this.#assertOpen();
-    const runId = options.runId ?? randomUUID();
-    if (!RUN_ID.test(runId)) {
-      throw new RangeError(
-        `runId must be 1-128 characters of A-Z a-z 0-9 _ . : -, got ${JSON.stringify(runId)}`,
-      );
-    }
-    if (this.#mode === "client") this.#scan();
+    const runId = assertRunId(options.runId ?? randomUUID());
+    const priority = assertPriority(options.priority ?? 0);
+    // Runs a client added are files this process may not have read yet (idempotent enqueue).
+    this.#scan();
     const existing = this.#runs.get(runId);
     if (existing) return publicRecord(existing);
     const run: StoredRun = {
       runId,
       workflow,
       message,
-      priority: options.priority ?? 0,
+      priority,
       ...(options.promptVars && { promptVars: options.promptVars }),
       status: "waiting",
       attempts: 0,
-      enqueuedAt: Date.now() + this.#seq++ / 1e6,
+      enqueuedAt: this.#enqueueTime(),
     };
     if (this.#mode === "client") {
-      // Exclusive create: of two clients enqueueing one id, one writes and the other reads it back.
+      // Written whole to a file of its own, then linked to its name: an atomic exclusive create, so
+      // a worker never reads half a run, and of two clients enqueueing one id only one wins.
+      const temporary = join(this.#dir, `.${runId}.${randomUUID()}.tmp`);
+      writeFileSync(temporary, JSON.stringify(run));
       try {
-        writeFileSync(join(this.#dir, `${runId}.json`), JSON.stringify(run), { flag: "wx" });
+        linkSync(temporary, join(this.#dir, `${runId}.json`));
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
         this.#scan();
         return publicRecord(this.#runs.get(runId) ?? run);
+      } finally {
+        rmSync(temporary, { force: true });
       }
       this.#runs.set(runId, run);
       return publicRecord(run);
@@ -187,13 +198,14 @@ class EmbeddedQueue implements RunQueue {
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
-    if (this.#mode === "client") this.#scan();
+    assertRunId(runId);
+    this.#scan();
     const run = this.#runs.get(runId);
     return run && publicRecord(run);
   }
 
   async list(filter: { status?: RunStatus } = {}): Promise<RunRecord[]> {
-    if (this.#mode === "client") this.#scan();
+    this.#scan();
     return [...this.#runs.values()]
       .filter((run) => filter.status === undefined || run.status === filter.status)
       .sort((a, b) => a.enqueuedAt - b.enqueuedAt)
@@ -201,8 +213,10 @@ class EmbeddedQueue implements RunQueue {
   }
 
   async result(runId: string, options: { signal?: AbortSignal } = {}): Promise<unknown> {
+    assertRunId(runId);
     for (;;) {
-      if (this.#mode === "client") this.#scan();
+      this.#assertOpen();
+      this.#scan();
       const run = this.#runs.get(runId);
       if (!run) throw new RangeError(`No run ${runId} in this queue`);
       if (run.status === "completed") return run.result;
@@ -212,14 +226,16 @@ class EmbeddedQueue implements RunQueue {
         throw error;
       }
       options.signal?.throwIfAborted();
-      // A client sees the worker's writes on disk: it polls.
-      await (this.#mode === "client"
-        ? new Promise((resolve) => setTimeout(resolve, 100))
-        : this.#waiters.next(runId, { signal: options.signal }));
+      // A client sees the worker's writes on disk: it polls; a worker hears its own writes.
+      await this.#waiters.next(runId, {
+        signal: options.signal,
+        ...(this.#mode === "client" && { timeoutMs: 100 }),
+      });
     }
   }
 
   async cancel(runId: string): Promise<void> {
+    assertRunId(runId);
     if (this.#mode === "client") {
       // The worker that holds the directory carries it out at its next take.
       writeFileSync(join(this.#dir, "..", "cancel", runId), "");

@@ -90,6 +90,34 @@ export interface RunQueue {
   close(): Promise<void>;
 }
 
+/** Priorities a run may have, on every engine: integers strictly between -2^20 and 2^20. */
+export const PRIORITY_LIMIT = 2 ** 20;
+
+const RUN_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/**
+ * Check a run id, by the rules every engine can keep (they are BullMQ's job-id rules): 1-128
+ * characters of A-Z a-z 0-9 _ . - and not an integer. It also names files, so nothing else.
+ */
+export function assertRunId(runId: string): string {
+  if (typeof runId !== "string" || !RUN_ID.test(runId) || `${Number.parseInt(runId, 10)}` === runId) {
+    throw new RangeError(
+      `runId must be 1-128 characters of A-Z a-z 0-9 _ . - and not an integer, got ${JSON.stringify(runId)}`,
+    );
+  }
+  return runId;
+}
+
+/** Check a priority: an integer strictly between -2^20 and 2^20 (higher runs first). */
+export function assertPriority(priority: number): number {
+  if (!Number.isInteger(priority) || priority <= -PRIORITY_LIMIT || priority >= PRIORITY_LIMIT) {
+    throw new RangeError(
+      `priority must be an integer between ${-PRIORITY_LIMIT + 1} and ${PRIORITY_LIMIT - 1}, got ${priority}`,
+    );
+  }
+  return priority;
+}
+
 /** A write through a lease that is no longer the worker's. */
 export class LeaseLostError extends Error {
   readonly runId: string;

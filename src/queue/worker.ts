@@ -3,6 +3,7 @@
  * written through the lease, and settle it. Guardrail failures are final; backend failures are
  * retried from the last checkpoint after a backoff.
  */
+import { z } from "zod";
 import { BackendError, WorkflowDefinitionError } from "../core/errors.ts";
 import type { Workflow } from "../core/workflow.ts";
 import { WorkflowRunner, type WorkflowRunnerOptions } from "../loop/runner.ts";
@@ -56,6 +57,11 @@ export interface WorkerOptions {
   };
   /** Hears each run settled, for logs. */
   onSettled?: (runId: string, outcome: "completed" | "failed" | "retrying" | "released" | "lost") => void;
+  /**
+   * Hears an error a lane could not settle (the queue unreadable, a settle that failed); the lane
+   * goes on after a poll interval. Default: one line with the stack on stderr.
+   */
+  onError?: (error: unknown) => void;
 }
 
 /** A running worker. */
@@ -79,18 +85,38 @@ export function startWorker(options: WorkerOptions): Worker {
   const workerId = options.workerId ?? `worker-${process.pid}`;
   const lanes = Array.from({ length: options.concurrency ?? 1 }, () => lane());
 
+  // A lane never dies of one error (a queue that cannot be read, a settle that fails): it says so
+  // and goes on after a poll interval, so one bad moment does not stop the worker or crash its process.
   async function lane(): Promise<void> {
     while (!stop.signal.aborted) {
-      const lease = await queue.take(workerId).catch((error: unknown) => {
-        if (stop.signal.aborted) return null;
-        throw error;
-      });
-      if (lease === null) {
-        await idle();
-        continue;
+      try {
+        const lease = await queue.take(workerId);
+        if (lease === null) await idle();
+        else await runLease(lease);
+      } catch (error) {
+        if (stop.signal.aborted) return;
+        reportError(error);
+        await pause(options.pollMs ?? 200);
       }
-      await runLease(lease);
     }
+  }
+
+  function reportError(error: unknown): void {
+    if (options.onError) options.onError(error);
+    else console.error(`forge worker ${workerId}: ${(error as Error)?.stack ?? String(error)}`);
+  }
+
+  /** Wait `ms`, or less when the worker closes. */
+  function pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        stop.signal.removeEventListener("abort", done);
+        resolve();
+      }
+      stop.signal.addEventListener("abort", done, { once: true });
+    });
   }
 
   /** Until the engine says work arrived, or a poll interval passed (runs added by other processes). */
@@ -173,7 +199,13 @@ export function startWorker(options: WorkerOptions): Worker {
         message: (error as Error)?.message ?? String(error),
       };
       const retry = isTransient(error) && lease.attempts < (options.maxAttempts ?? 5);
-      if (retry) await new Promise((resolve) => setTimeout(resolve, backoffMs(lease.attempts)));
+      if (retry) await pause(backoffMs(lease.attempts));
+      if (retry && stop.signal.aborted) {
+        // Closed during the backoff: hand the run back rather than count a retry.
+        await lease.release();
+        options.onSettled?.(runId, "released");
+        return;
+      }
       await lease.fail(described, { retry });
       options.onSettled?.(runId, retry ? "retrying" : "failed");
     } catch (settleError) {
@@ -183,6 +215,8 @@ export function startWorker(options: WorkerOptions): Worker {
   }
 
   const running = Promise.all(lanes);
+  // Lanes catch their own errors; this only keeps a rejection from going unhandled before close().
+  running.catch(reportError);
   return {
     async close() {
       stop.abort(new Error("The worker is closing"));
@@ -191,10 +225,14 @@ export function startWorker(options: WorkerOptions): Worker {
   };
 }
 
-/** A backend that may answer next time (connection, 429, 5xx); guardrail failures are final. */
+/**
+ * A backend that may answer next time: unreachable or restarting (502, 503, 504, Anthropic's 529)
+ * or rate limiting (429), as the clients' own retry rule has it; not a 502 a client wrote for an
+ * answer of the wrong shape. Guardrail failures are final.
+ */
 function isTransient(error: unknown): boolean {
-  if (!(error instanceof BackendError)) return false;
-  return error.statusCode === 429 || error.statusCode >= 500 || error.statusCode === 408;
+  if (!(error instanceof BackendError) || ![429, 502, 503, 504, 529].includes(error.statusCode)) return false;
+  return !(error.cause instanceof SyntaxError || error.cause instanceof z.ZodError);
 }
 
 function backoffMs(attempts: number): number {

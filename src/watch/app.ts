@@ -107,12 +107,16 @@ export function createWatchApp(options: WatchAppOptions): Hono {
     return streamSSE(context, async (stream) => {
       const send = (current: RunRecord, first: number) =>
         stream.writeSSE({ event: "update", data: JSON.stringify(runUpdate(current, first)) });
-      // Events that arrived between the page's render and this stream's start.
-      if (record.events.length > from.data) await send(record, from.data);
+      // Subscribed before anything is awaited: events a POST appends meanwhile are not lost, and a
+      // client gone during the first write still unsubscribes. The backlog is sent from `from`
+      // (what the page rendered) up to the current end; later events come through the subscription.
+      const sentUpTo = record.events.length;
       const unsubscribe = store.subscribe((changed, firstNew) => {
-        if (changed.runId === runId) void send(changed, firstNew);
+        if (changed.runId === runId) void send(changed, Math.max(firstNew, sentUpTo));
       });
-      await untilAborted(stream, unsubscribe);
+      const aborted = untilAborted(stream, unsubscribe);
+      if (sentUpTo > from.data) await send(record, from.data);
+      await aborted;
     });
   });
 

@@ -213,3 +213,56 @@ describe("a client-mode queue (another process, no lock)", () => {
     ]);
   });
 });
+
+describe("the embedded queue's checks (the same rules as the BullMQ engine's)", () => {
+  it("refuses run ids that could name a file elsewhere, or that BullMQ would refuse, and bad priorities", async () => {
+    const dir = tempDir();
+    const queue = await openQueue(dir);
+    const client = await createEmbeddedQueue({ dir, mode: "client" });
+    cleanups.push(() => client.close());
+    for (const runId of ["../../x", "a:b", "17", ""]) {
+      await expect(queue.enqueue("echo", "x", { runId })).rejects.toThrow(/runId must be/);
+      await expect(client.cancel(runId)).rejects.toThrow(/runId must be/);
+      await expect(queue.get(runId)).rejects.toThrow(/runId must be/);
+    }
+    for (const priority of [1.5, Number.NaN, 2 ** 20]) {
+      await expect(queue.enqueue("echo", "x", { runId: "p", priority })).rejects.toThrow(/priority must be/);
+    }
+  });
+
+  it("rejects result() once the queue is closed instead of waiting forever", async () => {
+    const dir = tempDir();
+    const queue = await createEmbeddedQueue({ dir });
+    await queue.enqueue("echo", "x", { runId: "w1" });
+    const settled = expect(queue.result("w1")).rejects.toThrow(/closed/);
+    await queue.close();
+    await settled;
+  });
+
+  it("a worker whose queue fails to read says so and goes on", async () => {
+    const queue = await openQueue();
+    const { workflow, runner } = echo();
+    const errors: unknown[] = [];
+    let failures = 2;
+    const flaky: RunQueue = {
+      ...queue,
+      enqueue: queue.enqueue.bind(queue),
+      get: queue.get.bind(queue),
+      list: queue.list.bind(queue),
+      result: queue.result.bind(queue),
+      cancel: queue.cancel.bind(queue),
+      close: queue.close.bind(queue),
+      take: (workerId) => (failures-- > 0 ? Promise.reject(new Error("disk hiccup")) : queue.take(workerId)),
+    };
+    const worker = startWorker({
+      queue: flaky,
+      registry: defineRegistry({ workflows: [workflow], runner }),
+      pollMs: 10,
+      onError: (error) => errors.push(error),
+    });
+    cleanups.push(() => worker.close());
+    await queue.enqueue("echo", "after", { runId: "after" });
+    expect(await queue.result("after")).toBe("answered after");
+    expect(errors.map((error) => (error as Error).message)).toEqual(["disk hiccup", "disk hiccup"]);
+  });
+});
