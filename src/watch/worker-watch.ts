@@ -2,6 +2,7 @@
  * Queued runs as a watch source: `createWorkerWatch({ url })` is `startWorker`'s `watch` option,
  * a reporter per run the worker takes, named by the queue's run id, marked when it resumes.
  */
+import { createHash } from "node:crypto";
 import type { WorkflowRunnerOptions } from "../loop/runner.ts";
 import { WatchSource } from "./events.ts";
 import { createWatchReporter } from "./reporter.ts";
@@ -41,6 +42,11 @@ export function createWorkerWatch(options: WatchTransportOptions): (run: Watched
 
 /** A watch run id for a queued run's attempt (a queue run id may hold any character). */
 export function watchRunIdOf(run: Pick<WatchedQueuedRun, "runId" | "attempt">): string {
-  const base = run.runId.replace(/[^A-Za-z0-9_-]+/g, "-").slice(0, 80) || "run";
+  const cleaned = run.runId.replace(/[^A-Za-z0-9_-]+/g, "-").slice(0, 80) || "run";
+  // Two queue ids that clean to the same text (a.b, a-b) keep apart by a hash of the original.
+  const base =
+    cleaned === run.runId
+      ? cleaned
+      : `${cleaned}-${createHash("sha256").update(run.runId).digest("hex").slice(0, 8)}`;
   return run.attempt > 1 ? `${base}-attempt-${run.attempt}` : base;
 }
