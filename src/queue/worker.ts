@@ -39,7 +39,12 @@ export function defineRegistry(options: {
 export interface WorkerOptions {
   queue: RunQueue & { waitForWork?(signal?: AbortSignal): Promise<void> };
   registry: RunRegistry;
-  /** Runs at once (default 1). */
+  /**
+   * Runs at once (default 1). Runs under way at once share the registry runner's context manager:
+   * its warnings, tool count and backend count follow whichever run used it last. With a
+   * `ContextManager` and more than one run at once, prefer one worker per lane, or a registry
+   * whose workflows offer the same tools and no `warnAt`.
+   */
   concurrency?: number;
   /** Leases taken before a backend failure stops being retried (default 5). */
   maxAttempts?: number;
