@@ -3,6 +3,7 @@
  * run's events as JSON, and the endpoint sources POST events to.
  */
 import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import { z } from "zod";
 import { runIdSchema, watchBatchSchema } from "./events.ts";
@@ -20,6 +21,9 @@ export interface WatchAppOptions {
    */
   allowedHosts?: readonly string[];
 }
+
+/** The largest report body accepted (a batch of events, long histories included). */
+const MAX_REPORT_BYTES = 16 * 1024 * 1024;
 
 /** How often the runs list is sent again while runs report events. */
 const LIST_UPDATE_MS = 200;
@@ -58,6 +62,15 @@ export function createWatchApp(options: WatchAppOptions): Hono {
       await next();
     });
   }
+
+  // One report is a batch of events; a body past this is refused before it is read whole.
+  app.use(
+    "/api/runs/*",
+    bodyLimit({
+      maxSize: MAX_REPORT_BYTES,
+      onError: (context) => context.json({ error: `a report is at most ${MAX_REPORT_BYTES} bytes` }, 413),
+    }),
+  );
 
   // Browsers ask for one; no icon, and no 404 in their console.
   app.get("/favicon.ico", (context) => context.body(null, 204));

@@ -65,10 +65,12 @@ export function createWatchTransport(options: WatchTransportOptions): WatchTrans
     post(runId, events) {
       chain = chain.then(async () => {
         try {
+          // Bounded: a watch server that hangs must not hold every later report (and its history).
           const response = await send(`${url}/api/runs/${runId}/events`, {
             method: "POST",
             headers: { "content-type": "application/json" },
             body: JSON.stringify({ events }),
+            signal: AbortSignal.timeout(POST_TIMEOUT_MS),
           });
           if (!response.ok)
             fail(new WatchReportError(url, `HTTP ${response.status} ${await response.text()}`));
@@ -83,6 +85,9 @@ export function createWatchTransport(options: WatchTransportOptions): WatchTrans
     },
   };
 }
+
+/** How long one report may take before it counts as failed. */
+const POST_TIMEOUT_MS = 10_000;
 
 /** A fresh run id: the name's slug, the UTC time to the second, and a random suffix. */
 export function createRunId(name: string): string {
