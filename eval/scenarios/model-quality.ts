@@ -304,6 +304,20 @@ const conditionalRouting = defineScenario({
   checkAnswer: (call) => expectCall(call, "rollback_deploy", { deploy_id: equals("dep-771") }),
 });
 
+/** Live tracking that knows no old shipment: its note sends the model to the archive (data-gap scenarios). */
+export function trackShipmentTool(): ToolDef {
+  return scenarioTool({
+    name: "track_shipment",
+    description: "Live tracking of a shipment",
+    parameters: z.object({ tracking: z.string() }),
+    execute: ({ tracking }) => ({
+      tracking,
+      status: "not_found",
+      note: "Shipments older than 30 days moved to the archive service: call archive_lookup with the same tracking number.",
+    }),
+  });
+}
+
 const ARCHIVE = {
   "ZX-4471": { tracking: "ZX-4471", carrier: "NorthFreight", last_scan: "Rotterdam hub", eta: "2024-06-14" },
 };
@@ -330,16 +344,7 @@ const dataGapRecovery = defineScenario({
       name: "shipment_status",
       description: "Answer a shipment status question",
       tools: [
-        scenarioTool({
-          name: "track_shipment",
-          description: "Live tracking of a shipment",
-          parameters: z.object({ tracking: z.string() }),
-          execute: ({ tracking }) => ({
-            tracking,
-            status: "not_found",
-            note: "Shipments older than 30 days moved to the archive service: call archive_lookup with the same tracking number.",
-          }),
-        }),
+        trackShipmentTool(),
         scenarioTool({
           name: "archive_lookup",
           description: "Archived shipment records",

@@ -8,6 +8,7 @@ import { ToolResolutionError } from "../../src/core/errors.ts";
 import { defineWorkflow } from "../../src/core/workflow.ts";
 import { equals, expectCall, mentions, near, sameSet, sameText } from "./checks.ts";
 import { padded } from "./compaction.ts";
+import { trackShipmentTool } from "./model-quality.ts";
 import { defineScenario, type EvalScenario, ScenarioCategory } from "./scenario.ts";
 import { firstProblem } from "./stateful-plumbing.ts";
 import { InvalidArgumentError, NotFoundError, rowOf, scenarioTool, submitTool } from "./tools.ts";
@@ -278,16 +279,7 @@ const CARRIER_RECORDS = {
 
 /** The dead-end chain of the extended data-gap scenarios: live tracking → archive → partner carrier. */
 const dataGapTools = () => [
-  scenarioTool({
-    name: "track_shipment",
-    description: "Live tracking of a shipment",
-    parameters: z.object({ tracking: z.string() }),
-    execute: ({ tracking }) => ({
-      tracking,
-      status: "not_found",
-      note: "Shipments older than 30 days moved to the archive service: call archive_lookup with the same tracking number.",
-    }),
-  }),
+  trackShipmentTool(),
   scenarioTool({
     name: "archive_lookup",
     description: "Archived shipment records",
