@@ -21,6 +21,7 @@ import {
   startWorker,
 } from "../../src/queue/index.ts";
 import { ScriptedClient, toolCall } from "../../src/testing/index.ts";
+import { echo } from "../fixtures/durable/echo.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { startTestRedisServer, type TestRedisServer } from "../helpers/redis-server.ts";
 
@@ -64,39 +65,6 @@ function checkpointOf(seq: number): StoredCheckpoint {
       iteration: seq,
     },
   };
-}
-
-/** A one-step workflow whose answer echoes the user message; the model always calls it. */
-function echo() {
-  const seen: string[] = [];
-  const answer = defineTool({
-    name: "answer",
-    description: "Answer",
-    parameters: z.object({ text: z.string() }),
-    execute: ({ text }) => {
-      seen.push(text);
-      return `answered ${text}`;
-    },
-  });
-  const workflow = defineWorkflow({
-    name: "echo",
-    description: "Answer at once",
-    tools: [answer],
-    terminalTool: "answer",
-    systemPrompt: "Answer.",
-  });
-  const scripted = new ScriptedClient(
-    Array.from(
-      { length: 20 },
-      () => (call: { messages: Record<string, unknown>[] }) =>
-        toolCall("answer", { text: String(call.messages[1]?.content) }),
-    ),
-  );
-  const runner = new WorkflowRunner({
-    client: scripted,
-    contextManager: { maybeCompact: (messages) => messages },
-  });
-  return { workflow, runner, seen };
 }
 
 describe("the BullMQ queue's key layout (what the fenced write relies on)", () => {

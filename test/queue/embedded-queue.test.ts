@@ -8,12 +8,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
-import { defineTool } from "../../src/core/tools.ts";
-import { defineWorkflow } from "../../src/core/workflow.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
 import { createEmbeddedQueue, defineRegistry, type RunQueue, startWorker } from "../../src/queue/index.ts";
-import { ScriptedClient, toolCall } from "../../src/testing/index.ts";
+import { ScriptedClient } from "../../src/testing/index.ts";
+import { echo } from "../fixtures/durable/echo.ts";
 import { shopScript, shopWorkflow } from "../fixtures/durable/shop.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -31,36 +29,6 @@ async function openQueue(dir = tempDir()): Promise<RunQueue> {
   const queue = await createEmbeddedQueue({ dir });
   cleanups.push(() => queue.close());
   return queue;
-}
-
-/** A one-step workflow whose answer echoes the user message; the model always calls it. */
-function echo() {
-  const seen: string[] = [];
-  const answer = defineTool({
-    name: "answer",
-    description: "Answer",
-    parameters: z.object({ text: z.string() }),
-    execute: ({ text }) => {
-      seen.push(text);
-      return `answered ${text}`;
-    },
-  });
-  const workflow = defineWorkflow({
-    name: "echo",
-    description: "Answer at once",
-    tools: [answer],
-    terminalTool: "answer",
-    systemPrompt: "Answer.",
-  });
-  const client = new ScriptedClient(
-    Array.from(
-      { length: 20 },
-      () => (call: { messages: Record<string, unknown>[] }) =>
-        toolCall("answer", { text: String(call.messages[1]?.content) }),
-    ),
-  );
-  const runner = new WorkflowRunner({ client, contextManager: { maybeCompact: (messages) => messages } });
-  return { workflow, runner, seen };
 }
 
 describe("the embedded queue", () => {
