@@ -9,7 +9,12 @@ import type { LLMResponse, TokenUsage } from "../core/types.ts";
 import type { Decision } from "../guardrails/decisions.ts";
 import { buildRetryNudge } from "../guardrails/response-validator.ts";
 import { stepSummaryHint } from "../guardrails/step-state.ts";
-import { createInferenceLogic, createToolExecutionLogic } from "./workflow-actors.ts";
+import {
+  createInferenceLogic,
+  createToolExecutionLogic,
+  type InferenceDeps,
+  type ToolExecutionDeps,
+} from "./workflow-actors.ts";
 import {
   createWorkflowContext,
   type ToolOutcome,
@@ -56,31 +61,13 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       output: {} as WorkflowOutput,
     },
     actors: {
-      inference: createInferenceLogic((workflow) => {
-        const { client, toolSpecs, stream, onChunk, reasoningReplay, checkpoint, contextManager } =
-          depsOf(workflow);
-        const observe = contextManager.observeUsage?.bind(contextManager);
-        return {
-          ...(checkpoint && { checkpoint }),
-          ...(observe && {
-            onUsage: (history: readonly Message[], usage: TokenUsage) => observe(history, usage.promptTokens),
-          }),
-          client,
-          toolSpecs,
-          stream: stream ?? false,
-          ...(onChunk && { onChunk }),
-          ...(reasoningReplay && { reasoningReplay }),
-        };
-      }),
-      executeTools: createToolExecutionLogic((workflow) => {
-        const { tools, onToolError, checkpoint, unsafeInterrupted } = depsOf(workflow);
-        return {
-          tools: tools ?? {},
-          ...(onToolError && { onToolError }),
-          ...(checkpoint && { checkpoint }),
-          ...(unsafeInterrupted && { unsafeInterrupted }),
-        };
-      }),
+      // Derived once per deps (an actor's), not per request: the workers ask for them every call.
+      inference: createInferenceLogic((workflow) =>
+        derived(depsOf(workflow), inferenceDepsCache, inferenceDepsOf),
+      ),
+      executeTools: createToolExecutionLogic((workflow) =>
+        derived(depsOf(workflow), toolDepsCache, toolExecutionDepsOf),
+      ),
     },
     guards: {
       decided: ({ context }, params: { kind: Decision["kind"] }) => context.decision?.kind === params.kind,
@@ -271,6 +258,50 @@ export type WorkflowMachine = ReturnType<typeof createWorkflowMachine>;
 export type WorkflowActor = ActorRefFrom<WorkflowMachine>;
 /** A workflow actor's snapshot. */
 export type WorkflowSnapshot = SnapshotFrom<WorkflowMachine>;
+
+const inferenceDepsCache = new WeakMap<WorkflowMachineDeps, InferenceDeps>();
+const toolDepsCache = new WeakMap<WorkflowMachineDeps, ToolExecutionDeps>();
+
+function derived<T>(
+  deps: WorkflowMachineDeps,
+  cache: WeakMap<WorkflowMachineDeps, T>,
+  derive: (deps: WorkflowMachineDeps) => T,
+): T {
+  let value = cache.get(deps);
+  if (value === undefined) {
+    value = derive(deps);
+    cache.set(deps, value);
+  }
+  return value;
+}
+
+/** What the inference worker needs of a run's deps; the context manager hears the backend's counts. */
+function inferenceDepsOf(deps: WorkflowMachineDeps): InferenceDeps {
+  const { client, toolSpecs, stream, onChunk, reasoningReplay, checkpoint, contextManager } = deps;
+  const observe = contextManager.observeUsage?.bind(contextManager);
+  return {
+    ...(checkpoint && { checkpoint }),
+    ...(observe && {
+      onUsage: (history: readonly Message[], usage: TokenUsage) => observe(history, usage.promptTokens),
+    }),
+    client,
+    toolSpecs,
+    stream: stream ?? false,
+    ...(onChunk && { onChunk }),
+    ...(reasoningReplay && { reasoningReplay }),
+  };
+}
+
+/** What the tools worker needs of a run's deps. */
+function toolExecutionDepsOf(deps: WorkflowMachineDeps): ToolExecutionDeps {
+  const { tools, onToolError, checkpoint, unsafeInterrupted } = deps;
+  return {
+    tools: tools ?? {},
+    ...(onToolError && { onToolError }),
+    ...(checkpoint && { checkpoint }),
+    ...(unsafeInterrupted && { unsafeInterrupted }),
+  };
+}
 
 function decided(kind: Decision["kind"]) {
   return { type: "decided" as const, params: { kind } };
