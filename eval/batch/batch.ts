@@ -13,7 +13,8 @@ import { describeError } from "../run/recording-client.ts";
 import { type RunOutcome, RunStatus } from "../run/types.ts";
 import type { EvalScenario } from "../scenarios/scenario.ts";
 import type { BackendSettings } from "./backend-settings.ts";
-import { type LineProblem, openJsonlAppender, readJsonl, repairTail } from "./jsonl.ts";
+import { openBatchWriter } from "./batch-writer.ts";
+import { type LineProblem, readJsonl, repairTail } from "./jsonl.ts";
 import { ROW_SCHEMA_VERSION, type RunRow, runRowSchema, type Versions } from "./row.ts";
 
 /** One run to make. */
@@ -133,6 +134,8 @@ export interface BatchSummary {
   planned: number;
   skipped: number;
   written: number;
+  /** Pending runs another process wrote to the same file meanwhile (two `--resume`s split a batch). */
+  elsewhere: number;
   /** Runs the backend or harness failed. */
   errors: number;
   /** Runs whose prompt outgrew the context (`context_exceeded`), not errors. */
@@ -140,7 +143,11 @@ export interface BatchSummary {
   wallMs: number;
 }
 
-/** Run the tasks not yet done and append their rows. */
+/**
+ * Run the tasks not yet done and append their rows. Other processes may run the same batch on the
+ * same file at once (two `--resume`s): each task is claimed before it runs (see `openBatchWriter`),
+ * so they split the tasks, and a row is never appended twice.
+ */
 export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
   const started = performance.now();
   const pending = options.tasks.filter((task) => !options.skip?.has(task.key));
@@ -148,37 +155,61 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     planned: options.tasks.length,
     skipped: options.tasks.length - pending.length,
     written: 0,
+    elsewhere: 0,
     errors: 0,
     overflows: 0,
     wallMs: 0,
   };
-  let next = 0;
-  const rows = openJsonlAppender(options.out);
-  const traces = options.tracesOut ? openJsonlAppender(options.tracesOut) : null;
-  const worker = async () => {
-    while (next < pending.length && !options.signal?.aborted) {
-      const task = pending[next] as RunTask;
-      next += 1;
+  const keys = pending.map((task) => task.key);
+  const writer = await openBatchWriter(options.out, options.tracesOut);
+  const lane = async () => {
+    while (!options.signal?.aborted) {
+      const claim = await writer.claimNext(keys);
+      if (claim.kind === "done") return;
+      if (claim.kind === "wait") {
+        // The runs left are another process's: wait in case it dies and leaves them.
+        await sleep(CLAIM_POLL_MS, options.signal);
+        continue;
+      }
+      const task = pending[claim.index] as RunTask;
       const outcome = options.execute
         ? await options
             .execute(task)
             .catch((error: unknown) => harnessFailure(task, `${task.scenario.id}-${task.seed}`, error))
         : await executeTask(task, options.session, options.identity.stream);
-      // The trace goes first: a row is only ever written with its trace already on disk.
-      traces?.append(outcome.trace);
       const row = toRow(task, outcome, options);
-      rows.append(row);
+      if (!(await writer.append(task.key, row, outcome.trace))) continue;
       summary.written += 1;
       if (row.failureKind === CONTEXT_EXCEEDED) summary.overflows += 1;
       else if (row.status === RunStatus.ERROR) summary.errors += 1;
       options.onRowWritten?.(row, summary.written, pending.length);
     }
   };
-  await Promise.all(
-    Array.from({ length: Math.max(1, Math.min(options.concurrency, pending.length)) }, worker),
-  );
+  try {
+    await Promise.all(
+      Array.from({ length: Math.max(1, Math.min(options.concurrency, pending.length)) }, lane),
+    );
+  } finally {
+    await writer.close();
+  }
+  summary.elsewhere = keys.filter((key) => writer.doneKeys.has(key)).length - summary.written;
   summary.wallMs = performance.now() - started;
   return summary;
+}
+
+/** How often a batch whose remaining runs another process holds looks again. */
+const CLAIM_POLL_MS = 500;
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }
 
 /** Run one task against a backend session; a harness failure becomes an error outcome. */

@@ -10,6 +10,7 @@ import { CompactStrategyName, configLabel, resolveConfigs } from "../ablation.ts
 import { BACKENDS, type EvalSampling, startBackend } from "../backends/registry.ts";
 import { describeSettings, settingsConflict } from "../batch/backend-settings.ts";
 import { type BatchIdentity, loadResumeState, planTasks, type RunTask, runBatch } from "../batch/batch.ts";
+import { withJsonlLock } from "../batch/batch-writer.ts";
 import { appendPlan } from "../batch/plan.ts";
 import { currentVersions } from "../batch/row.ts";
 import { startWorkerPool, type WorkerPool } from "../batch/worker-pool.ts";
@@ -128,8 +129,9 @@ export async function runEval(
     throw new EvalUsageError(`${out} already exists: pass --resume to continue it, or choose another --out`);
   }
   mkdirSync(dirname(out), { recursive: true });
+  // Under the file's lock: another eval writing this file may be mid-row (not an interrupted line).
   const resumeState = options.resume
-    ? loadResumeState(out)
+    ? await withJsonlLock(out, () => loadResumeState(out))
     : { doneKeys: new Set<string>(), problems: [], repairedBytes: 0, settings: new Map() };
   if (resumeState.repairedBytes > 0) {
     io.stderr(`resume: cut an interrupted last line (${resumeState.repairedBytes} bytes) off ${out}\n`);
@@ -207,7 +209,9 @@ export async function runEval(
     });
     progress.stop();
     io.stderr(
-      `eval: wrote ${summary.written} rows (${summary.overflows} context overflows, ${summary.errors} backend errors, ${summary.skipped} skipped) to ${out} in ${(summary.wallMs / 1000).toFixed(1)} s\n`,
+      `eval: wrote ${summary.written} rows (${summary.overflows} context overflows, ${summary.errors} backend errors, ${summary.skipped} skipped) to ${out} in ${(summary.wallMs / 1000).toFixed(1)} s${
+        summary.elsewhere > 0 ? `; ${summary.elsewhere} more by another eval writing the same file` : ""
+      }\n`,
     );
   } finally {
     await pool?.close();
