@@ -36,7 +36,7 @@ const DEBIAN_PYTHON = process.env.TEST_GGUF_PYTHON ?? "/usr/bin/python3";
 /**
  * What `npm test` needs from the system: a C++ toolchain, CMake, make and git to build llama-server
  * (none when `LLAMA_SERVER_PATH` names a binary), Chromium for the eval dashboard's render test and
- * redis-server for the BullMQ run queue tests.
+ * redis-server and PostgreSQL 15 for the BullMQ run queue tests.
  */
 export function testRequirements(env: NodeJS.ProcessEnv = process.env): SystemRequirement[] {
   const build = "building llama-server";
@@ -57,6 +57,15 @@ export function testRequirements(env: NodeJS.ProcessEnv = process.env): SystemRe
       package: "redis-server",
       reason: "the BullMQ run queue tests (each starts its own redis-server on 127.0.0.1)",
       isPresent: () => isOnPath("redis-server", env),
+    },
+    {
+      // Debian keeps the server binaries off PATH; the tests run them as the postgres user.
+      package: "postgresql-15",
+      reason:
+        "the PostgreSQL run queue tests (each runs initdb and its own postgres on 127.0.0.1, as the postgres user when root)",
+      isPresent: () =>
+        isExecutableFile("/usr/lib/postgresql/15/bin/initdb") &&
+        isExecutableFile("/usr/lib/postgresql/15/bin/postgres"),
     },
   ];
 }

@@ -4,12 +4,15 @@
  * lock every `lockMs / 2`; a worker that dies stops renewing and BullMQ's stall checker moves its
  * job back to waiting, where the next taker resumes it from the checkpoint kept in the job's data.
  * BullMQ does not fence writes (a worker paused past its lock keeps running), so every checkpoint
- * write is a Lua compare-and-set on the job's lock key: only the lock's holder may write.
+ * write is a compare-and-set on the job's lock token in the store under BullMQ (`JobStore`: a Lua
+ * script on Redis, one SQL statement on PostgreSQL): only the lock's holder may write.
  */
 import { randomUUID } from "node:crypto";
 // Types only: bullmq and ioredis are optional peers, loaded by createBullmqQueue (loadBullmq).
 import type { Job, Queue, QueueEvents, Worker } from "bullmq";
 import type { Redis } from "ioredis";
+import type { JobStore } from "./job-store.ts";
+import { defineFencedCommands, RedisJobStore } from "./redis-store.ts";
 import {
   assertPriority,
   assertRunId,
@@ -26,13 +29,17 @@ import {
 import { Waiters } from "./waiters.ts";
 
 /** Options of `createBullmqQueue`. */
-export interface BullmqQueueOptions {
+export interface BullmqQueueOptions extends BullmqEngineOptions {
   /** Where Redis listens: `{ host, port }` or `{ url: "redis://…" }`. */
   connection: { host: string; port: number } | { url: string };
-  /** The BullMQ queue's name (default "forge-runs"). Producers and workers must agree. */
-  name?: string;
   /** BullMQ's key prefix (default "bull"). */
   prefix?: string;
+}
+
+/** What the BullMQ engine takes on every store (Redis, PostgreSQL). */
+export interface BullmqEngineOptions {
+  /** The BullMQ queue's name (default "forge-runs"). Producers and workers must agree. */
+  name?: string;
   /**
    * How long a lease's lock lives without renewal; renewed every `lockMs / 2` (default 5 000: with
    * the stall check below, a dead worker's run resumes elsewhere within about 10 s).
@@ -42,7 +49,7 @@ export interface BullmqQueueOptions {
   stalledIntervalMs?: number;
   /** Times a run may lose its worker before it fails for good (default 3; BullMQ's is 1). */
   maxStalledCount?: number;
-  /** How long to wait for Redis on open (default 5 000). */
+  /** How long to wait for the store on open (default 5 000). */
   connectTimeoutMs?: number;
   /** Hears connection errors while the queue reconnects (operations under way reject on their own). */
   onError?: (error: Error) => void;
@@ -50,18 +57,20 @@ export interface BullmqQueueOptions {
 
 type RedisAddress = { url: string } | { host: string; port: number };
 
-/** Redis could not be reached when the queue opened. */
+/** The queue's store (Redis, PostgreSQL) could not be reached when the queue opened. */
 export class RunQueueConnectionError extends Error {
-  constructor(address: string, detail: string) {
+  constructor(address: string, detail: string, store: "Redis" | "PostgreSQL" = "Redis") {
     super(
-      `Cannot reach Redis at ${address} (${detail}). Start redis-server there, or pass the right connection ({ host, port } or { url }).`,
+      store === "Redis"
+        ? `Cannot reach Redis at ${address} (${detail}). Start redis-server there, or pass the right connection ({ host, port } or { url }).`
+        : `Cannot reach PostgreSQL at ${address} (${detail}). Start PostgreSQL there, or pass the right connection ({ url } or { host, port, user, password, database }).`,
     );
     this.name = "RunQueueConnectionError";
   }
 }
 
 /** What the job's `data` holds: the run's job, its last checkpoint, its last error. */
-interface JobData extends RunJob {
+export interface JobData extends RunJob {
   /** Milliseconds, with the producer's enqueue order in the fraction (runs of one millisecond stay in order). */
   enqueuedAt?: number;
   checkpoint?: StoredCheckpoint;
@@ -81,47 +90,13 @@ function enqueueTime(): number {
 
 /** BullMQ runs lower numbers first and priority 0 before every prioritised job: map to 1…2^21. */
 const PRIORITY_BASE = PRIORITY_LIMIT;
-/** A field of the job's hash that `cancel` sets: the lease sees it at its next write or renewal. */
-const CANCEL_FIELD = "forgeCancelled";
 
-/**
- * The fenced write: `data` is replaced only while KEYS[1] (the job's lock) holds this lease's token
- * and the run is not cancelled. ARGV[2] empty checks without writing. 1 written, 0 lock lost,
- * -1 cancelled.
- */
-const SAVE_SCRIPT = `
-if redis.call("GET", KEYS[1]) ~= ARGV[1] then return 0 end
-if redis.call("HEXISTS", KEYS[2], "${CANCEL_FIELD}") == 1 then return -1 end
-if ARGV[2] ~= "" then redis.call("HSET", KEYS[2], "data", ARGV[2]) end
-return 1`;
-
-/** BullMQ's extendLock (extend, leave the stalled set) that also reports a cancelled run (-1). */
-const RENEW_SCRIPT = `
-if redis.call("GET", KEYS[1]) ~= ARGV[1] then return 0 end
-if redis.call("HEXISTS", KEYS[3], "${CANCEL_FIELD}") == 1 then return -1 end
-redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
-redis.call("SREM", KEYS[2], ARGV[3])
-return 1`;
-
-/** Mark a run cancelled unless it finished: -2 no such run, 0 finished, 1 marked. */
-const CANCEL_SCRIPT = `
-if redis.call("EXISTS", KEYS[1]) == 0 then return -2 end
-if redis.call("ZSCORE", KEYS[2], ARGV[1]) or redis.call("ZSCORE", KEYS[3], ARGV[1]) then return 0 end
-redis.call("HSET", KEYS[1], "${CANCEL_FIELD}", "1")
-return 1`;
-
-type FencedRedis = Redis & {
-  forgeSave(lock: string, job: string, token: string, data: string): Promise<number>;
-  forgeRenew(
-    lock: string,
-    stalled: string,
-    job: string,
-    token: string,
-    ms: number,
-    id: string,
-  ): Promise<number>;
-  forgeCancel(job: string, completed: string, failed: string, id: string): Promise<number>;
-};
+/** The BullMQ classes an engine opens, bound to its store (Redis by default, or `withBackend(…)`). */
+export interface BullmqClasses {
+  Queue: new (name: string, options: object) => Queue<JobData>;
+  Worker: new (name: string, processor: null, options: object) => Worker<JobData>;
+  QueueEvents: new (name: string, options: object) => QueueEvents;
+}
 
 /**
  * Open a run queue on Redis through BullMQ. Producers and workers open it with the same `name`.
@@ -138,15 +113,12 @@ export async function createBullmqQueue(options: BullmqQueueOptions): Promise<Bu
       ? { url: options.connection.url }
       : { host: options.connection.host, port: options.connection.port };
   const address = "url" in connection ? connection.url : `${connection.host}:${connection.port}`;
-  const redis = (
+  const redis = defineFencedCommands(
     "url" in connection
       ? new Redis(connection.url, { maxRetriesPerRequest: null, lazyConnect: true })
-      : new Redis({ ...connection, maxRetriesPerRequest: null, lazyConnect: true })
-  ) as FencedRedis;
+      : new Redis({ ...connection, maxRetriesPerRequest: null, lazyConnect: true }),
+  );
   redis.on("error", (error: Error) => options.onError?.(error));
-  redis.defineCommand("forgeSave", { numberOfKeys: 2, lua: SAVE_SCRIPT });
-  redis.defineCommand("forgeRenew", { numberOfKeys: 3, lua: RENEW_SCRIPT });
-  redis.defineCommand("forgeCancel", { numberOfKeys: 3, lua: CANCEL_SCRIPT });
   const timeoutMs = options.connectTimeoutMs ?? 5_000;
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -162,7 +134,15 @@ export async function createBullmqQueue(options: BullmqQueueOptions): Promise<Bu
   } finally {
     clearTimeout(timer);
   }
-  return new BullmqRunQueue(redis, connection, options, modules.bullmq);
+  const prefix = options.prefix ?? "bull";
+  const name = options.name ?? "forge-runs";
+  const { Queue, Worker, QueueEvents } = modules.bullmq;
+  return new BullmqRunQueue({
+    store: new RedisJobStore(redis, address, prefix, name),
+    classes: { Queue, Worker, QueueEvents } as unknown as BullmqClasses,
+    connection: { connection, prefix },
+    options: { ...options, name },
+  });
 }
 
 /** bullmq and ioredis, the optional peers the BullMQ engine needs. */
@@ -196,10 +176,11 @@ async function loadBullmq(): Promise<BullmqModules> {
 
 /** The BullMQ engine's queue: a `RunQueue`, plus `waitForWork` for workers. */
 export class BullmqRunQueue implements RunQueue {
-  readonly #redis: FencedRedis;
-  readonly #connection: { url: string } | { host: string; port: number };
+  readonly #store: JobStore;
+  readonly #classes: BullmqClasses;
+  /** What every BullMQ class of this queue is opened with: its connection (and Redis's prefix). */
+  readonly #connection: object;
   readonly #name: string;
-  readonly #prefix: string;
   readonly #lockMs: number;
   readonly #stalledIntervalMs: number;
   readonly #maxStalledCount: number;
@@ -207,34 +188,38 @@ export class BullmqRunQueue implements RunQueue {
   readonly #queue: Queue<JobData>;
   readonly #leases = new Map<string, LiveLease>();
   readonly #waiters = new Waiters();
-  readonly #bullmq: BullmqModules["bullmq"];
   #worker: Promise<Worker<JobData>> | undefined;
   #events: Promise<QueueEvents> | undefined;
   #closed = false;
 
-  /** @internal Use `createBullmqQueue`. */
-  constructor(
-    redis: FencedRedis,
-    connection: { url: string } | { host: string; port: number },
-    options: BullmqQueueOptions,
-    bullmq: BullmqModules["bullmq"],
-  ) {
-    this.#bullmq = bullmq;
-    this.#redis = redis;
-    this.#connection = connection;
-    this.#name = options.name ?? "forge-runs";
-    this.#prefix = options.prefix ?? "bull";
+  /** @internal Use `createBullmqQueue` (Redis) or `createPostgresQueue`. */
+  constructor(input: {
+    store: JobStore;
+    classes: BullmqClasses;
+    connection: object;
+    options: BullmqEngineOptions & { name: string };
+  }) {
+    const { options } = input;
+    this.#store = input.store;
+    this.#classes = input.classes;
+    this.#connection = input.connection;
+    this.#name = options.name;
     this.#lockMs = options.lockMs ?? 5_000;
     this.#stalledIntervalMs = options.stalledIntervalMs ?? 2_000;
     this.#maxStalledCount = options.maxStalledCount ?? 3;
     this.#onError = options.onError ?? (() => {});
-    this.#queue = new bullmq.Queue<JobData>(this.#name, { connection, prefix: this.#prefix });
+    this.#queue = new this.#classes.Queue(this.#name, this.#connection);
     this.#queue.on("error", this.#onError);
   }
 
-  /** A key of this queue as BullMQ lays it out: `<prefix>:<name>:<suffix>`. */
+  /** Resolves once BullMQ's queue is open on its store (on PostgreSQL: its schema is in place). */
+  async waitUntilReady(): Promise<void> {
+    await this.#queue.waitUntilReady();
+  }
+
+  /** A key of this queue as BullMQ lays it out on Redis: `<prefix>:<name>:<suffix>` (PostgreSQL: `<name>:<suffix>`). */
   key(suffix: string): string {
-    return `${this.#prefix}:${this.#name}:${suffix}`;
+    return this.#store instanceof RedisJobStore ? this.#store.key(suffix) : `${this.#name}:${suffix}`;
   }
 
   async enqueue(workflow: string, message: string, options: EnqueueOptions = {}): Promise<RunRecord> {
@@ -271,7 +256,8 @@ export class BullmqRunQueue implements RunQueue {
         await new Promise((resolve) => setTimeout(resolve, 10 * emptyAnswers));
         continue;
       }
-      if ((await this.#redis.hexists(this.key(job.id), CANCEL_FIELD)) === 1) {
+      const [cancelled] = await this.#store.cancelled([job]);
+      if (cancelled) {
         // Cancelled while it waited: settle it as failed and look further.
         await job.moveToFailed(new Error(`Run ${job.id} was cancelled`), token, false);
         continue;
@@ -289,12 +275,10 @@ export class BullmqRunQueue implements RunQueue {
     // The state first: a job read after it is at least as new (a completed state with its result).
     const state = await this.#queue.getJobState(runId);
     if (state === "unknown") return undefined;
-    const [job, cancelled] = await Promise.all([
-      this.#queue.getJob(runId),
-      this.#redis.hexists(this.key(runId), CANCEL_FIELD),
-    ]);
+    const job = await this.#queue.getJob(runId);
     if (!job) return undefined;
-    return recordOf(job, state, cancelled === 1);
+    const [cancelled = false] = await this.#store.cancelled([job]);
+    return recordOf(job, state, cancelled);
   }
 
   async list(filter: { status?: RunStatus } = {}): Promise<RunRecord[]> {
@@ -306,11 +290,9 @@ export class BullmqRunQueue implements RunQueue {
       }
     }
     const entries = [...found.values()];
-    const pipeline = this.#redis.pipeline();
-    for (const { job } of entries) pipeline.hexists(this.key(job.id as string), CANCEL_FIELD);
-    const cancelled = (await pipeline.exec()) ?? [];
+    const cancelled = await this.#store.cancelled(entries.map(({ job }) => job));
     return entries
-      .map(({ job, state }, index) => recordOf(job, state, cancelled[index]?.[1] === 1))
+      .map(({ job, state }, index) => recordOf(job, state, cancelled[index] === true))
       .filter((record) => filter.status === undefined || record.status === filter.status)
       .sort((a, b) => a.enqueuedAt - b.enqueuedAt);
   }
@@ -336,16 +318,38 @@ export class BullmqRunQueue implements RunQueue {
   }
 
   async cancel(runId: string): Promise<void> {
-    const outcome = await this.#redis.forgeCancel(
-      this.key(runId),
-      this.key("completed"),
-      this.key("failed"),
-      runId,
-    );
-    if (outcome !== 1) return;
+    assertRunId(runId);
+    if ((await this.#store.cancel(runId)) !== "marked") return;
     // A lease held in this process stops now; one held elsewhere at its next write or renewal.
     await this.#leases.get(runId)?.cancelled();
     this.#waiters.notify(runId);
+  }
+
+  async retry(runId: string): Promise<RunRecord> {
+    this.#assertOpen();
+    const run = await this.get(runId);
+    if (!run) throw new RangeError(`No run ${runId} in this queue`);
+    const state = await this.#queue.getJobState(runId);
+    const job = await this.#queue.getJob(runId);
+    if (!job) throw new RangeError(`No run ${runId} in this queue`);
+    if (state === "failed") {
+      // The mark goes first: a taker refuses a cancelled run.
+      await this.#store.clearForRetry(runId);
+      await job.retry("failed");
+    } else if (run.status === "cancelled" && state !== "active") {
+      // Cancelled while it waited, not yet settled by a taker: it simply waits again.
+      await this.#store.clearForRetry(runId);
+    } else {
+      throw new RangeError(
+        run.status === "cancelled"
+          ? `Run ${runId} is still stopping after its cancel; retry it once \`runs show\` says cancelled and it is no longer active`
+          : `Run ${runId} is ${run.status}: only a failed or cancelled run can be retried`,
+      );
+    }
+    this.#waiters.notify("work");
+    const record = await this.get(runId);
+    if (!record) throw new Error(`Run ${runId} vanished while it was retried`);
+    return record;
   }
 
   /** Resolves when a run may be waiting (a run was added or moved back to waiting), or after 200 ms. */
@@ -364,14 +368,13 @@ export class BullmqRunQueue implements RunQueue {
     const worker = await this.#worker?.catch(() => undefined);
     const events = await this.#events?.catch(() => undefined);
     await Promise.allSettled([worker?.close(true), events?.close(), this.#queue.close()]);
-    this.#redis.disconnect();
+    await this.#store.close();
   }
 
   #startWorker(): Promise<Worker<JobData>> {
     this.#worker ??= (async () => {
-      const worker = new this.#bullmq.Worker<JobData>(this.#name, null, {
-        connection: this.#connection,
-        prefix: this.#prefix,
+      const worker = new this.#classes.Worker(this.#name, null, {
+        ...this.#connection,
         autorun: false,
         lockDuration: this.#lockMs,
         stalledInterval: this.#stalledIntervalMs,
@@ -388,10 +391,7 @@ export class BullmqRunQueue implements RunQueue {
 
   #listenForFinished(): Promise<QueueEvents> {
     this.#events ??= (async () => {
-      const events = new this.#bullmq.QueueEvents(this.#name, {
-        connection: this.#connection,
-        prefix: this.#prefix,
-      });
+      const events = new this.#classes.QueueEvents(this.#name, this.#connection);
       events.on("error", this.#onError);
       events.on("completed", ({ jobId }) => this.#waiters.notify(jobId));
       events.on("failed", ({ jobId }) => this.#waiters.notify(jobId));
@@ -408,10 +408,7 @@ export class BullmqRunQueue implements RunQueue {
     const lease = new LiveLease({
       job,
       token,
-      redis: this.#redis,
-      lockKey: this.key(`${runId}:lock`),
-      jobKey: this.key(runId),
-      stalledKey: this.key("stalled"),
+      store: this.#store,
       lockMs: this.#lockMs,
       onEnd: () => this.#leases.delete(runId),
     });
@@ -432,10 +429,7 @@ class LiveLease implements RunLease {
   readonly #controller = new AbortController();
   readonly #bullJob: Job<JobData>;
   readonly #token: string;
-  readonly #redis: FencedRedis;
-  readonly #lockKey: string;
-  readonly #jobKey: string;
-  readonly #stalledKey: string;
+  readonly #store: JobStore;
   readonly #lockMs: number;
   readonly #onEnd: () => void;
   readonly #renewal: NodeJS.Timeout;
@@ -447,19 +441,13 @@ class LiveLease implements RunLease {
   constructor(input: {
     job: Job<JobData>;
     token: string;
-    redis: FencedRedis;
-    lockKey: string;
-    jobKey: string;
-    stalledKey: string;
+    store: JobStore;
     lockMs: number;
     onEnd: () => void;
   }) {
     this.#bullJob = input.job;
     this.#token = input.token;
-    this.#redis = input.redis;
-    this.#lockKey = input.lockKey;
-    this.#jobKey = input.jobKey;
-    this.#stalledKey = input.stalledKey;
+    this.#store = input.store;
     this.#lockMs = input.lockMs;
     this.#onEnd = input.onEnd;
     this.#data = input.job.data;
@@ -524,17 +512,16 @@ class LiveLease implements RunLease {
   /** Write `data` (or only check the lease with undefined), fenced on the lock token. */
   async #write(data: JobData | undefined): Promise<void> {
     if (this.#ended) throw this.#lostError("this lease already ended");
-    const outcome = await this.#redis.forgeSave(
-      this.#lockKey,
-      this.#jobKey,
+    const outcome = await this.#store.save(
+      this.job.runId,
       this.#token,
-      data === undefined ? "" : JSON.stringify(data),
+      data === undefined ? undefined : JSON.stringify(data),
     );
-    if (outcome === 1) {
+    if (outcome === "ok") {
       if (data) this.#data = data;
       return;
     }
-    if (outcome === -1) {
+    if (outcome === "cancelled") {
       await this.cancelled();
       throw this.#lostError("the run was cancelled");
     }
@@ -548,7 +535,7 @@ class LiveLease implements RunLease {
       await move();
     } catch (error) {
       // BullMQ's token check refused: the lock moved on between the check and the move.
-      if ((await this.#redis.get(this.#lockKey)) !== this.#token) {
+      if ((await this.#store.lockHolder(this.job.runId)) !== this.#token) {
         const lost = this.#lostError(`BullMQ refused: ${(error as Error).message}`);
         this.abort(lost);
         throw lost;
@@ -559,21 +546,14 @@ class LiveLease implements RunLease {
   }
 
   async #renew(): Promise<void> {
-    // While Redis is away, commands wait for the reconnection: one renewal at a time.
+    // While the store is away, commands wait for the reconnection: one renewal at a time.
     if (this.#ended || this.#renewing) return;
     this.#renewing = true;
     try {
-      const outcome = await this.#redis.forgeRenew(
-        this.#lockKey,
-        this.#stalledKey,
-        this.#jobKey,
-        this.#token,
-        this.#lockMs,
-        this.job.runId,
-      );
+      const outcome = await this.#store.renew(this.job.runId, this.#token, this.#lockMs);
       if (this.#ended) return;
-      if (outcome === 1) this.#renewedAt = Date.now();
-      else if (outcome === -1) await this.cancelled();
+      if (outcome === "ok") this.#renewedAt = Date.now();
+      else if (outcome === "cancelled") await this.cancelled();
       else this.abort(this.#lostError("its lock expired or another worker holds it"));
     } catch (error) {
       if (!this.#ended && Date.now() - this.#renewedAt >= this.#lockMs) {
@@ -598,7 +578,15 @@ class LiveLease implements RunLease {
 }
 
 function recordOf(job: Job<JobData>, state: string, cancelled: boolean): RunRecord {
-  const { checkpoint, error, ...run } = job.data;
+  // PostgreSQL keeps the cancel mark in the data (see postgres-queue.ts): not part of the record.
+  const {
+    checkpoint,
+    error,
+    forgeCancelled: _cancelled,
+    ...run
+  } = job.data as JobData & {
+    forgeCancelled?: unknown;
+  };
   const status: RunStatus =
     state === "completed"
       ? "completed"

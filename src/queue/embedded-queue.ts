@@ -34,8 +34,8 @@ export interface EmbeddedQueueOptions {
   /**
    * `worker` (default): takes the directory's lock and works runs. `client`: no lock, for a
    * producer in another process (`forge enqueue`, `forge runs`) while a worker holds the directory:
-   * it adds runs as new files, reads them from disk, and asks the worker to cancel through a
-   * request file; it cannot take runs.
+   * it adds runs as new files, reads them from disk, and asks the worker to cancel or retry through
+   * a request file; it cannot take runs.
    */
   mode?: "worker" | "client";
 }
@@ -56,6 +56,7 @@ export async function createEmbeddedQueue(options: EmbeddedQueueOptions): Promis
   const runsDir = join(options.dir, "runs");
   mkdirSync(runsDir, { recursive: true });
   mkdirSync(join(options.dir, "cancel"), { recursive: true });
+  mkdirSync(join(options.dir, "retry"), { recursive: true });
   if (options.mode === "client") {
     const queue = new EmbeddedQueue(runsDir, async () => {}, "client");
     queue.recover();
@@ -140,6 +141,15 @@ class EmbeddedQueue implements RunQueue {
     }
   }
 
+  /** A worker honours retry requests clients left as files (a run no longer retryable is left as it is). */
+  #takeRetryRequests(): void {
+    const dir = join(this.#dir, "..", "retry");
+    for (const runId of readdirSync(dir)) {
+      rmSync(join(dir, runId), { force: true });
+      this.retry(runId).catch(() => {});
+    }
+  }
+
   async enqueue(workflow: string, message: string, options: EnqueueOptions = {}): Promise<RunRecord> {
     this.#assertOpen();
     const runId = assertRunId(options.runId ?? randomUUID());
@@ -185,6 +195,7 @@ class EmbeddedQueue implements RunQueue {
     if (this.#mode === "client") throw new Error("A client-mode queue cannot take runs; open it as a worker");
     this.#scan();
     this.#takeCancelRequests();
+    this.#takeRetryRequests();
     const next = [...this.#runs.values()]
       .filter((run) => run.status === "waiting")
       .sort((a, b) => b.priority - a.priority || a.enqueuedAt - b.enqueuedAt)[0];
@@ -252,6 +263,32 @@ class EmbeddedQueue implements RunQueue {
     });
     this.#controllers.get(runId)?.abort(new LeaseLostError(runId, "the run was cancelled"));
     this.#controllers.delete(runId);
+  }
+
+  async retry(runId: string): Promise<RunRecord> {
+    assertRunId(runId);
+    this.#assertOpen();
+    this.#scan();
+    const run = this.#runs.get(runId);
+    if (!run) throw new RangeError(`No run ${runId} in this queue`);
+    if (run.status !== "failed" && run.status !== "cancelled") {
+      throw new RangeError(`Run ${runId} is ${run.status}: only a failed or cancelled run can be retried`);
+    }
+    if (this.#mode === "client") {
+      // The worker that holds the directory carries it out at its next take.
+      writeFileSync(join(this.#dir, "..", "retry", runId), "");
+      return publicRecord(run);
+    }
+    // A failed run keeps its error until it settles again (as a backend retry does); a cancel's goes.
+    const { lease: _lease, finishedAt: _finishedAt, result: _result, error, ...rest } = run;
+    const waiting: StoredRun = {
+      ...rest,
+      status: "waiting",
+      ...(run.status === "failed" && error && { error }),
+    };
+    this.#write(waiting);
+    this.#waiters.notify("enqueued");
+    return publicRecord(waiting);
   }
 
   async close(): Promise<void> {

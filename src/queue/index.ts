@@ -1,12 +1,15 @@
-/** Durable runs on a queue: the RunQueue interface, the embedded and BullMQ engines, workers and registries. */
+/** Durable runs on a queue: the RunQueue interface, the embedded and BullMQ (Redis, PostgreSQL) engines, workers and registries. */
 export {
+  type BullmqEngineOptions,
   BullmqMissingError,
   type BullmqQueueOptions,
   BullmqRunQueue,
   createBullmqQueue,
   RunQueueConnectionError,
 } from "./bullmq-queue.ts";
+export { createRunQueue, engineOf, type RunQueueSpec } from "./create-run-queue.ts";
 export { createEmbeddedQueue, type EmbeddedQueueOptions } from "./embedded-queue.ts";
+export { createPostgresQueue, PostgresMissingError, type PostgresQueueOptions } from "./postgres-queue.ts";
 export {
   type EnqueueOptions,
   LeaseLostError,

@@ -3,7 +3,8 @@
  * name, the user message, a run id that makes enqueueing idempotent); workers take them one
  * lease at a time, run them with `WorkflowRunner` and write every checkpoint back through their
  * lease, so a run resumes from its last checkpoint on another worker after a crash. Two engines
- * implement it: the embedded one (in-process, a JSON file per run) and BullMQ (Redis).
+ * implement it: the embedded one (in-process, a JSON file per run) and BullMQ (on Redis or
+ * PostgreSQL).
  */
 
 /** Where a run stands. */
@@ -87,6 +88,13 @@ export interface RunQueue {
   result(runId: string, options?: { signal?: AbortSignal }): Promise<unknown>;
   /** Cancel a waiting or active run (an active one stops at its next checkpoint). */
   cancel(runId: string): Promise<void>;
+  /**
+   * Put a failed or cancelled run back to waiting: it resumes from its last checkpoint. Rejects
+   * with a `RangeError` for an unknown run or one in another status. An embedded queue opened as a
+   * client only asks its worker, which carries it out at its next take: it resolves with the run
+   * as it stands.
+   */
+  retry(runId: string): Promise<RunRecord>;
   close(): Promise<void>;
 }
 

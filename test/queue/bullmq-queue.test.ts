@@ -305,6 +305,31 @@ describe("the BullMQ queue", () => {
     expect(await queue.get("t1")).toMatchObject({ status: "failed", error: { name: "GuardrailError" } });
   });
 
+  it("retries a failed run and a cancelled one from their last checkpoint; refuses a waiting one", async () => {
+    const queue = await openQueue();
+    await queue.enqueue("echo", "x", { runId: "y1" });
+    const first = await queue.take("w");
+    await first?.saveCheckpoint(checkpointOf(3));
+    await first?.fail({ name: "GuardrailError", message: "gave up" });
+    expect(await queue.retry("y1")).toMatchObject({ status: "waiting" });
+    const second = await queue.take("w");
+    expect(second?.checkpoint?.meta.seq).toBe(3);
+    expect(second?.attempts).toBe(2);
+    await second?.saveCheckpoint(checkpointOf(4));
+    await queue.cancel("y1");
+    expect((await queue.get("y1"))?.status).toBe("cancelled");
+    expect(await queue.retry("y1")).toMatchObject({ status: "waiting" });
+    const third = await queue.take("w");
+    expect(third?.checkpoint?.meta.seq).toBe(4);
+    await third?.complete("done");
+    expect(await queue.result("y1")).toBe("done");
+    await queue.enqueue("echo", "z", { runId: "y2" });
+    await expect(queue.retry("y2")).rejects.toThrow(/only a failed or cancelled run/);
+    await queue.cancel("y2");
+    expect(await queue.retry("y2")).toMatchObject({ status: "waiting" });
+    expect((await queue.take("w"))?.job.runId).toBe("y2");
+  });
+
   it("moves a run whose worker went silent back to waiting, with its checkpoint", async () => {
     const name = `stall-${randomUUID()}`;
     const dying = await createBullmqQueue({
@@ -364,5 +389,11 @@ describe("the BullMQ queue", () => {
     }
     await expect(producer.result("s2")).rejects.toThrow(/stalled/);
     expect(await producer.get("s2")).toMatchObject({ status: "failed", error: { name: "RunStalledError" } });
+    // Retried, it is taken again (BullMQ's stall count and deferred failure are gone with it).
+    expect(await producer.retry("s2")).toMatchObject({ status: "waiting" });
+    const again = await checker.take("checker");
+    expect(again?.job.runId).toBe("s2");
+    await again?.complete("ok");
+    expect(await producer.result("s2")).toBe("ok");
   }, 20_000);
 });

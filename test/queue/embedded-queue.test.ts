@@ -9,7 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
-import { createEmbeddedQueue, defineRegistry, type RunQueue, startWorker } from "../../src/queue/index.ts";
+import {
+  createEmbeddedQueue,
+  defineRegistry,
+  type RunQueue,
+  type StoredCheckpoint,
+  startWorker,
+} from "../../src/queue/index.ts";
 import { ScriptedClient } from "../../src/testing/index.ts";
 import { echo } from "../fixtures/durable/echo.ts";
 import { shopScript, shopWorkflow } from "../fixtures/durable/shop.ts";
@@ -23,6 +29,21 @@ function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "forge-queue-"));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
+}
+
+function checkpointOf(seq: number): StoredCheckpoint {
+  return {
+    snapshot: { seq },
+    meta: {
+      seq,
+      workflow: "echo",
+      definitionHash: "h",
+      machineVersion: 1,
+      reason: "test",
+      runId: "r",
+      iteration: seq,
+    },
+  };
 }
 
 async function openQueue(dir = tempDir()): Promise<RunQueue> {
@@ -102,6 +123,29 @@ describe("the embedded queue", () => {
     await expect(lease?.complete("late")).rejects.toThrow(/lease is gone/);
     expect((await queue.get("f1"))?.status).toBe("cancelled");
   });
+
+  it("retries a failed run and a cancelled one from their last checkpoint; refuses others", async () => {
+    const queue = await openQueue();
+    await queue.enqueue("echo", "x", { runId: "t1" });
+    const first = await queue.take("w");
+    await first?.saveCheckpoint(checkpointOf(3));
+    await first?.fail({ name: "GuardrailError", message: "gave up" });
+    expect(await queue.retry("t1")).toMatchObject({ status: "waiting", error: { name: "GuardrailError" } });
+    const second = await queue.take("w");
+    expect(second?.checkpoint?.meta.seq).toBe(3);
+    expect(second?.attempts).toBe(2);
+    await second?.saveCheckpoint(checkpointOf(4));
+    await queue.cancel("t1");
+    const retried = await queue.retry("t1");
+    expect(retried.status).toBe("waiting");
+    expect(retried.error).toBeUndefined();
+    const third = await queue.take("w");
+    expect(third?.checkpoint?.meta.seq).toBe(4);
+    await third?.complete("done");
+    expect(await queue.result("t1")).toBe("done");
+    await expect(queue.retry("t1")).rejects.toThrow(/completed: only a failed or cancelled run/);
+    await expect(queue.retry("nope")).rejects.toThrow(/No run nope/);
+  });
 });
 
 describe("a worker process killed with SIGKILL", () => {
@@ -179,6 +223,13 @@ describe("a client-mode queue (another process, no lock)", () => {
       ["c-1", "completed"],
       ["c-2", "cancelled"],
     ]);
+    // A client's retry is carried out by the worker: the cancelled run goes back and completes.
+    expect((await client.retry("c-2")).status).toBe("cancelled"); // requested, not yet done
+    const deadline = Date.now() + 10_000;
+    while ((await client.get("c-2"))?.status === "cancelled" && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await client.result("c-2")).toBe("answered never");
   });
 });
 

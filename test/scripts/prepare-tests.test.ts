@@ -47,7 +47,11 @@ describe("the system packages npm test needs", () => {
     const onlyCxx = findMissing(testRequirements({ PATH: pathWith(["cmake", "git", "make", "c++"]) }));
     expect(onlyCxx.map((requirement) => requirement.package)).toContain("g++");
     const prebuilt = testRequirements({ PATH: "", LLAMA_SERVER_PATH: "/opt/llama-server" });
-    expect(prebuilt.map((requirement) => requirement.package)).toEqual(["chromium", "redis-server"]);
+    expect(prebuilt.map((requirement) => requirement.package)).toEqual([
+      "chromium",
+      "redis-server",
+      "postgresql-15",
+    ]);
   });
 
   it("finds everything it needs on this machine's PATH", () => {
