@@ -125,7 +125,10 @@ export interface BatchOptions {
   skip?: ReadonlySet<string>;
   onRowWritten?: (row: RunRow, finished: number, total: number) => void;
   signal?: AbortSignal;
-  /** Runs a task somewhere else (a worker thread); default: in this thread. */
+  /**
+   * Runs a task somewhere else (a worker thread, or a queue's workers); default: in this thread.
+   * A rejection becomes an error row, unless `signal` was aborted meanwhile (then no row).
+   */
   execute?: (task: RunTask) => Promise<RunOutcome>;
 }
 
@@ -175,8 +178,14 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
       const outcome = options.execute
         ? await options
             .execute(task)
-            .catch((error: unknown) => harnessFailure(task, `${task.scenario.id}-${task.seed}`, error))
+            // Stopped while it waited (a queue's collector): no row; a resume takes the run up.
+            .catch((error: unknown) =>
+              options.signal?.aborted
+                ? null
+                : harnessFailure(task, `${task.scenario.id}-${task.seed}`, error),
+            )
         : await executeTask(task, options.session, options.identity.stream);
+      if (outcome === null) return;
       const row = toRow(task, outcome, options);
       if (!(await writer.append(task.key, row, outcome.trace))) continue;
       summary.written += 1;

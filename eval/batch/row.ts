@@ -17,7 +17,8 @@ const nudgesSchema = z.object({
   prerequisite: z.number(),
 });
 
-const configSchema = z.object({
+/** A loop config as rows and queued eval jobs carry it. */
+export const configSchema = z.object({
   name: z.string(),
   loop: z.enum(["forge", "ai_sdk"]),
   rescueEnabled: z.boolean(),

@@ -11,6 +11,7 @@ import { loadBatchConfig, probeTargets, runBatchConfig } from "./batch-eval.ts";
 import { findTrace, replayTrace } from "./replay-eval.ts";
 import { reportEval } from "./report-eval.ts";
 import { type EvalIo, runEval } from "./run-eval.ts";
+import { runWorkerCommand } from "./worker-eval.ts";
 
 const io: EvalIo = {
   stdout: (text) => process.stdout.write(text),
@@ -109,6 +110,10 @@ export function registerEvalCommand(program: Command): Command {
     .option("--markdown <file>", "write the Markdown report")
     .option("--no-report", "do not print the table")
     .option("--delay-ms <n>", "sim-model: latency added per request")
+    .option(
+      "--queue <redis-url|dir>",
+      "enqueue the runs on a run queue (redis://… or an embedded queue's directory) for `npm run eval -- worker` processes to make; this process collects their results into --out",
+    )
     .action(async (options: Record<string, unknown>, command: Command) => {
       const controller = new AbortController();
       const stop = () => {
@@ -122,6 +127,35 @@ export function registerEvalCommand(program: Command): Command {
         failWith(command, error);
       } finally {
         process.off("SIGINT", stop);
+      }
+    });
+
+  evalCommand
+    .command("worker")
+    .description(
+      "Make the eval runs an `eval run --queue` enqueued: each job names its scenario, config, seed and backend; the outcome goes back to the collector, which writes the row",
+    )
+    .requiredOption("--queue <redis-url|dir>", "the run queue: redis://… or an embedded queue's directory")
+    .option("--concurrency <n>", "runs made at once", "1")
+    .addOption(
+      new Option("--api-key <key>", "the backend's credential (jobs carry none)").env("FORGE_EVAL_API_KEY"),
+    )
+    .option("--exit-when-idle", "stop once no run waits (default: wait for runs until SIGINT or SIGTERM)")
+    .action(async (options: Record<string, unknown>, command: Command) => {
+      const controller = new AbortController();
+      const stop = () => {
+        process.stderr.write("eval worker: stopping after the runs under way\n");
+        controller.abort();
+      };
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+      try {
+        await runWorkerCommand(options, io, controller.signal);
+      } catch (error) {
+        failWith(command, error);
+      } finally {
+        process.off("SIGINT", stop);
+        process.off("SIGTERM", stop);
       }
     });
 

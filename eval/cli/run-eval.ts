@@ -14,6 +14,9 @@ import { withJsonlLock } from "../batch/batch-writer.ts";
 import { appendPlan } from "../batch/plan.ts";
 import { currentVersions } from "../batch/row.ts";
 import { startWorkerPool, type WorkerPool } from "../batch/worker-pool.ts";
+import { createQueueCollector, type QueueCollector } from "../queue/collector.ts";
+import type { QueuedBackendOptions } from "../queue/eval-job.ts";
+import { openEvalQueue } from "../queue/open-queue.ts";
 import { renderMarkdown } from "../report/markdown.ts";
 import { renderTerminalReport } from "../report/table.ts";
 import { loadRows, reportOf, tracesPathFor, writeHtmlReport, writeText } from "../report/write-report.ts";
@@ -66,6 +69,8 @@ export const evalOptionsSchema = z.object({
   markdown: z.string().optional(),
   report: z.boolean().default(true),
   delayMs: z.coerce.number().int().nonnegative().optional(),
+  /** A Redis URL or an embedded queue's directory: the runs go there, for `eval worker`s to make. */
+  queue: z.string().min(1).optional(),
   /** Set by a batch config's `llamaserver` target (no flag): the server it started, for the rows' settings. */
   managedServer: z
     .object({
@@ -144,7 +149,8 @@ export async function runEval(
     ...(options.topP !== undefined && { topP: options.topP }),
     ...(options.topK !== undefined && { topK: options.topK }),
   };
-  const session = await startBackend(options.backend, {
+  // What a queue's workers start the same backend with: no scenarios (they serve all), no key.
+  const backendOptions: QueuedBackendOptions = {
     ...(Object.keys(sampling).length > 0 && { sampling }),
     ...(options.llamaCppMode && { llamaCppMode: options.llamaCppMode }),
     ...(options.threads !== undefined && { threads: options.threads }),
@@ -152,13 +158,17 @@ export async function runEval(
     ...(options.think && { think: options.think }),
     ...(options.model && { model: options.model }),
     ...(options.baseUrl && { baseUrl: options.baseUrl }),
-    ...(options.apiKey && { apiKey: options.apiKey }),
     ...(options.profile && { profile: options.profile }),
     ...(options.delayMs !== undefined && { delayMs: options.delayMs }),
+  };
+  const session = await startBackend(options.backend, {
+    ...backendOptions,
+    ...(options.apiKey && { apiKey: options.apiKey }),
     scenarios,
   });
   if (options.managedServer) session.settings = { ...session.settings, ...options.managedServer };
   let pool: WorkerPool | null = null;
+  let collector: QueueCollector | null = null;
   try {
     if (configs.some((config) => config.loop === "ai_sdk") && !session.peerEndpoint) {
       throw new EvalUsageError(
@@ -187,8 +197,22 @@ export async function runEval(
     // sim-model batches are CPU-bound in the agent loop: spread them over the cores.
     const workers = options.workers ?? (session.simulated ? Math.min(2, availableParallelism()) : 1);
     const concurrency = options.concurrency ?? (session.simulated ? 4 : 1);
+    collector = options.queue
+      ? createQueueCollector({
+          queue: await openEvalQueue(options.queue, "collector"),
+          out,
+          backend: options.backend,
+          backendOptions,
+          stream: options.stream,
+          ...(signal && { signal }),
+        })
+      : null;
+    if (collector) {
+      await collector.enqueue(tasks.filter((task) => !resumeState.doneKeys.has(task.key)));
+      io.stderr(`eval: ${pending} runs on the queue ${options.queue}; waiting for its workers\n`);
+    }
     pool =
-      workers > 1 && pending > 1
+      !collector && workers > 1 && pending > 1
         ? await startWorkerPool(workers, options.backend, session.workerOptions, options.stream)
         : null;
     const progress = io.progress ?? (options.progress ? createProgress() : silentProgress);
@@ -201,8 +225,9 @@ export async function runEval(
       batchId: new Date().toISOString(),
       out,
       tracesOut: options.traces ? tracesPathFor(out) : null,
-      concurrency: concurrency * workers,
+      concurrency: collector?.concurrency ?? concurrency * workers,
       ...(pool && { execute: (task) => (pool as WorkerPool).execute(task) }),
+      ...(collector && { execute: (task) => (collector as QueueCollector).execute(task) }),
       skip: resumeState.doneKeys,
       onRowWritten: (row, finished, total) => progress.update(row, finished, total),
       ...(signal && { signal }),
@@ -215,6 +240,7 @@ export async function runEval(
     );
   } finally {
     await pool?.close();
+    await collector?.close();
     await session.close();
   }
 
