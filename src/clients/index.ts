@@ -1,7 +1,7 @@
 /**
  * `forge-guardrails/clients`: the HTTP clients, for OpenAI-compatible servers (llama-server, llamafile,
- * vLLM) and Ollama. The in-process engine is `forge-guardrails/llama-cpp`, Anthropic
- * `forge-guardrails/anthropic`.
+ * vLLM) and Ollama, and `EndpointPool` over several of them. The in-process engine is
+ * `forge-guardrails/llama-cpp`, Anthropic `forge-guardrails/anthropic`.
  */
 export { BAD_RESPONSE_STATUS, TIMEOUT_STATUS, UNREACHABLE_STATUS } from "./http.ts";
 export {
@@ -16,6 +16,17 @@ export {
   type OpenAICompatibleClientOptions,
   type ToolCallingMode,
 } from "./openai-compatible-client.ts";
+export {
+  type EndpointConfig,
+  EndpointPool,
+  EndpointPoolClosedError,
+  EndpointPoolConfigError,
+  type EndpointPoolOptions,
+  type EndpointStatus,
+  EndpointsUnavailableError,
+  type PoolEndpointKind,
+  type PoolEndpointOptions,
+} from "./pool.ts";
 export { toPromptModeMessages } from "./prompt-mode.ts";
 export { resolveReasoning, type SplitReasoning, splitReasoning } from "./reasoning.ts";
 export type { RetryOptions, RetryPolicy } from "./retry.ts";

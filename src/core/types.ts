@@ -85,6 +85,17 @@ export interface SendOptions {
    * `observeUsage` decides on the backend's real tokens.
    */
   onUsage?: (usage: TokenUsage) => void;
+  /**
+   * The run this call belongs to (the loop sets it). A pool of endpoints (`EndpointPool`) keeps a
+   * run's calls on one server, so its prompt cache serves the history it already holds; other
+   * clients ignore it.
+   */
+  runId?: string;
+  /**
+   * Where the call waits for a slot of a pool (`EndpointPool`): lower runs first, FIFO within a
+   * priority, as `SlotWorker`. Default 0; other clients ignore it.
+   */
+  priority?: number;
 }
 
 /**

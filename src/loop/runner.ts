@@ -76,10 +76,16 @@ export interface RunOptions {
    * `OutcomeUnknown` tool error for the model (default) or a failed run (`OutcomeUnknownError`).
    */
   unsafeInterrupted?: "tool_error" | "fail";
+  /**
+   * Sent with each LLM call (`SendOptions.priority`): with a pooled client (`EndpointPool`), lower
+   * waits less for a slot, FIFO within a priority (SlotWorker's order). Default: none (0).
+   */
+  priority?: number;
 }
 
 /** Options of `resume`. */
-export interface ResumeOptions extends Pick<RunOptions, "signal" | "checkpoint" | "unsafeInterrupted"> {
+export interface ResumeOptions
+  extends Pick<RunOptions, "signal" | "checkpoint" | "unsafeInterrupted" | "priority"> {
   /**
    * The meta stored with the snapshot (from the checkpoint hook): checked against this runner's
    * workflow definition and machine version first, `CheckpointMismatchError` on a difference.
@@ -89,7 +95,7 @@ export interface ResumeOptions extends Pick<RunOptions, "signal" | "checkpoint" 
 
 /** Callbacks of a spawned workflow machine that see the original errors (they never enter its context). */
 export interface WorkflowHooks
-  extends Pick<WorkflowMachineDeps, "onActorError" | "onToolError" | "unsafeInterrupted"> {
+  extends Pick<WorkflowMachineDeps, "onActorError" | "onToolError" | "unsafeInterrupted" | "priority"> {
   /** Persist each checkpoint of the spawned actor (see {@link Checkpoint}). */
   checkpoint?: Checkpoint;
 }
@@ -156,6 +162,7 @@ export class WorkflowRunner {
       ...(hooks.onToolError && { onToolError: hooks.onToolError }),
       ...(hooks.checkpoint && { checkpoint: checkpointHookFor(workflow, hooks.checkpoint) }),
       ...(hooks.unsafeInterrupted && { unsafeInterrupted: hooks.unsafeInterrupted }),
+      ...(hooks.priority !== undefined && { priority: hooks.priority }),
     };
   }
 
@@ -224,7 +231,7 @@ export class WorkflowRunner {
   async #drive(
     workflow: Workflow,
     start: ActorStart,
-    runOptions: Pick<RunOptions, "signal" | "checkpoint" | "unsafeInterrupted">,
+    runOptions: Pick<RunOptions, "signal" | "checkpoint" | "unsafeInterrupted" | "priority">,
   ): Promise<unknown> {
     const { signal } = runOptions;
     // The tools go with every request: the context manager counts them with the history.
@@ -236,6 +243,7 @@ export class WorkflowRunner {
       onToolError: (callId, error) => toolErrors.set(callId, error),
       ...(runOptions.checkpoint && { checkpoint: runOptions.checkpoint }),
       ...(runOptions.unsafeInterrupted && { unsafeInterrupted: runOptions.unsafeInterrupted }),
+      ...(runOptions.priority !== undefined && { priority: runOptions.priority }),
     });
     // A snapshot carries its own context, so no input is needed when resuming.
     const actor = this.#machineOf(workflow).bound.createActor(deps, start, this.options.inspect);

@@ -22,6 +22,7 @@ import {
   isLLMResponse,
   type LLMClient,
   type LLMResponse,
+  type SendOptions,
   type StreamChunk,
   type TokenUsage,
 } from "../core/types.ts";
@@ -83,6 +84,8 @@ export interface InferenceDeps {
   /** Which earlier reasoning blocks each request re-sends; default `full`. */
   reasoningReplay?: ReasoningReplay;
   onChunk?: (chunk: StreamChunk) => Promise<void> | void;
+  /** Sent with each call (`SendOptions.priority`): where it waits for a pooled client's slot. */
+  priority?: number;
 }
 
 /** One LLM call's request: the history, folded and serialized for the client by the worker. */
@@ -122,7 +125,14 @@ export function createInferenceLogic(source: DepsSource<InferenceDeps>) {
       const messages = serialize(history, deps.client.apiFormat, parent);
       // The backend's prompt count is of the history (a transient warning adds a few tokens to it).
       const onUsage = deps.onUsage && ((usage: TokenUsage) => deps.onUsage?.(request.messages, usage));
-      const options = { signal, ...(onUsage && { onUsage }) };
+      // The run id and priority let a pooled client keep the run on one server and order its waiters.
+      const runId = (parent?.getSnapshot() as { context?: WorkflowContext } | undefined)?.context?.runId;
+      const options: SendOptions = {
+        signal,
+        ...(onUsage && { onUsage }),
+        ...(runId !== undefined && { runId }),
+        ...(deps.priority !== undefined && { priority: deps.priority }),
+      };
       const response = deps.stream
         ? await collectStream(deps.client.sendStream(messages, tools, options), deps.onChunk, signal)
         : await deps.client.send(messages, tools, options);

@@ -54,6 +54,8 @@ export interface WorkflowMachineDeps {
   checkpoint?: CheckpointHook;
   /** A resumed run's interrupted `unsafe` call: an `OutcomeUnknown` tool error (default) or a failed run. */
   unsafeInterrupted?: "tool_error" | "fail";
+  /** Sent with each LLM call (`SendOptions.priority`): lower waits less for a pooled client's slot. */
+  priority?: number;
 }
 
 /**

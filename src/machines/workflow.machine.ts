@@ -277,7 +277,7 @@ function derived<T>(
 
 /** What the inference worker needs of a run's deps; the context manager hears the backend's counts. */
 function inferenceDepsOf(deps: WorkflowMachineDeps): InferenceDeps {
-  const { client, toolSpecs, stream, onChunk, reasoningReplay, checkpoint, contextManager } = deps;
+  const { client, toolSpecs, stream, onChunk, reasoningReplay, checkpoint, contextManager, priority } = deps;
   const observe = contextManager.observeUsage?.bind(contextManager);
   return {
     ...(checkpoint && { checkpoint }),
@@ -289,6 +289,7 @@ function inferenceDepsOf(deps: WorkflowMachineDeps): InferenceDeps {
     stream: stream ?? false,
     ...(onChunk && { onChunk }),
     ...(reasoningReplay && { reasoningReplay }),
+    ...(priority !== undefined && { priority }),
   };
 }
 

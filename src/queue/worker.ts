@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { BackendError, WorkflowDefinitionError } from "../core/errors.ts";
+import type { LLMClient } from "../core/types.ts";
 import type { Workflow } from "../core/workflow.ts";
 import { WorkflowRunner, type WorkflowRunnerOptions } from "../loop/runner.ts";
 import { LeaseLostError, type RunLease, type RunQueue } from "./run-queue.ts";
@@ -46,6 +47,13 @@ export interface WorkerOptions {
    * whose workflows offer the same tools and no `warnAt`.
    */
   concurrency?: number;
+  /**
+   * The client runs infer through instead of the registry runner's: a pool of llama-server
+   * endpoints (`new EndpointPool({ endpoints })` from `forge-guardrails/clients`). Each call carries
+   * the run's id (the pool keeps the run on one server) and its priority (a run enqueued with a
+   * higher priority waits less for a slot); `endRun` hears each run leave this worker.
+   */
+  endpoints?: LLMClient & { endRun?(runId: string): void };
   /** Leases taken before a backend failure stops being retried (default 5). */
   maxAttempts?: number;
   /** How often to look for work when the engine cannot say (default 200 ms). */
@@ -88,6 +96,12 @@ export function startWorker(options: WorkerOptions): Worker {
   const { queue, registry } = options;
   const stop = new AbortController();
   const workerId = options.workerId ?? `worker-${process.pid}`;
+  const { endpoints } = options;
+  // The registry runner's options with the pool as its client: one runner for every lane.
+  const baseOptions: WorkflowRunnerOptions = endpoints
+    ? { ...registry.runner.options, client: endpoints }
+    : registry.runner.options;
+  const baseRunner = endpoints ? new WorkflowRunner(baseOptions) : registry.runner;
   const lanes = Array.from({ length: options.concurrency ?? 1 }, () => lane());
 
   // A lane never dies of one error (a queue that cannot be read, a settle that fails): it says so
@@ -163,18 +177,22 @@ export function startWorker(options: WorkerOptions): Worker {
       attempt: lease.attempts,
     });
     // A watched run gets a runner of its own, so runs under way at once report apart.
-    const runner = watch ? new WorkflowRunner(watch.instrument(registry.runner.options)) : registry.runner;
+    const runner = watch ? new WorkflowRunner(watch.instrument(baseOptions)) : baseRunner;
+    // The queue runs higher priorities first; LLM calls wait lower numbers first (SlotWorker's order).
+    const priority = -job.priority || 0;
     try {
       const result = lease.checkpoint
         ? await runner.resume(workflow, lease.checkpoint.snapshot as never, {
             meta: lease.checkpoint.meta,
             signal,
             checkpoint,
+            priority,
           })
         : await runner.run(workflow, job.message, {
             runId: job.runId,
             signal,
             checkpoint,
+            priority,
             ...(job.promptVars && { promptVars: job.promptVars }),
           });
       await lease.complete(result);
@@ -182,6 +200,7 @@ export function startWorker(options: WorkerOptions): Worker {
     } catch (error) {
       await settleFailure(lease, error);
     } finally {
+      endpoints?.endRun?.(job.runId);
       // A watch server that is down was reported by the watch's transport; the run goes on.
       await watch?.flush().catch(() => {});
     }
