@@ -81,7 +81,12 @@ export function registerProxyCommand(program: Command): Command {
     .option(
       "--max-body-memory <n>",
       "request body bytes served at once; more wait in line",
-      String(32 * 1024 * 1024),
+      String(16 * 1024 * 1024),
+    )
+    .option(
+      "--reclaim-after <n>",
+      "bytes of large (1 MiB+) request bodies served between two full garbage collections (0: leave it to V8)",
+      String(16 * 1024 * 1024),
     )
     .option("--max-queue <n>", "requests that may wait (in-flight and --serialize lines; 503 above)", "256")
     .option("--max-json-depth <n>", "deepest nesting of arrays and objects in a body (400 deeper)", "64")
@@ -131,6 +136,7 @@ export async function runProxy(options: ProxyCliOptions): Promise<RunningProxy> 
       maxInFlight: options.maxInFlight,
       maxQueue: options.maxQueue,
       maxBodyMemoryBytes: options.maxBodyMemory,
+      reclaimAfterBytes: options.reclaimAfter,
       drainTimeoutMs: options.drainTimeout,
       ...(options.watch !== undefined && { watch: { url: options.watch } }),
     });

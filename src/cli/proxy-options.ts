@@ -42,7 +42,12 @@ export const proxyCliOptionsSchema = z
       .number()
       .int()
       .positive()
-      .default(32 * 1024 * 1024),
+      .default(16 * 1024 * 1024),
+    reclaimAfter: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(16 * 1024 * 1024),
     maxJsonDepth: z.coerce.number().int().positive().default(64),
     drainTimeout: z.coerce.number().int().min(0).default(30_000),
     budgetTokens: z.coerce.number().int().positive().optional(),

@@ -18,6 +18,7 @@ import { guardHostAndOrigin } from "./host-guard.ts";
 import { ProxyMetrics } from "./metrics.ts";
 import { forwardToBackend } from "./passthrough.ts";
 import { DEFAULT_MAX_JSON_DEPTH } from "./read-body.ts";
+import { BodyReclaimer, DEFAULT_RECLAIM_AFTER_BYTES } from "./reclaim.ts";
 import { requestStatsOf } from "./request-stats.ts";
 import { anthropicMessagesHandler, openAIChatHandler, type RouteDeps } from "./routes.ts";
 import { AdmissionQueue, SerialQueue } from "./serial-queue.ts";
@@ -51,7 +52,7 @@ export interface ProxyOptions {
   /** Requests served at once (default 64); more wait in line. */
   maxInFlight?: number | undefined;
   /**
-   * Request body bytes served at once (default 32 MiB): a request weighs its `content-length` (the
+   * Request body bytes served at once (default 16 MiB): a request weighs its `content-length` (the
    * body limit when it declares none); more wait in line. One body larger than this runs alone.
    */
   maxBodyMemoryBytes?: number | undefined;
@@ -64,6 +65,12 @@ export interface ProxyOptions {
   allowedHosts?: readonly string[] | undefined;
   /** One line per request (id, route, model, status, times, retries, rescues, nudges, compactions); default none. */
   accessLog?: AccessLogOptions | undefined;
+  /**
+   * Bytes of large request bodies (1 MiB and up) served between two full garbage collections that
+   * the proxy asks V8 for; default 16 MiB, 0: leave it to V8 (which lets such garbage grow to
+   * several times the live heap). See `BodyReclaimer`.
+   */
+  reclaimAfterBytes?: number | undefined;
   /** Report each guarded request as a run to a watch server (`forge watch`); default none. */
   watch?: ProxyWatchOptions | undefined;
 }
@@ -72,8 +79,13 @@ export interface ProxyOptions {
 export const DEFAULT_MAX_IN_FLIGHT = 64;
 /** Default waiting line: 256 requests. */
 export const DEFAULT_MAX_QUEUE = 256;
-/** Default request body bytes in flight: 32 MiB (each body costs several times its size while served). */
-export const DEFAULT_MAX_BODY_MEMORY_BYTES = 32 * 1024 * 1024;
+/**
+ * Default request body bytes in flight: 16 MiB. A body costs four to five times its size while it
+ * is served (its text, the parsed content, the history sent on and their encodings), so 16 MiB keeps
+ * one 9 MiB request at a time under 300 MB of RSS, and still lets a hundred 128 KB (32k-token)
+ * requests through at once. See docs/benchmarks.md ("Deadlines and limits").
+ */
+export const DEFAULT_MAX_BODY_MEMORY_BYTES = 16 * 1024 * 1024;
 
 /** The header that carries a request's id: the client's when sane (word characters, `-`, `=`; 128 at most), else a UUID. */
 const REQUEST_ID_HEADER = "x-request-id";
@@ -173,7 +185,10 @@ export function createProxy(options: ProxyOptions): Hono {
     const { body, contentType } = await metrics.exposition();
     return c.body(body, 200, { "content-type": contentType });
   });
-  const gate = admit(inFlight, bodyMemory, deps.maxBodyBytes);
+  const reclaimer = new BodyReclaimer(options.reclaimAfterBytes ?? DEFAULT_RECLAIM_AFTER_BYTES, () =>
+    metrics.collectionRequested(),
+  );
+  const gate = admit(inFlight, bodyMemory, reclaimer, deps.maxBodyBytes);
   for (const path of ["/v1/chat/completions", "/chat/completions", "/v1/messages"]) app.use(path, gate);
   for (const path of ["/v1/models", "/models", "/props"]) app.use(path, gate);
   const chat = openAIChatHandler(deps);
@@ -210,7 +225,12 @@ function errorResponse(c: Context, error: ProxyHttpError): Response {
  * the answer has been sent (the response's `close`, so a streamed answer counts until its end) or,
  * in-process, until the handler returns.
  */
-function admit(inFlight: AdmissionQueue, bodyMemory: AdmissionQueue, maxBodyBytes: number) {
+function admit(
+  inFlight: AdmissionQueue,
+  bodyMemory: AdmissionQueue,
+  reclaimer: BodyReclaimer,
+  maxBodyBytes: number,
+) {
   return async (c: Context, next: () => Promise<void>) => {
     const signal = c.req.raw.signal;
     const declared = Number(c.req.header("content-length") ?? Number.NaN);
@@ -219,10 +239,12 @@ function admit(inFlight: AdmissionQueue, bodyMemory: AdmissionQueue, maxBodyByte
       const releaseSlot = await inFlight.acquire(signal);
       if (bodyBytes === 0) return releaseSlot;
       try {
-        const releaseMemory = await bodyMemory.acquire(signal, Math.min(bodyBytes, maxBodyBytes));
+        const weight = Math.min(bodyBytes, maxBodyBytes);
+        const releaseMemory = await bodyMemory.acquire(signal, weight);
         return () => {
           releaseMemory();
           releaseSlot();
+          reclaimer.served(weight);
         };
       } catch (error) {
         releaseSlot();

@@ -1,6 +1,11 @@
 /** The guardrail proxy: OpenAI- and Anthropic-compatible endpoints in front of a local model server. */
 export type { AccessLogFormat, AccessLogOptions } from "./access-log.ts";
-export { createProxy, DEFAULT_MAX_BODY_BYTES, type ProxyOptions } from "./app.ts";
+export {
+  createProxy,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_BODY_MEMORY_BYTES,
+  type ProxyOptions,
+} from "./app.ts";
 export type { BackendCall, BackendFormat, BackendHealth, ForwardRequest, ProxyBackend } from "./backend.ts";
 export { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
 export type { ProxyToolMode } from "./forwarding-client.ts";
@@ -11,4 +16,5 @@ export {
   type HttpBackendOptions,
 } from "./http-backend.ts";
 export { type ManagedBackendOptions, startManagedBackend } from "./managed-backend.ts";
+export { BodyReclaimer, DEFAULT_RECLAIM_AFTER_BYTES } from "./reclaim.ts";
 export { type RunningProxy, type StartProxyOptions, startProxy } from "./server.ts";

@@ -39,6 +39,7 @@ export class ProxyMetrics {
   readonly #nudges: Counter<"route">;
   readonly #compactions: Counter<"route">;
   readonly #inFlight: Gauge;
+  readonly #collections: Counter;
 
   constructor() {
     const registers = [this.#registry];
@@ -79,6 +80,16 @@ export class ProxyMetrics {
       help: "Requests being served (streamed answers until their end)",
       registers,
     });
+    this.#collections = new Counter({
+      name: "forge_proxy_garbage_collections_total",
+      help: "Full garbage collections asked for after large request bodies (--reclaim-after)",
+      registers,
+    });
+  }
+
+  /** The proxy asked V8 for a full collection (see `BodyReclaimer`). */
+  collectionRequested(): void {
+    this.#collections.inc();
   }
 
   /** A request arrived. */

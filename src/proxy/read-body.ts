@@ -22,12 +22,32 @@ export async function readBodyText(c: Context, maxBytes: number): Promise<string
       ? incoming
       : (c.req.raw.body as unknown as AsyncIterable<Uint8Array> | null);
   if (source === null) return "";
+  if (Number.isSafeInteger(declared) && declared >= 0) {
+    // One buffer of the declared size, filled as chunks arrive: no list of chunks and no second
+    // copy when they are joined (a 9 MiB body otherwise holds 18 MiB until it is text).
+    const body = Buffer.allocUnsafe(declared);
+    for await (const chunk of source) {
+      if (size + chunk.byteLength > declared) throw lengthMismatch(declared);
+      body.set(chunk, size);
+      size += chunk.byteLength;
+    }
+    if (size !== declared) throw lengthMismatch(declared);
+    return body.toString("utf8");
+  }
   for await (const chunk of source) {
     size += chunk.byteLength;
     if (size > maxBytes) throw tooLarge(maxBytes);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, size).toString("utf8");
+}
+
+function lengthMismatch(declared: number): ProxyHttpError {
+  return new ProxyHttpError(
+    400,
+    ProxyErrorKind.INVALID_REQUEST,
+    `Request body does not match its content-length (${declared} bytes)`,
+  );
 }
 
 function tooLarge(maxBytes: number): ProxyHttpError {

@@ -37,24 +37,25 @@ const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache
  */
 export function openAIChatHandler(deps: RouteDeps) {
   return async (c: Context): Promise<Response> => {
-    const { text, value } = parseBody(
+    const body = parseBody(
       await readBodyText(c, deps.maxBodyBytes),
       chatCompletionRequestSchema,
       deps.maxJsonDepth,
     );
     const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
-    if (!openAIRequestHasTools(value) && deps.backend.format === "openai") {
+    if (!openAIRequestHasTools(body.value) && deps.backend.format === "openai") {
       const stats = requestStatsOf(c);
-      stats.model = value.model;
+      stats.model = body.value.model;
       return forwardToBackend(
         deps.backend,
-        { method: "POST", path: "/v1/chat/completions", body: text },
+        { method: "POST", path: "/v1/chat/completions", body: body.text },
         deps.queue,
         deadline,
         stats,
       );
     }
-    const request = proxyRequestFromOpenAI(value);
+    // The guarded path never needs the body's text again: let it go before the request runs.
+    const request = proxyRequestFromOpenAI(takeValue(body));
     const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
     if (request.stream) {
       return new Response(renderChatCompletionStream(answer, { includeUsage: request.includeUsage }), {
@@ -68,15 +69,18 @@ export function openAIChatHandler(deps: RouteDeps) {
 /** `POST /v1/messages`: Anthropic Messages in, Anthropic Messages out, an OpenAI-compatible backend behind. */
 export function anthropicMessagesHandler(deps: RouteDeps) {
   return async (c: Context): Promise<Response> => {
-    const { value } = parseBody(
-      await readBodyText(c, deps.maxBodyBytes),
-      messagesRequestSchema,
-      deps.maxJsonDepth,
+    const request = proxyRequestFromAnthropic(
+      parseBody(await readBodyText(c, deps.maxBodyBytes), messagesRequestSchema, deps.maxJsonDepth).value,
     );
-    const request = proxyRequestFromAnthropic(value);
     const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
     const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
     if (request.stream) return new Response(renderMessageStream(answer), { headers: SSE_HEADERS });
     return c.json(renderMessage(answer));
   };
+}
+
+/** The parsed value of a body whose text is dropped: a large body's text is garbage from here on. */
+function takeValue<T>(body: { text: string; value: T }): T {
+  body.text = "";
+  return body.value;
 }

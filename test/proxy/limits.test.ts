@@ -5,6 +5,9 @@
  * a 400 naming where, on the tool path that used to overflow the call stack.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { createProxy } from "../../src/proxy/app.ts";
+import { createHttpBackend } from "../../src/proxy/http-backend.ts";
+import { BodyReclaimer } from "../../src/proxy/reclaim.ts";
 import type { RunningProxy } from "../../src/proxy/server.ts";
 import {
   answerWhen,
@@ -155,6 +158,77 @@ describe("body memory budget", () => {
     expect(await small.json()).toMatchObject({ choices: [{ message: { content: "small" } }] });
     release.open();
     expect(await (await first).json()).toMatchObject({ choices: [{ message: { content: "big" } }] });
+  });
+});
+
+describe("reclaiming large bodies (--reclaim-after)", () => {
+  async function collections(running: RunningProxy): Promise<number> {
+    const text = await (await fetch(`${running.url}/forge/metrics`)).text();
+    const line = text.split("\n").find((row) => row.startsWith("forge_proxy_garbage_collections_total "));
+    return Number(line?.split(" ")[1]);
+  }
+  const large = {
+    model: "m",
+    messages: [{ role: "user", content: "x".repeat(1.2 * MB) }],
+    tools: [weatherToolOpenAI],
+  };
+
+  it("asks for one full collection per --reclaim-after bytes of large bodies, none for small ones", async () => {
+    const weather = toolCallCompletion([{ name: "get_weather", args: { city: "Paris" } }]);
+    backend = await startMisbehavingBackend(Array.from({ length: 26 }, () => reply(weather)));
+    proxy = await startTestProxy({ backendUrl: backend.url, reclaimAfterBytes: 2 * MB });
+    for (let index = 0; index < 20; index += 1) expect((await chat(proxy.url, GUARDED)).status).toBe(200);
+    expect(await collections(proxy)).toBe(0);
+    expect((await chat(proxy.url, large)).status).toBe(200);
+    expect(await collections(proxy)).toBe(0);
+    // The second 1.2 MiB body passes 2 MiB: one collection, counted once the answer has been sent.
+    expect((await chat(proxy.url, large)).status).toBe(200);
+    await waitFor(async () => (await collections(proxy as RunningProxy)) === 1);
+    for (let index = 0; index < 4; index += 1) expect((await chat(proxy.url, large)).status).toBe(200);
+    await waitFor(async () => (await collections(proxy as RunningProxy)) === 3);
+  });
+
+  it("leaves collection to V8 with --reclaim-after 0", async () => {
+    backend = await startMisbehavingBackend(Array.from({ length: 3 }, () => reply(textCompletion("ok"))));
+    proxy = await startTestProxy({ backendUrl: backend.url, reclaimAfterBytes: 0 });
+    for (let index = 0; index < 3; index += 1)
+      expect((await chat(proxy.url, { ...large, tools: undefined })).status).toBe(200);
+    expect(await collections(proxy)).toBe(0);
+  });
+
+  it("really collects: an unreachable object is gone after the collection it asks for", async () => {
+    let asked = 0;
+    const reclaimer = new BodyReclaimer(MB, () => {
+      asked += 1;
+    });
+    const weak = (() => new WeakRef({ payload: "y".repeat(1000) }))();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    reclaimer.served(MB);
+    expect(asked).toBe(1);
+    await waitFor(async () => weak.deref() === undefined);
+  });
+
+  it("refuses a bad --reclaim-after", () => {
+    expect(() => new BodyReclaimer(-1)).toThrow(/reclaimAfterBytes must be a whole number of bytes/);
+    expect(() => new BodyReclaimer(1.5)).toThrow(RangeError);
+  });
+});
+
+describe("request body length", () => {
+  it("refuses a body shorter than its content-length with a 400", async () => {
+    backend = await startMisbehavingBackend([reply(textCompletion("never"))]);
+    const app = createProxy({ backend: createHttpBackend({ url: backend.url }) });
+    const raw = JSON.stringify(PLAIN);
+    const response = await app.request("/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-length": String(raw.length + 10) },
+      body: raw,
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      error: { message: `Request body does not match its content-length (${raw.length + 10} bytes)` },
+    });
+    expect(backend.chatRequests).toBe(0);
   });
 });
 
