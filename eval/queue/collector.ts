@@ -10,7 +10,7 @@ import { EVAL_JOB, evalJobOf, evalRunId, outcomeOf, type QueuedBackendOptions } 
 import type { EvalQueue } from "./open-queue.ts";
 
 /** How often the collector of an embedded queue reads the runs' states (its client sees files). */
-const EMBEDDED_POLL_MS = 250;
+const EMBEDDED_POLL_MS = 1_000;
 /** Results awaited at once on BullMQ (each wait is woken by the queue's events). */
 const BULLMQ_WAITS = 64;
 
