@@ -1,32 +1,35 @@
 /**
- * `forge worker`, `forge enqueue` and `forge runs` on the embedded run queue (a directory): a
- * worker process holds the directory and works its runs; producers and `forge runs` open it as
- * clients from other terminals.
+ * `forge worker`, `forge enqueue` and `forge runs` on a run queue named by `--queue`: a directory
+ * (the embedded queue: a worker process holds the directory and works its runs, producers and
+ * `forge runs` open it as clients from other terminals) or a `redis://` / `postgres://` URL (BullMQ:
+ * any number of workers and producers).
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Command, InvalidArgumentError } from "commander";
 import type { RunQueue, RunRecord, RunRegistry, RunStatus } from "../queue/index.ts";
+import { engineOf } from "../queue/run-queue.ts";
 
 const DEFAULT_QUEUE_DIR = ".forge/queue";
+const QUEUE_HELP = "the queue: a directory (embedded), or a redis:// or postgres:// URL (BullMQ)";
 const STATUSES: readonly RunStatus[] = ["waiting", "active", "completed", "failed", "cancelled"];
 
 /** Add `worker`, `enqueue` and `runs` to `program`. */
 export function registerQueueCommands(program: Command): void {
   program
     .command("worker")
-    .description("Work the runs of an embedded run queue with the workflows of a registry module")
+    .description("Work the runs of a run queue with the workflows of a registry module")
     .requiredOption(
       "--registry <module>",
       "a module whose default (or `registry`) export is defineRegistry({ workflows, runner })",
     )
-    .option("--queue <dir>", "the queue's directory", DEFAULT_QUEUE_DIR)
+    .option("--queue <dir|url>", QUEUE_HELP, queueSpec, DEFAULT_QUEUE_DIR)
     .option("--concurrency <n>", "runs at once", positiveInteger, 1)
     .option("--watch <url>", "report each run to a watch server (forge watch), named by its run id", watchUrl)
     .action(async (options: { registry: string; queue: string; concurrency: number; watch?: string }) => {
       const registry = await loadRegistry(options.registry);
-      const { createEmbeddedQueue, startWorker } = await import("../queue/index.ts");
-      const queue = await createEmbeddedQueue({ dir: options.queue, waitForLockMs: 15_000 });
+      const { startWorker } = await import("../queue/index.ts");
+      const queue = await openQueue(options.queue, "worker");
       const watch =
         options.watch === undefined
           ? undefined
@@ -39,7 +42,7 @@ export function registerQueueCommands(program: Command): void {
         onSettled: (runId, outcome) => console.error(`${runId} ${outcome}`),
       });
       console.error(
-        `forge worker on ${resolve(options.queue)}: ${[...registry.workflows.keys()].join(", ")}${options.watch ? `, runs reported to ${options.watch}` : ""} (Ctrl-C hands runs back)`,
+        `forge worker on ${where(options.queue)}: ${[...registry.workflows.keys()].join(", ")}${options.watch ? `, runs reported to ${options.watch}` : ""} (Ctrl-C hands runs back)`,
       );
       const stop = () => {
         worker
@@ -56,10 +59,10 @@ export function registerQueueCommands(program: Command): void {
 
   program
     .command("enqueue")
-    .description("Add a run to an embedded run queue (the same --run-id twice adds it once)")
+    .description("Add a run to a run queue (the same --run-id twice adds it once)")
     .argument("<workflow>", "the workflow's name in the worker's registry")
     .argument("<message>", "the user message")
-    .option("--queue <dir>", "the queue's directory", DEFAULT_QUEUE_DIR)
+    .option("--queue <dir|url>", QUEUE_HELP, queueSpec, DEFAULT_QUEUE_DIR)
     .option("--run-id <id>", "the run's id (default: a random one)")
     .option("--priority <n>", "higher runs first", integer, 0)
     .option("--wait", "wait for the run to finish and print its result", false)
@@ -69,7 +72,7 @@ export function registerQueueCommands(program: Command): void {
         message: string,
         options: { queue: string; runId?: string; priority: number; wait: boolean },
       ) => {
-        const queue = await openClient(options.queue);
+        const queue = await openQueue(options.queue, "client");
         try {
           const run = await queue.enqueue(workflow, message, {
             priority: options.priority,
@@ -83,44 +86,100 @@ export function registerQueueCommands(program: Command): void {
       },
     );
 
-  const runs = program.command("runs").description("List, show and cancel the runs of an embedded run queue");
+  const runs = program.command("runs").description("List, show, cancel and retry the runs of a run queue");
   runs
     .command("ls")
     .description("One line per run: id, status, workflow, attempts")
-    .option("--queue <dir>", "the queue's directory", DEFAULT_QUEUE_DIR)
+    .option("--queue <dir|url>", QUEUE_HELP, queueSpec, DEFAULT_QUEUE_DIR)
     .option("--status <status>", `only runs in this status (${STATUSES.join(", ")})`, status)
     .action(async (options: { queue: string; status?: RunStatus }) => {
-      const queue = await openClient(options.queue);
-      for (const run of await queue.list(options.status ? { status: options.status } : {})) {
-        console.log(`${run.runId}\t${run.status}\t${run.workflow}\tattempts=${run.attempts}`);
-      }
+      await withQueue(options.queue, async (queue) => {
+        for (const run of await queue.list(options.status ? { status: options.status } : {})) {
+          console.log(`${run.runId}\t${run.status}\t${run.workflow}\tattempts=${run.attempts}`);
+        }
+      });
     });
   runs
     .command("show")
     .description("A run's record as JSON (the checkpoint's snapshot left out)")
     .argument("<run-id>")
-    .option("--queue <dir>", "the queue's directory", DEFAULT_QUEUE_DIR)
+    .option("--queue <dir|url>", QUEUE_HELP, queueSpec, DEFAULT_QUEUE_DIR)
     .action(async (runId: string, options: { queue: string }) => {
-      const run = await (await openClient(options.queue)).get(runId);
-      if (!run) throw new Error(`No run ${runId} in ${resolve(options.queue)}`);
-      console.log(JSON.stringify(withoutSnapshot(run), null, 2));
+      await withQueue(options.queue, async (queue) => {
+        const run = await queue.get(runId);
+        if (!run) throw new Error(`No run ${runId} in ${where(options.queue)}`);
+        console.log(JSON.stringify(withoutSnapshot(run), null, 2));
+      });
     });
   runs
     .command("cancel")
     .description("Cancel a waiting or active run (an active one stops at its next checkpoint)")
     .argument("<run-id>")
-    .option("--queue <dir>", "the queue's directory", DEFAULT_QUEUE_DIR)
+    .option("--queue <dir|url>", QUEUE_HELP, queueSpec, DEFAULT_QUEUE_DIR)
     .action(async (runId: string, options: { queue: string }) => {
-      const queue = await openClient(options.queue);
-      if (!(await queue.get(runId))) throw new Error(`No run ${runId} in ${resolve(options.queue)}`);
-      await queue.cancel(runId);
-      console.log(`cancel requested: ${runId}`);
+      await withQueue(options.queue, async (queue) => {
+        if (!(await queue.get(runId))) throw new Error(`No run ${runId} in ${where(options.queue)}`);
+        await queue.cancel(runId);
+        console.log(`cancel requested: ${runId}`);
+      });
+    });
+  runs
+    .command("retry")
+    .description(
+      "Put a failed or cancelled run back to waiting: it resumes from its last checkpoint (on an embedded queue, the worker holding the directory carries it out at its next take)",
+    )
+    .argument("<run-id>")
+    .option("--queue <dir|url>", QUEUE_HELP, queueSpec, DEFAULT_QUEUE_DIR)
+    .action(async (runId: string, options: { queue: string }) => {
+      await withQueue(options.queue, async (queue) => {
+        if (!(await queue.get(runId))) throw new Error(`No run ${runId} in ${where(options.queue)}`);
+        await queue.retry(runId);
+        // An embedded queue's client only asks the worker that holds the directory.
+        console.log(
+          engineOf(options.queue) === "embedded" ? `retry requested: ${runId}` : `retrying: ${runId}`,
+        );
+      });
     });
 }
 
-async function openClient(dir: string): Promise<RunQueue> {
-  const { createEmbeddedQueue } = await import("../queue/index.ts");
-  return createEmbeddedQueue({ dir, mode: "client" });
+/**
+ * Open the queue `--queue` names: a URL opens BullMQ (workers and producers alike); a directory,
+ * the embedded queue, as its worker (holding it) or as a client of the worker that holds it.
+ */
+async function openQueue(queue: string, role: "worker" | "client"): Promise<RunQueue> {
+  const { createRunQueue } = await import("../queue/index.ts");
+  if (engineOf(queue) !== "embedded") return createRunQueue(queue);
+  return createRunQueue(
+    role === "worker" ? { embedded: queue, waitForLockMs: 15_000 } : { embedded: queue, mode: "client" },
+  );
+}
+
+/** Open a client of `queue`, run `work` with it, and close it (a BullMQ connection keeps a process alive). */
+async function withQueue(queue: string, work: (queue: RunQueue) => Promise<void>): Promise<void> {
+  const opened = await openQueue(queue, "client");
+  try {
+    await work(opened);
+  } finally {
+    await opened.close();
+  }
+}
+
+/** The queue for messages: a directory's full path, a URL without its password. */
+function where(queue: string): string {
+  if (engineOf(queue) === "embedded") return resolve(queue);
+  const url = new URL(queue);
+  if (url.password) url.password = "***";
+  return url.toString();
+}
+
+/** `--queue`: a directory, or a URL of an engine this CLI knows. */
+function queueSpec(value: string): string {
+  try {
+    engineOf(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+  return value;
 }
 
 /** The registry a module exports (default, or `registry`). */

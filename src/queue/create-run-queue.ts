@@ -5,7 +5,7 @@
 import { type BullmqQueueOptions, createBullmqQueue } from "./bullmq-queue.ts";
 import { createEmbeddedQueue, type EmbeddedQueueOptions } from "./embedded-queue.ts";
 import { createPostgresQueue, type PostgresQueueOptions } from "./postgres-queue.ts";
-import type { RunQueue } from "./run-queue.ts";
+import { engineOf, type RunQueue } from "./run-queue.ts";
 
 /** Which queue to open: a URL or directory, or an engine with its options. */
 export type RunQueueSpec =
@@ -41,15 +41,4 @@ export async function createRunQueue(spec: RunQueueSpec): Promise<RunQueue> {
   }
   const { embedded, ...options } = spec;
   return createEmbeddedQueue({ ...options, dir: embedded });
-}
-
-/** The engine a queue string names; a URL of another scheme is refused, not taken for a directory. */
-export function engineOf(queue: string): "redis" | "postgres" | "embedded" {
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(queue)?.[1]?.toLowerCase();
-  if (scheme === undefined) return "embedded";
-  if (scheme === "redis" || scheme === "rediss") return "redis";
-  if (scheme === "postgres" || scheme === "postgresql") return "postgres";
-  throw new RangeError(
-    `A run queue is a redis://, rediss://, postgres:// or postgresql:// URL or a directory, got ${JSON.stringify(queue)}`,
-  );
 }

@@ -7,7 +7,7 @@ export {
   createBullmqQueue,
   RunQueueConnectionError,
 } from "./bullmq-queue.ts";
-export { createRunQueue, engineOf, type RunQueueSpec } from "./create-run-queue.ts";
+export { createRunQueue, type RunQueueSpec } from "./create-run-queue.ts";
 export { createEmbeddedQueue, type EmbeddedQueueOptions } from "./embedded-queue.ts";
 export { createPostgresQueue, PostgresMissingError, type PostgresQueueOptions } from "./postgres-queue.ts";
 export {

@@ -126,6 +126,17 @@ export function assertPriority(priority: number): number {
   return priority;
 }
 
+/** The engine a queue string names; a URL of another scheme is refused, not taken for a directory. */
+export function engineOf(queue: string): "redis" | "postgres" | "embedded" {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(queue)?.[1]?.toLowerCase();
+  if (scheme === undefined) return "embedded";
+  if (scheme === "redis" || scheme === "rediss") return "redis";
+  if (scheme === "postgres" || scheme === "postgresql") return "postgres";
+  throw new RangeError(
+    `A run queue is a redis://, rediss://, postgres:// or postgresql:// URL or a directory, got ${JSON.stringify(queue)}`,
+  );
+}
+
 /** A write through a lease that is no longer the worker's. */
 export class LeaseLostError extends Error {
   readonly runId: string;

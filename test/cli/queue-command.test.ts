@@ -1,15 +1,25 @@
 /**
- * `forge worker`, `forge enqueue` and `forge runs` as real processes on one queue directory:
- * the worker holds the directory, the producer and `runs` open it from other processes.
+ * `forge worker`, `forge enqueue` and `forge runs` as real processes on one queue directory (the
+ * worker holds the directory, the producer and `runs` open it from other processes), and on a
+ * real redis-server through `--queue redis://…`, with `runs retry`.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { exitOf, spawnForge, waitForOutput } from "../helpers/forge-cli.ts";
+import { startTestRedisServer, type TestRedisServer } from "../helpers/redis-server.ts";
 
 const REGISTRY = new URL("../fixtures/durable/registry.ts", import.meta.url).pathname;
 const dirs: string[] = [];
+let redis: TestRedisServer;
+beforeAllOrFail(async () => {
+  redis = await startTestRedisServer();
+}, 30_000);
+afterAll(async () => {
+  await redis?.stop();
+});
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -56,6 +66,52 @@ describe("forge worker / enqueue / runs", () => {
     }
     expect(await exitOf(worker.child)).toBe(0);
   }, 90_000);
+
+  it("works a run on a redis:// queue, retries a failed one, and refuses to retry a completed one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "forge-cli-queue-"));
+    dirs.push(dir);
+    const queue = `${redis.url}/0`;
+    process.env.FORGE_TEST_DIR = dir;
+    const worker = spawnForge(["worker", "--registry", REGISTRY, "--queue", queue]);
+    try {
+      await waitForOutput(worker.output, /forge worker on redis:\/\/127\.0\.0\.1:\d+\/0: shop/);
+      const enqueued = await forge([
+        "enqueue",
+        "shop",
+        "Buy A1",
+        "--queue",
+        queue,
+        "--run-id",
+        "r1",
+        "--wait",
+      ]);
+      expect(enqueued).toMatchObject({ code: 0, stdout: 'r1\n"ok"\n' });
+      // A run naming no workflow of the registry fails; retried, the worker takes it again.
+      const failing = await forge(["enqueue", "nope", "?", "--queue", queue, "--run-id", "n1", "--wait"]);
+      expect(failing.code).toBe(1);
+      expect(failing.stderr).toContain("No workflow 'nope'");
+      const listed = await forge(["runs", "ls", "--queue", queue]);
+      expect(listed.stdout).toBe("r1\tcompleted\tshop\tattempts=1\nn1\tfailed\tnope\tattempts=1\n");
+      const retried = await forge(["runs", "retry", "n1", "--queue", queue]);
+      expect(retried).toMatchObject({ code: 0, stdout: "retrying: n1\n" });
+      await waitForOutput(worker.output, /n1 failed[\s\S]*n1 failed/);
+      const shown = await forge(["runs", "show", "n1", "--queue", queue]);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ runId: "n1", status: "failed", attempts: 2 });
+      const refused = await forge(["runs", "retry", "r1", "--queue", queue]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("only a failed or cancelled run can be retried");
+    } finally {
+      delete process.env.FORGE_TEST_DIR;
+      worker.child.kill("SIGINT");
+    }
+    expect(await exitOf(worker.child)).toBe(0);
+  }, 90_000);
+
+  it("refuses a --queue URL of an engine it does not know", async () => {
+    const result = await forge(["runs", "ls", "--queue", "http://127.0.0.1:1"]);
+    expect(result.code).toBe(2); // a usage error
+    expect(result.stderr).toContain("redis://, rediss://, postgres:// or postgresql:// URL or a directory");
+  }, 60_000);
 
   it("says what a registry module must export", async () => {
     const dir = mkdtempSync(join(tmpdir(), "forge-cli-queue-"));
