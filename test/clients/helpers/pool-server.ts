@@ -15,6 +15,8 @@ export interface PoolServerOptions {
   hold?: boolean;
   /** Answer a chat request after this many ms (default 0). */
   delayMs?: number;
+  /** The assistant message for a request (default: the text `answer to <label>`). */
+  reply?: (request: { messages: Record<string, unknown>[] }) => Record<string, unknown>;
 }
 
 /** A running stand-in. */
@@ -66,7 +68,12 @@ export async function startPoolServer(options: PoolServerOptions = {}): Promise<
   let server: Server;
   let port = 0;
 
-  const answer = (response: ServerResponse, label: string) => {
+  const answer = (
+    response: ServerResponse,
+    label: string,
+    request: { messages: Record<string, unknown>[] },
+  ) => {
+    const message = options.reply?.(request) ?? { role: "assistant", content: `answer to ${label}` };
     const body = JSON.stringify({
       id: "chatcmpl-pool",
       object: "chat.completion",
@@ -75,8 +82,8 @@ export async function startPoolServer(options: PoolServerOptions = {}): Promise<
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content: `answer to ${label}` },
-          finish_reason: "stop",
+          message,
+          finish_reason: message.tool_calls ? "tool_calls" : "stop",
         },
       ],
       usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
@@ -109,7 +116,8 @@ export async function startPoolServer(options: PoolServerOptions = {}): Promise<
     }
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    const label = labelOf(Buffer.concat(chunks).toString("utf8"));
+    const text = Buffer.concat(chunks).toString("utf8");
+    const label = labelOf(text);
     received.push(label);
     if (drop > 0) {
       drop -= 1;
@@ -124,7 +132,7 @@ export async function startPoolServer(options: PoolServerOptions = {}): Promise<
     } finally {
       current -= 1;
     }
-    if (!response.destroyed) answer(response, label);
+    if (!response.destroyed) answer(response, label, JSON.parse(text));
   };
 
   const listen = async () => {
