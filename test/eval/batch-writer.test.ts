@@ -3,7 +3,7 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openBatchWriter } from "../../eval/batch/batch-writer.ts";
+import { claimsDirFor, openBatchWriter } from "../../eval/batch/batch-writer.ts";
 import { readJsonl } from "../../eval/batch/jsonl.ts";
 import { runRowSchema } from "../../eval/batch/row.ts";
 import { readTraces } from "../../eval/report/write-report.ts";
@@ -72,7 +72,7 @@ describe("two evals with --resume on one file", () => {
     for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
   });
 
-  const RUNS = 60;
+  const RUNS = 100;
   const PLANNED = 2 * 2 * RUNS;
   const spawnEval = (out: string) => {
     const child = spawn(
@@ -166,5 +166,12 @@ describe("two evals with --resume on one file", () => {
     const b = await second.exited;
     expect(b.code, b.stderr).toBe(0);
     expectEveryRunOnce(out);
+    // The runs the killed one had under way were claimed again, by the survivor.
+    const owners = new Map<string, Set<string>>();
+    for (const line of lines(join(claimsDirFor(out), "claims.jsonl"))) {
+      const claim = JSON.parse(line) as { key: string; owner: string };
+      owners.set(claim.key, (owners.get(claim.key) ?? new Set()).add(claim.owner));
+    }
+    expect([...owners.values()].filter((claimants) => claimants.size === 2).length).toBeGreaterThan(0);
   }, 180_000);
 });
