@@ -11,8 +11,12 @@
  *     (lock 5 s, stall check 2 s): a worker process hangs in send_receipt, is killed, and a
  *     worker in this process takes the run over; --recovery-runs trials.
  *
+ * (c) workflows per minute over a pool of endpoints and (d) snapshot bytes per iteration: see
+ *     bench/durable-pool.ts.
+ *
  * Prints Markdown tables with the machine's load average.
- * Options: --writes N (default 2000), --recovery-runs N (default 3; 0 skips (b)).
+ * Options: --writes N (default 2000), --recovery-runs N (default 3; 0 skips (b)), --pool-runs N
+ * (default 64; 0 skips (c)), --pool-delay-ms N (simulated inference time, default 200).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -33,11 +37,14 @@ import {
 import { ScriptedClient } from "../src/testing/index.ts";
 import { shopScript, shopWorkflow } from "../test/fixtures/durable/shop.ts";
 import { startTestRedisServer } from "../test/helpers/redis-server.ts";
+import { poolThroughput, snapshotGrowth } from "./durable-pool.ts";
 
 const { values: args } = parseArgs({
   options: {
     writes: { type: "string", default: "2000" },
     "recovery-runs": { type: "string", default: "3" },
+    "pool-runs": { type: "string", default: "64" },
+    "pool-delay-ms": { type: "string", default: "200" },
   },
 });
 const WRITES = Number(args.writes);
@@ -208,4 +215,30 @@ if (RECOVERY_RUNS > 0) {
   console.log("| trial | seconds |\n| --- | --- |");
   for (const row of await recovery()) console.log(row);
 }
+await printPoolFigures();
 process.exit(0);
+
+/** (c) and (d): BullMQ's figure on a redis-server of its own. */
+async function printPoolFigures(): Promise<void> {
+  const runs = Number(args["pool-runs"]);
+  const delayMs = Number(args["pool-delay-ms"]);
+  if (runs > 0) {
+    console.log(
+      `\n### Workflows per minute over a pool of endpoints (2 sim-model endpoints × 4 slots, ${delayMs} ms per call, worker concurrency 8)\n`,
+    );
+    console.log(
+      "| queue | runs | calls per run | ms per call | calls per endpoint | seconds | workflows/min | ideal/min | of ideal |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    );
+    const redis = await startTestRedisServer();
+    try {
+      for (const row of await poolThroughput({ runs, delayMs, redisUrl: redis.url })) console.log(row);
+    } finally {
+      await redis.stop();
+    }
+  }
+  const { rows, growth } = await snapshotGrowth(20);
+  console.log("\n### Checkpoint size per iteration (snapshot and meta as JSON, a 20-iteration run)\n");
+  console.log("| iteration | bytes |\n| --- | --- |");
+  for (const row of rows) console.log(row);
+  console.log(`\nMean growth: ${growth.toFixed(0)} bytes per iteration.`);
+}
