@@ -6,7 +6,8 @@
  *     Redis, the atomic file replace on the embedded queue), p50/p99 over --writes writes after 100
  *     warm-up writes, for a real snapshot of the shop workflow (after its tool batch) and the same
  *     snapshot padded to about 13 kB (a 21-iteration run); Redis without persistence and with the
- *     append-only file fsynced on every write.
+ *     append-only file fsynced on every write; PostgreSQL 15 (test/helpers/postgres-server.ts: the
+ *     fenced UPDATE on BullMQ's job row) with fsync on (its default) and off.
  * (b) time from a worker `kill -9` to the run resuming on another worker with the BullMQ defaults
  *     (lock 5 s, stall check 2 s): a worker process hangs in send_receipt, is killed, and a
  *     worker in this process takes the run over; --recovery-runs trials.
@@ -29,6 +30,7 @@ import { WorkflowRunner } from "../src/loop/runner.ts";
 import {
   createBullmqQueue,
   createEmbeddedQueue,
+  createPostgresQueue,
   defineRegistry,
   type RunQueue,
   type StoredCheckpoint,
@@ -36,6 +38,7 @@ import {
 } from "../src/queue/index.ts";
 import { ScriptedClient } from "../src/testing/index.ts";
 import { shopScript, shopWorkflow } from "../test/fixtures/durable/shop.ts";
+import { startTestPostgresServer } from "../test/helpers/postgres-server.ts";
 import { startTestRedisServer } from "../test/helpers/redis-server.ts";
 import { poolThroughput, snapshotGrowth } from "./durable-pool.ts";
 
@@ -138,6 +141,33 @@ async function checkpointWrites(): Promise<string[]> {
   return rows;
 }
 
+/** (a) on PostgreSQL: clusters of their own, fsync on (PostgreSQL's default) and off. */
+async function postgresCheckpointWrites(): Promise<string[]> {
+  const real = await shopCheckpoint();
+  const sizes = [
+    { label: "shop run, after its batch", checkpoint: real },
+    { label: "padded to 13 kB", checkpoint: padded(real, 13_000) },
+  ];
+  const rows: string[] = [];
+  for (const fsync of [true, false]) {
+    const server = await startTestPostgresServer({ fsync });
+    try {
+      const queue = await createPostgresQueue({ connection: { url: server.url } });
+      for (const [index, size] of sizes.entries()) {
+        const bytes = JSON.stringify(size.checkpoint).length;
+        const { p50, p99 } = await writeLatency(queue, size.checkpoint, `bench-${index}`);
+        rows.push(
+          `| BullMQ, PostgreSQL 15 (fsync ${fsync ? "on" : "off"}) | ${size.label} | ${(bytes / 1000).toFixed(1)} kB | ${p50.toFixed(3)} | ${p99.toFixed(3)} |`,
+        );
+      }
+      await queue.close();
+    } finally {
+      await server.stop();
+    }
+  }
+  return rows;
+}
+
 /** Kill a worker process hung in send_receipt; time until a worker here starts the call again. */
 async function recoveryTrial(url: string, trial: number): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), "forge-bench-recovery-"));
@@ -208,6 +238,7 @@ console.log(`Machine: ${availableParallelism()} cores, load average ${load} befo
 console.log(`### Checkpoint writes through a lease (${WRITES} writes after 100 warm-up; ms)\n`);
 console.log("| engine | snapshot | size | p50 | p99 |\n| --- | --- | --- | --- | --- |");
 for (const row of await checkpointWrites()) console.log(row);
+for (const row of await postgresCheckpointWrites()) console.log(row);
 if (RECOVERY_RUNS > 0) {
   console.log(
     "\n### Worker `kill -9` to the run resuming elsewhere (lock 5 s, stall check 2 s: the defaults)\n",
