@@ -6,7 +6,7 @@
  * queue's recovery when a worker opens the directory again) and is made again from the start.
  */
 
-import type { RunLease } from "../../src/queue/index.ts";
+import { LeaseLostError, type RunLease } from "../../src/queue/index.ts";
 import { type BackendSession, startBackend } from "../backends/registry.ts";
 import { executeTask } from "../batch/batch.ts";
 import { scenarioById } from "../scenarios/index.ts";
@@ -114,7 +114,7 @@ export async function runEvalWorker(options: EvalWorkerOptions): Promise<EvalWor
       options.onSettled?.(job.key, "completed");
     } catch (error) {
       // The lease went to another worker (this one stalled past its lock): its run counts.
-      if ((error as Error)?.name !== "LeaseLostError") throw error;
+      if (!(error instanceof LeaseLostError)) throw error;
       options.onSettled?.(job.key, "lost");
     }
   };
