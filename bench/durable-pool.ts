@@ -4,19 +4,22 @@
  *
  * (c) workflows per minute through a queue (the embedded engine, and BullMQ on Redis when given
  *     a URL) with a worker of concurrency 8 inferring through an `EndpointPool` of two sim-model
- *     servers with 4 slots each and a fixed simulated inference time, against the ideal
- *     Σ slots ÷ mean inference time per run (every slot busy all the time).
+ *     servers (each a process of its own) with 4 slots each and a fixed simulated inference time,
+ *     against the ideal Σ slots ÷ inference time per run (every slot busy all the time): with the
+ *     simulated time per call, and with the time calls really held their slots (HTTP and the
+ *     sim-model's own work included), which isolates how well the pool and queue keep slots busy.
  * (d) the checkpoint (snapshot and meta, as JSON) at each iteration of a 20-iteration run.
  */
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { scenarioById } from "../eval/scenarios/index.ts";
-import { startSimModel } from "../eval/sim-model/server.ts";
-import { EndpointPool } from "../src/clients/index.ts";
+import { EndpointPool, OpenAICompatibleClient } from "../src/clients/index.ts";
 import { defineTool } from "../src/core/tools.ts";
+import type { LLMClient } from "../src/core/types.ts";
 import { defineWorkflow } from "../src/core/workflow.ts";
 import { WorkflowRunner } from "../src/loop/runner.ts";
 import {
@@ -63,12 +66,21 @@ async function poolRun(
 ): Promise<string> {
   const scenario = scenarioById(SCENARIO_ID);
   if (!scenario) throw new Error(`no scenario ${SCENARIO_ID}`);
-  const sims = await Promise.all(
-    Array.from({ length: ENDPOINTS }, () => startSimModel({ profile: "clean", delayMs: options.delayMs })),
-  );
+  const sims = await Promise.all(Array.from({ length: ENDPOINTS }, () => startSimProcess(options.delayMs)));
+  const held: number[] = [];
   const pool = new EndpointPool({
     endpoints: sims.map((sim) => ({ url: sim.url, slots: SLOTS })),
-    clientOptions: { model: `sim/clean/${SCENARIO_ID}/0`, mode: "native", logger: () => {} },
+    createClient: (endpoint) =>
+      timed(
+        new OpenAICompatibleClient({
+          baseUrl: endpoint.clientUrl,
+          model: `sim/clean/${SCENARIO_ID}/0`,
+          mode: "native",
+          retries: 0,
+          logger: () => {},
+        }),
+        held,
+      ),
     logger: () => {},
   });
   const dir = mkdtempSync(join(tmpdir(), "forge-bench-pool-"));
@@ -100,19 +112,78 @@ async function poolRun(
         `${failed.length} pooled runs failed: ${String((failed[0] as PromiseRejectedResult).reason)}`,
       );
     }
-    const calls = sims.reduce((sum, sim) => sum + sim.stats.requests, 0);
-    const callsPerRun = calls / options.runs;
+    const perEndpoint = await Promise.all(sims.map((sim) => sim.requests()));
+    const callsPerRun = perEndpoint.reduce((sum, count) => sum + count, 0) / options.runs;
     const perMinute = (options.runs / seconds) * 60;
-    // Every slot busy all the time: Σ slots ÷ (calls per run × inference time) runs per second.
-    const ideal = ((ENDPOINTS * SLOTS) / ((callsPerRun * options.delayMs) / 1000)) * 60;
-    const split = sims.map((sim) => sim.stats.requests).join(" / ");
-    return `| ${engine} | ${options.runs} | ${callsPerRun.toFixed(1)} | ${options.delayMs} | ${split} | ${seconds.toFixed(2)} | ${perMinute.toFixed(1)} | ${ideal.toFixed(1)} | ${((perMinute / ideal) * 100).toFixed(1)} % |`;
+    // Every slot busy all the time: Σ slots ÷ (calls per run × time per call) runs per second,
+    // with the simulated time, and with the time a call really held its slot (HTTP included).
+    const idealAt = (callMs: number) => ((ENDPOINTS * SLOTS) / ((callsPerRun * callMs) / 1000)) * 60;
+    const heldMs = held.reduce((sum, ms) => sum + ms, 0) / held.length;
+    const ideal = idealAt(options.delayMs);
+    const busy = idealAt(heldMs);
+    return `| ${engine} | ${options.runs} | ${callsPerRun.toFixed(1)} | ${options.delayMs} | ${heldMs.toFixed(1)} | ${perEndpoint.join(" / ")} | ${seconds.toFixed(2)} | ${perMinute.toFixed(1)} | ${ideal.toFixed(1)} | ${((perMinute / ideal) * 100).toFixed(1)} % | ${((perMinute / busy) * 100).toFixed(1)} % |`;
   } finally {
     await queue.close();
     await pool.close();
-    await Promise.all(sims.map((sim) => sim.close()));
+    for (const sim of sims) sim.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** `client`, recording how long each call took (the time it held its slot) into `held`. */
+function timed(client: LLMClient, held: number[]): LLMClient {
+  return {
+    apiFormat: client.apiFormat,
+    getContextLength: () => client.getContextLength(),
+    sendStream: (messages, tools, options) => client.sendStream(messages, tools, options),
+    async send(messages, tools, options) {
+      const started = performance.now();
+      try {
+        return await client.send(messages, tools, options);
+      } finally {
+        held.push(performance.now() - started);
+      }
+    },
+  };
+}
+
+/** A sim-model server in a process of its own (as llama-server would be), on a free port. */
+async function startSimProcess(delayMs: number): Promise<{
+  url: string;
+  requests: () => Promise<number>;
+  stop: () => void;
+}> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      new URL("../eval/cli/main.ts", import.meta.url).pathname,
+      "sim-model",
+      "--port",
+      "0",
+      "--profile",
+      "clean",
+      "--delay-ms",
+      String(delayMs),
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    let output = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8");
+      const found = /listening on (http:\/\/\S+)\/v1/.exec(output);
+      if (found?.[1]) resolve(found[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`sim-model exited with ${code}: ${output}`)));
+  });
+  return {
+    url,
+    requests: async () =>
+      ((await (await fetch(`${url}/v1/sim/stats`)).json()) as { requests: number }).requests,
+    stop: () => child.kill("SIGTERM"),
+  };
 }
 
 /** The record a lookup returns: about 300 bytes of JSON, like a row from an API. */

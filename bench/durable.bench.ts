@@ -258,7 +258,7 @@ async function printPoolFigures(): Promise<void> {
       `\n### Workflows per minute over a pool of endpoints (2 sim-model endpoints × 4 slots, ${delayMs} ms per call, worker concurrency 8)\n`,
     );
     console.log(
-      "| queue | runs | calls per run | ms per call | calls per endpoint | seconds | workflows/min | ideal/min | of ideal |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+      "| queue | runs | calls per run | simulated ms per call | measured ms per call | calls per endpoint | seconds | workflows/min | ideal/min (simulated) | of ideal | of ideal at the measured call time |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     );
     const redis = await startTestRedisServer();
     try {
