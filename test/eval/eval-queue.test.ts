@@ -3,13 +3,17 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ABLATION_PRESETS } from "../../eval/ablation.ts";
+import { startBackend } from "../../eval/backends/registry.ts";
+import { planTasks, runBatch } from "../../eval/batch/batch.ts";
 import { readJsonl } from "../../eval/batch/jsonl.ts";
-import { type RunRow, runRowSchema } from "../../eval/batch/row.ts";
+import { currentVersions, type RunRow, runRowSchema } from "../../eval/batch/row.ts";
 import { runEval } from "../../eval/cli/run-eval.ts";
 import { EVAL_JOB, evalRunId } from "../../eval/queue/eval-job.ts";
 import { openEvalQueue } from "../../eval/queue/open-queue.ts";
 import { readTraces } from "../../eval/report/write-report.ts";
 import { startTestRedisServer, type TestRedisServer } from "../helpers/redis-server.ts";
+import { scenario } from "./helpers.ts";
 
 const workdir = () => mkdtempSync(join(tmpdir(), "forge-eval-queue-"));
 const quietIo = { stdout: () => {}, stderr: () => {} };
@@ -204,6 +208,14 @@ describe("eval batches on a Redis queue (BullMQ)", () => {
     expect(result.code, result.stderr).toBe(0);
     await stopWorkers([victim, survivor]);
     expectEveryRunOnce(out, planned(20));
+    // The runs the victim had under way were taken a second time, by the survivor.
+    const opened = await openEvalQueue(queue, "collector");
+    try {
+      const retaken = (await opened.queue.list()).filter((job) => job.attempts >= 2);
+      expect(retaken.length).toBeGreaterThan(0);
+    } finally {
+      await opened.queue.close();
+    }
   }, 180_000);
 });
 
@@ -227,4 +239,60 @@ describe("eval batches on an embedded queue (a directory)", () => {
     expect(made).toBe(planned(4));
     expectEveryRunOnce(out, planned(4));
   }, 180_000);
+
+  it("a worker killed mid-batch (kill -9): the next worker on the directory makes its runs, every row once", async () => {
+    const dir = workdir();
+    const queue = join(dir, "queue");
+    const out = join(dir, "rows.jsonl");
+    const victim = startWorker(queue);
+    await until(() => /taking runs/.test(victim.stderr()), "the worker to hold the directory");
+    const collector = startCollector(queue, out, 20, 40);
+    await until(() => lineCount(out) >= 10, "10 rows");
+    victim.child.kill("SIGKILL");
+    await victim.exited;
+    const opened = await openEvalQueue(queue, "collector");
+    const stranded = (await opened.queue.list({ status: "active" })).length;
+    await opened.queue.close();
+    // It had runs under way: they are active on disk until a worker opens the directory again.
+    expect(stranded).toBeGreaterThan(0);
+    const successor = startWorker(queue);
+    const result = await collector.exited;
+    expect(result.code, result.stderr).toBe(0);
+    await stopWorkers([successor]);
+    expectEveryRunOnce(out, planned(20));
+  }, 180_000);
+});
+
+describe("a batch stopped while its runs are made elsewhere", () => {
+  it("writes no row for the runs it was still waiting for", async () => {
+    const dir = workdir();
+    const out = join(dir, "rows.jsonl");
+    const identity = { backend: "sim-model", model: "sim/clean", baseSeed: 0, stream: false };
+    const tasks = planTasks(identity, [scenario("basic_2step")], [ABLATION_PRESETS.reforged!], 3);
+    const session = await startBackend("sim-model", { profile: "clean" });
+    const controller = new AbortController();
+    try {
+      const summary = await runBatch({
+        tasks,
+        session,
+        identity,
+        versions: currentVersions(),
+        batchId: "b",
+        out,
+        tracesOut: null,
+        concurrency: 3,
+        signal: controller.signal,
+        // A queue's wait: rejects once the batch is stopped (Ctrl-C), never resolves before.
+        execute: () =>
+          new Promise((_, reject) => {
+            controller.signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true });
+            setTimeout(() => controller.abort(), 100);
+          }),
+      });
+      expect(summary.written).toBe(0);
+      expect(lineCount(out)).toBe(0);
+    } finally {
+      await session.close();
+    }
+  });
 });
