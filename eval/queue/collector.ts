@@ -16,7 +16,10 @@ const BULLMQ_WAITS = 64;
 
 /** What the collector gives `runBatch`. */
 export interface QueueCollector {
-  /** Enqueue the tasks in order; a run the queue already holds (a resumed batch) is left as it is. */
+  /**
+   * Enqueue the tasks in order; a run the queue already holds (a resumed batch) is left as it is.
+   * Stops early, without an error, once the signal aborts.
+   */
   enqueue(tasks: readonly RunTask[]): Promise<void>;
   /** Wait for the task's run to finish on the queue and return its outcome. */
   execute(task: RunTask): Promise<RunOutcome>;
@@ -51,7 +54,8 @@ export function createQueueCollector(options: QueueCollectorOptions): QueueColle
     concurrency: engine === "embedded" ? Number.MAX_SAFE_INTEGER : BULLMQ_WAITS,
     async enqueue(tasks) {
       for (const task of tasks) {
-        options.signal?.throwIfAborted();
+        // Stopped (Ctrl-C): what is enqueued stays; the batch then writes nothing more.
+        if (options.signal?.aborted) return;
         const job = evalJobOf(task, options.backend, options.backendOptions, options.stream);
         await queue.enqueue(EVAL_JOB, JSON.stringify(job), { runId: evalRunId(options.out, task.key) });
       }
