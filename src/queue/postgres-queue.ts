@@ -29,14 +29,17 @@ export interface PostgresQueueOptions extends BullmqEngineOptions {
   schema?: string;
 }
 
-/** The PostgreSQL engine's optional peers are not installed. */
+/** The PostgreSQL engine's optional peers (bullmq, pg) are not installed. */
 export class PostgresMissingError extends Error {
-  constructor(options?: ErrorOptions) {
+  /** The packages that could not be loaded. */
+  readonly missing: readonly string[];
+  constructor(missing: readonly string[] = ["bullmq", "pg"], options?: ErrorOptions) {
     super(
-      "bullmq and pg are not installed: the PostgreSQL run queue needs them. Install them next to forge-guardrails: npm install bullmq@6 pg@8 (the embedded queue, createEmbeddedQueue, needs neither)",
+      `${missing.join(" and ")} ${missing.length === 1 ? "is" : "are"} not installed: the PostgreSQL run queue needs bullmq and pg. Install them next to forge-guardrails: npm install bullmq@6 pg@8 (the embedded queue, createEmbeddedQueue, needs neither)`,
       options,
     );
     this.name = "PostgresMissingError";
+    this.missing = missing;
   }
 }
 
@@ -53,16 +56,25 @@ interface PostgresModules {
 }
 
 async function loadPostgres(): Promise<PostgresModules> {
-  try {
-    const [bullmq, pg] = await Promise.all([import("bullmq"), import("pg")]);
-    const Pool = (pg.default ?? pg).Pool as unknown as PostgresModules["Pool"];
-    return { bullmq, Pool };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND") {
-      throw new PostgresMissingError({ cause: error });
+  const missing: string[] = [];
+  let cause: unknown;
+  const load = async <T>(name: string, importer: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await importer();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND") throw error;
+      missing.push(name);
+      cause = error;
+      return undefined;
     }
-    throw error;
-  }
+  };
+  const [bullmq, pg] = await Promise.all([
+    load("bullmq", () => import("bullmq")),
+    load("pg", () => import("pg")),
+  ]);
+  if (!bullmq || !pg) throw new PostgresMissingError(missing, { cause });
+  const Pool = (pg.default ?? pg).Pool as unknown as PostgresModules["Pool"];
+  return { bullmq, Pool };
 }
 
 /**
@@ -184,6 +196,7 @@ export class PostgresJobStore implements JobStore {
   }
 
   async clearForRetry(runId: string): Promise<void> {
+    // BullMQ's move_to_failed already clears deferred_failure; the stall count it keeps.
     await this.#pool.query(
       `UPDATE ${this.#job} SET data = data - '${CANCEL_KEY}', stalled_count = 0, deferred_failure = NULL
         WHERE queue = $1 AND id = $2`,

@@ -389,9 +389,22 @@ describe("the BullMQ queue", () => {
     }
     await expect(producer.result("s2")).rejects.toThrow(/stalled/);
     expect(await producer.get("s2")).toMatchObject({ status: "failed", error: { name: "RunStalledError" } });
-    // Retried, it is taken again (BullMQ's stall count and deferred failure are gone with it).
+    // Retried, it has its whole stall allowance again (BullMQ's stall count and deferred failure
+    // are cleared): one more silent worker sends it back to waiting, not to failed.
     expect(await producer.retry("s2")).toMatchObject({ status: "waiting" });
-    const again = await checker.take("checker");
+    const last = await createBullmqQueue(options);
+    let held = await last.take("dying");
+    for (const until = Date.now() + 10_000; !held && Date.now() < until; ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      held = await last.take("dying");
+    }
+    expect(held?.job.runId).toBe("s2");
+    await last.close();
+    let again = await checker.take("checker");
+    for (const until = Date.now() + 10_000; !again && Date.now() < until; ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      again = await checker.take("checker");
+    }
     expect(again?.job.runId).toBe("s2");
     await again?.complete("ok");
     expect(await producer.result("s2")).toBe("ok");

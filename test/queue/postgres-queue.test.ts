@@ -230,6 +230,59 @@ describe("the BullMQ queue on PostgreSQL", () => {
     expect(await survivor.result("s1")).toBe("ok");
   }, 20_000);
 
+  it("fails a run for good once it stalled more than maxStalledCount times; retried, it is taken again", async () => {
+    const name = `stall-limit-${randomUUID()}`;
+    const options = {
+      connection: { url: postgres.url },
+      name,
+      lockMs: 300,
+      stalledIntervalMs: 100,
+      maxStalledCount: 1,
+    };
+    const producer = await openQueue({ name });
+    await producer.enqueue("echo", "x", { runId: "s2" });
+    // Two workers in turn take the run and go silent; each one's stall checker frees the last one's.
+    for (let round = 0; round < 2; round++) {
+      const dying = await createPostgresQueue(options);
+      let lease = await dying.take("dying");
+      const deadline = Date.now() + 10_000;
+      while (!lease && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        lease = await dying.take("dying");
+      }
+      expect(lease?.job.runId).toBe("s2");
+      await dying.close();
+    }
+    // The next worker's stall checker marks it; taking it then fails it for good.
+    const checker = await openQueue(options);
+    const deadline = Date.now() + 10_000;
+    while ((await producer.get("s2"))?.status !== "failed" && Date.now() < deadline) {
+      expect(await checker.take("checker")).toBeNull();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await expect(producer.result("s2")).rejects.toThrow(/stalled/);
+    expect(await producer.get("s2")).toMatchObject({ status: "failed", error: { name: "RunStalledError" } });
+    // Retried, it has its whole stall allowance again (BullMQ's stall count and deferred failure
+    // are cleared): one more silent worker sends it back to waiting, not to failed.
+    expect(await producer.retry("s2")).toMatchObject({ status: "waiting" });
+    const last = await createPostgresQueue(options);
+    let held = await last.take("dying");
+    for (const until = Date.now() + 10_000; !held && Date.now() < until; ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      held = await last.take("dying");
+    }
+    expect(held?.job.runId).toBe("s2");
+    await last.close();
+    let again = await checker.take("checker");
+    for (const until = Date.now() + 10_000; !again && Date.now() < until; ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      again = await checker.take("checker");
+    }
+    expect(again?.job.runId).toBe("s2");
+    await again?.complete("ok");
+    expect(await producer.result("s2")).toBe("ok");
+  }, 30_000);
+
   it("retries a failed run and a cancelled one from their last checkpoint; refuses a waiting one", async () => {
     const queue = await openQueue();
     await queue.enqueue("echo", "x", { runId: "t1" });
