@@ -23,6 +23,7 @@ const USAGE_ERRORS = new Set([
   "UnknownSelectionError",
   "UnknownProfileError",
   "BackendConfigError",
+  "EvalQueueSpecError",
 ]);
 
 /**
@@ -111,8 +112,8 @@ export function registerEvalCommand(program: Command): Command {
     .option("--no-report", "do not print the table")
     .option("--delay-ms <n>", "sim-model: latency added per request")
     .option(
-      "--queue <redis-url|dir>",
-      "enqueue the runs on a run queue (redis://… or an embedded queue's directory) for `npm run eval -- worker` processes to make; this process collects their results into --out",
+      "--queue <url|dir>",
+      "enqueue the runs on a run queue (redis://…, postgres://… or an embedded queue's directory) for `npm run eval -- worker` processes to make; this process collects their results into --out",
     )
     .action(async (options: Record<string, unknown>, command: Command) => {
       const controller = new AbortController();
@@ -135,7 +136,10 @@ export function registerEvalCommand(program: Command): Command {
     .description(
       "Make the eval runs an `eval run --queue` enqueued: each job names its scenario, config, seed and backend; the outcome goes back to the collector, which writes the row",
     )
-    .requiredOption("--queue <redis-url|dir>", "the run queue: redis://… or an embedded queue's directory")
+    .requiredOption(
+      "--queue <url|dir>",
+      "the run queue: redis://…, postgres://… or an embedded queue's directory",
+    )
     .option("--concurrency <n>", "runs made at once", "1")
     .addOption(
       new Option("--api-key <key>", "the backend's credential (jobs carry none)").env("FORGE_EVAL_API_KEY"),

@@ -1,9 +1,11 @@
 /**
- * `--queue <spec>`: a Redis URL (`redis://` or `rediss://`) opens the BullMQ engine on the queue
- * named `forge-eval`, anything else names a directory of the embedded engine. The embedded engine
- * is one process's: its worker holds the directory and the collector opens it as a client.
+ * `--queue <spec>`, opened with the library's `createRunQueue`: a `redis://` (`rediss://`) URL is
+ * BullMQ on Redis, a `postgres://` (`postgresql://`) URL BullMQ on PostgreSQL, both on the queue
+ * named `forge-eval`; anything else names a directory of the embedded engine, which is one
+ * process's: its worker holds the directory and the collector opens it as a client.
  */
-import { createBullmqQueue, createEmbeddedQueue, type RunQueue } from "../../src/queue/index.ts";
+import { createRunQueue, type RunQueue } from "../../src/queue/index.ts";
+import { engineOf } from "../../src/queue/run-queue.ts";
 
 /** The BullMQ queue eval jobs go to (beside, never mixed with, `forge worker`'s `forge-runs`). */
 export const EVAL_QUEUE_NAME = "forge-eval";
@@ -11,14 +13,17 @@ export const EVAL_QUEUE_NAME = "forge-eval";
 /** An opened queue, with its engine. */
 export interface EvalQueue {
   queue: RunQueue & { waitForWork?(signal?: AbortSignal): Promise<void> };
-  engine: "bullmq" | "embedded";
+  engine: "redis" | "postgres" | "embedded";
   /** The spec as given, for messages. */
   spec: string;
 }
 
-/** Whether `spec` names Redis rather than a directory. */
-export function isRedisSpec(spec: string): boolean {
-  return /^rediss?:\/\//i.test(spec);
+/** A `--queue` that names no engine: a URL of another scheme. */
+export class EvalQueueSpecError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "EvalQueueSpecError";
+  }
 }
 
 /**
@@ -26,15 +31,22 @@ export function isRedisSpec(spec: string): boolean {
  * @example const { queue } = await openEvalQueue("redis://127.0.0.1:6379", "worker");
  */
 export async function openEvalQueue(spec: string, role: "collector" | "worker"): Promise<EvalQueue> {
-  if (isRedisSpec(spec)) {
-    const queue = await createBullmqQueue({ connection: { url: spec }, name: EVAL_QUEUE_NAME });
-    return { queue, engine: "bullmq", spec };
+  let engine: EvalQueue["engine"];
+  try {
+    engine = engineOf(spec);
+  } catch (error) {
+    throw new EvalQueueSpecError(`--queue: ${(error as Error).message}`);
   }
-  const queue = await createEmbeddedQueue({
-    dir: spec,
-    mode: role === "worker" ? "worker" : "client",
-    // A restarted worker takes over the directory a killed one left (its lock goes stale in 10 s).
-    ...(role === "worker" && { waitForLockMs: 15_000 }),
-  });
-  return { queue, engine: "embedded", spec };
+  const queue =
+    engine === "redis"
+      ? await createRunQueue({ redis: spec, name: EVAL_QUEUE_NAME })
+      : engine === "postgres"
+        ? await createRunQueue({ postgres: spec, name: EVAL_QUEUE_NAME })
+        : await createRunQueue({
+            embedded: spec,
+            mode: role === "worker" ? "worker" : "client",
+            // A restarted worker takes over the directory a killed one left (its lock goes stale in 10 s).
+            ...(role === "worker" && { waitForLockMs: 15_000 }),
+          });
+  return { queue, engine, spec };
 }

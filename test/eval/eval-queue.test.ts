@@ -12,6 +12,7 @@ import { runEval } from "../../eval/cli/run-eval.ts";
 import { EVAL_JOB, evalRunId } from "../../eval/queue/eval-job.ts";
 import { openEvalQueue } from "../../eval/queue/open-queue.ts";
 import { readTraces } from "../../eval/report/write-report.ts";
+import { startTestPostgresServer, type TestPostgresServer } from "../helpers/postgres-server.ts";
 import { startTestRedisServer, type TestRedisServer } from "../helpers/redis-server.ts";
 import { scenario } from "./helpers.ts";
 
@@ -216,6 +217,27 @@ describe("eval batches on a Redis queue (BullMQ)", () => {
     } finally {
       await opened.queue.close();
     }
+  }, 180_000);
+});
+
+describe("eval batches on a PostgreSQL queue (BullMQ)", () => {
+  let postgres: TestPostgresServer;
+  beforeAll(async () => {
+    postgres = await startTestPostgresServer();
+  }, 60_000);
+  afterAll(async () => {
+    await postgres?.stop();
+  });
+
+  it("two workers make the runs, one collector writes each row once", async () => {
+    const out = join(workdir(), "rows.jsonl");
+    const workers = [startWorker(postgres.url), startWorker(postgres.url)];
+    const collector = startCollector(postgres.url, out, 4, 5);
+    const result = await collector.exited;
+    expect(result.code, result.stderr).toBe(0);
+    const made = await stopWorkers(workers);
+    expectEveryRunOnce(out, planned(4));
+    expect(made.reduce((sum, count) => sum + count, 0)).toBe(planned(4));
   }, 180_000);
 });
 

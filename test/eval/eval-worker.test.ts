@@ -45,6 +45,15 @@ describe("eval jobs", () => {
   });
 });
 
+describe("--queue", () => {
+  it("refuses a URL of another scheme as a usage error naming the ones it takes", async () => {
+    await expect(openEvalQueue("amqp://127.0.0.1:5672", "worker")).rejects.toMatchObject({
+      name: "EvalQueueSpecError",
+      message: expect.stringMatching(/--queue: .*redis:\/\/.*postgres:\/\//),
+    });
+  });
+});
+
 describe("eval worker", () => {
   it("makes a queued run, fails a job that is not an eval run, and leaves the queue", async () => {
     const dir = join(workdir(), "queue");
