@@ -1,5 +1,5 @@
 /**
- * `npm run eval`: qualify a model against the eval scenarios (run, report, list, replay).
+ * `npm run eval`: qualify a model against the eval scenarios (run, worker, report, list, replay).
  * A repository-only command (eval/ is not shipped); this file only declares its command line.
  */
 import { type Command, Option } from "commander";

@@ -1,5 +1,5 @@
 /**
- * The repository's own command line, `forge-eval`: `eval` (run, report, list, replay) and
+ * The repository's own command line, `forge-eval`: `eval` (run, worker, report, list, replay) and
  * `sim-model`. eval/ is not shipped, so these are not `forge` subcommands.
  */
 import { Command } from "commander";
