@@ -1,7 +1,8 @@
 /**
  * `forge worker`, `forge enqueue` and `forge runs` as real processes on one queue directory (the
- * worker holds the directory, the producer and `runs` open it from other processes), and on a
- * real redis-server through `--queue redis://…`, with `runs retry`.
+ * worker holds the directory, the producer and `runs` open it from other processes), on a real
+ * redis-server through `--queue redis://…` (with `runs retry`) and on a real PostgreSQL 15 through
+ * `--queue postgres://…`.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,16 +10,20 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { exitOf, spawnForge, waitForOutput } from "../helpers/forge-cli.ts";
+import { startTestPostgresServer, type TestPostgresServer } from "../helpers/postgres-server.ts";
 import { startTestRedisServer, type TestRedisServer } from "../helpers/redis-server.ts";
 
 const REGISTRY = new URL("../fixtures/durable/registry.ts", import.meta.url).pathname;
 const dirs: string[] = [];
 let redis: TestRedisServer;
+let postgres: TestPostgresServer;
 beforeAllOrFail(async () => {
   redis = await startTestRedisServer();
-}, 30_000);
+  postgres = await startTestPostgresServer();
+}, 60_000);
 afterAll(async () => {
   await redis?.stop();
+  await postgres?.stop();
 });
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
@@ -100,6 +105,36 @@ describe("forge worker / enqueue / runs", () => {
       const refused = await forge(["runs", "retry", "r1", "--queue", queue]);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain("only a failed or cancelled run can be retried");
+    } finally {
+      delete process.env.FORGE_TEST_DIR;
+      worker.child.kill("SIGINT");
+    }
+    expect(await exitOf(worker.child)).toBe(0);
+  }, 90_000);
+
+  it("works a run on a postgres:// queue", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "forge-cli-queue-"));
+    dirs.push(dir);
+    process.env.FORGE_TEST_DIR = dir;
+    const worker = spawnForge(["worker", "--registry", REGISTRY, "--queue", postgres.url]);
+    try {
+      await waitForOutput(
+        worker.output,
+        /forge worker on postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres: shop/,
+      );
+      const enqueued = await forge([
+        "enqueue",
+        "shop",
+        "Buy A1",
+        "--queue",
+        postgres.url,
+        "--run-id",
+        "p1",
+        "--wait",
+      ]);
+      expect(enqueued).toMatchObject({ code: 0, stdout: 'p1\n"ok"\n' });
+      const listed = await forge(["runs", "ls", "--queue", postgres.url]);
+      expect(listed.stdout).toBe("p1\tcompleted\tshop\tattempts=1\n");
     } finally {
       delete process.env.FORGE_TEST_DIR;
       worker.child.kill("SIGINT");
