@@ -6,24 +6,26 @@
  * history it already holds. Endpoints are health-checked; one that is down takes no calls until
  * it answers again, and a call that meets a dead connection moves to another endpoint.
  */
-import { BackendError } from "../core/errors.ts";
 import type { ApiFormat } from "../core/messages.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, LLMResponse, SendOptions, StreamChunk } from "../core/types.ts";
 import { enqueueJob, type SlotJob } from "../machines/slot-worker.machine.ts";
-import { UNREACHABLE_STATUS } from "./http.ts";
-import { OllamaClient, type OllamaClientOptions } from "./ollama-client.ts";
-import { OpenAICompatibleClient, type OpenAICompatibleClientOptions } from "./openai-compatible-client.ts";
 import {
   type EndpointConfig,
   EndpointPoolClosedError,
   EndpointPoolConfigError,
   EndpointsUnavailableError,
-  type PoolEndpointKind,
-  type PoolEndpointOptions,
   parseEndpoints,
   probeEndpoint,
 } from "./pool-endpoint.ts";
+import {
+  defaultClient,
+  type EndpointPoolOptions,
+  type EndpointStatus,
+  isConnectionError,
+  type PoolTimings,
+  resolveTimings,
+} from "./pool-options.ts";
 
 export {
   type EndpointConfig,
@@ -33,54 +35,7 @@ export {
   type PoolEndpointKind,
   type PoolEndpointOptions,
 } from "./pool-endpoint.ts";
-
-/** Options of `EndpointPool`. */
-export interface EndpointPoolOptions {
-  /** The servers: URLs (llama-server, slots from `/props`) or `{ url, kind, slots }`. */
-  endpoints: readonly (string | PoolEndpointOptions)[];
-  /**
-   * Options of each llama-server endpoint's `OpenAICompatibleClient` (its `baseUrl` is the
-   * endpoint's). `retries` defaults to 0 here: the pool moves a call that cannot connect to another
-   * endpoint itself, and a queue worker retries other backend failures from the last checkpoint.
-   */
-  clientOptions?: Omit<OpenAICompatibleClientOptions, "baseUrl">;
-  /** Options of each Ollama endpoint's `OllamaClient`, its model at least (`retries` defaults to 0, as above). */
-  ollamaOptions?: Omit<OllamaClientOptions, "baseUrl">;
-  /** Build an endpoint's client yourself (a test double, a client with other options). */
-  createClient?: (endpoint: EndpointConfig) => LLMClient;
-  /** How often every endpoint is health-checked. Default 2 000 ms. */
-  healthIntervalMs?: number;
-  /** The deadline of one health check (`/health`, then `/props`). Default 2 000 ms. */
-  healthTimeoutMs?: number;
-  /**
-   * How long a call waits while no endpoint is up before it fails with `EndpointsUnavailableError`.
-   * Default 30 000 ms.
-   */
-  unavailableTimeoutMs?: number;
-  /**
-   * A run that has made no call for this long loses its endpoint (it is placed afresh on its next
-   * call). `endRun` drops it at once. Default 60 000 ms.
-   */
-  stickyIdleMs?: number;
-  /** Where endpoint up/down lines go. Default `console.warn`. */
-  logger?: (line: string) => void;
-}
-
-/** One endpoint as the pool sees it now. */
-export interface EndpointStatus {
-  url: string;
-  kind: PoolEndpointKind;
-  up: boolean;
-  /** Requests it takes at once; null until it was first seen up (slots from `/props`). */
-  slots: number | null;
-  inFlight: number;
-  /** Calls waiting for one of its slots. */
-  waiting: number;
-  /** Runs that keep this endpoint (sticky). */
-  runs: number;
-  /** Why it is down; null while up. */
-  error: string | null;
-}
+export type { EndpointPoolOptions, EndpointStatus } from "./pool-options.ts";
 
 interface Endpoint {
   readonly config: EndpointConfig;
@@ -143,12 +98,7 @@ interface Lease {
 export class EndpointPool implements LLMClient {
   readonly apiFormat: ApiFormat;
   readonly #endpoints: Endpoint[];
-  readonly #options: Required<
-    Pick<
-      EndpointPoolOptions,
-      "healthIntervalMs" | "healthTimeoutMs" | "unavailableTimeoutMs" | "stickyIdleMs"
-    >
-  >;
+  readonly #options: PoolTimings;
   readonly #apiKey: string | undefined;
   readonly #logger: (line: string) => void;
   readonly #waiters = new Map<string, Waiter>();
@@ -162,12 +112,7 @@ export class EndpointPool implements LLMClient {
 
   constructor(options: EndpointPoolOptions) {
     const configs = parseEndpoints(options?.endpoints);
-    this.#options = {
-      healthIntervalMs: positive("healthIntervalMs", options.healthIntervalMs, 2_000),
-      healthTimeoutMs: positive("healthTimeoutMs", options.healthTimeoutMs, 2_000),
-      unavailableTimeoutMs: positive("unavailableTimeoutMs", options.unavailableTimeoutMs, 30_000),
-      stickyIdleMs: positive("stickyIdleMs", options.stickyIdleMs, 60_000),
-    };
+    this.#options = resolveTimings(options);
     this.#apiKey = options.clientOptions?.apiKey;
     this.#logger = options.logger ?? ((line) => console.warn(line));
     const create = options.createClient ?? ((config: EndpointConfig) => defaultClient(config, options));
@@ -527,34 +472,6 @@ export class EndpointPool implements LLMClient {
       this.#place(waiter);
     }
   }
-}
-
-/** An endpoint's default client: retries off, the pool fails over instead. */
-function defaultClient(config: EndpointConfig, options: EndpointPoolOptions): LLMClient {
-  if (config.kind === "llama-server") {
-    return new OpenAICompatibleClient({ retries: 0, ...options.clientOptions, baseUrl: config.clientUrl });
-  }
-  if (!options.ollamaOptions) {
-    throw new EndpointPoolConfigError(
-      `Endpoint ${config.url} is an Ollama server: give ollamaOptions (at least its model) for its client`,
-    );
-  }
-  return new OllamaClient({ retries: 0, ...options.ollamaOptions, baseUrl: config.clientUrl });
-}
-
-/** The transport could not reach the server or lost the connection (not an HTTP status it sent). */
-function isConnectionError(error: unknown): boolean {
-  return (
-    error instanceof BackendError && error.statusCode === UNREACHABLE_STATUS && error.cause instanceof Error
-  );
-}
-
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) {
-    throw new EndpointPoolConfigError(`${name} must be a positive number of milliseconds, got ${value}`);
-  }
-  return value;
 }
 
 function closedError(): EndpointPoolClosedError {
