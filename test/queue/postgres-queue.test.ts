@@ -192,6 +192,24 @@ describe("the BullMQ queue on PostgreSQL", () => {
     expect((await producerSide.get("c2"))?.status).toBe("cancelled");
   });
 
+  it("hands a run back on release and retries a backend failure from the last checkpoint", async () => {
+    const queue = await openQueue();
+    await queue.enqueue("echo", "x", { runId: "h1" });
+    const first = await queue.take("w");
+    await first?.saveCheckpoint(checkpointOf(2));
+    await first?.release();
+    expect(await queue.get("h1")).toMatchObject({ status: "waiting", attempts: 1 });
+    const second = await queue.take("w");
+    expect(second?.checkpoint?.meta.seq).toBe(2);
+    await second?.fail({ name: "BackendError", message: "503" }, { retry: true });
+    expect(await queue.get("h1")).toMatchObject({ status: "waiting", error: { message: "503" } });
+    const third = await queue.take("w");
+    expect(third?.attempts).toBe(3);
+    expect(third?.checkpoint?.meta.seq).toBe(2);
+    await third?.complete("done");
+    expect(await queue.result("h1")).toBe("done");
+  });
+
   it("renews the lock while a lease is held, past lockMs", async () => {
     const queue = await openQueue({ lockMs: 300, stalledIntervalMs: 100 });
     await queue.enqueue("echo", "x", { runId: "n1" });
