@@ -11,7 +11,7 @@ import {
   type EndpointPoolOptions,
   EndpointsUnavailableError,
 } from "../../src/clients/index.ts";
-import type { LLMClient, TextResponse } from "../../src/core/types.ts";
+import { ChunkType, type LLMClient, type StreamChunk, type TextResponse } from "../../src/core/types.ts";
 import { type PoolServer, type PoolServerOptions, startPoolServer } from "./helpers/pool-server.ts";
 
 const servers: PoolServer[] = [];
@@ -219,6 +219,33 @@ describe("EndpointPool: endpoints going down and coming back", () => {
     expect(a.received).toEqual(["warm", "dropped"]);
     expect(b.received).toEqual(["dropped"]);
     expect(target.status()[0]?.up).toBe(false);
+  });
+
+  it("streams through a run's endpoint, and moves a stream that cannot connect to another endpoint", async () => {
+    const a = await server({ totalSlots: 1 });
+    const b = await server({ totalSlots: 1 });
+    const target = pool([a.url, b.url], { healthIntervalMs: 60_000 });
+    const stream = async (label: string) => {
+      const chunks: StreamChunk[] = [];
+      for await (const chunk of target.sendStream([{ role: "user", content: label }], undefined, {
+        runId: "r1",
+      })) {
+        chunks.push(chunk);
+      }
+      return chunks;
+    };
+    const first = await stream("one");
+    expect(first.at(-1)).toEqual({ type: ChunkType.FINAL, response: { content: "answer to one" } });
+    await a.stop();
+    const second = await stream("two");
+    expect(second.at(-1)).toEqual({ type: ChunkType.FINAL, response: { content: "answer to two" } });
+    expect(second.some((chunk) => chunk.type === ChunkType.RETRY)).toBe(false);
+    expect(a.received).toEqual(["one"]);
+    expect(b.received).toEqual(["two"]);
+    expect(target.status().map((endpoint) => [endpoint.up, endpoint.inFlight])).toEqual([
+      [false, 0],
+      [true, 0],
+    ]);
   });
 
   it("holds calls while every endpoint is down and sends them once one comes back", async () => {

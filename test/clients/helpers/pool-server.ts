@@ -1,6 +1,7 @@
 /**
  * A llama-server stand-in for the pool tests: a real node:http server on 127.0.0.1 that answers
- * GET /health, GET /props (`total_slots`) and POST /v1/chat/completions in the OpenAI shape, counts
+ * GET /health, GET /props (`total_slots`) and POST /v1/chat/completions in the OpenAI shape (text
+ * streams too), counts
  * the chat requests it holds at once, records each request's label (the last user message), and
  * can hold requests until the test lets them go, drop a connection, stop and restart on its port.
  */
@@ -71,8 +72,17 @@ export async function startPoolServer(options: PoolServerOptions = {}): Promise<
   const answer = (
     response: ServerResponse,
     label: string,
-    request: { messages: Record<string, unknown>[] },
+    request: { messages: Record<string, unknown>[]; stream?: boolean },
   ) => {
+    if (request.stream) {
+      // Text only: one content delta, the finish, [DONE].
+      const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+        `data: ${JSON.stringify({ id: "chatcmpl-pool", object: "chat.completion.chunk", created: 0, model: "pool", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.write(chunk({ role: "assistant", content: `answer to ${label}` }, null));
+      response.end(`${chunk({}, "stop")}data: [DONE]\n\n`);
+      return;
+    }
     const message = options.reply?.(request) ?? { role: "assistant", content: `answer to ${label}` };
     const body = JSON.stringify({
       id: "chatcmpl-pool",
