@@ -25,6 +25,7 @@ import {
   type RunRecord,
   type RunStatus,
   type StoredCheckpoint,
+  urlWithoutPassword,
 } from "./run-queue.ts";
 import { Waiters } from "./waiters.ts";
 
@@ -112,7 +113,8 @@ export async function createBullmqQueue(options: BullmqQueueOptions): Promise<Bu
     "url" in options.connection
       ? { url: options.connection.url }
       : { host: options.connection.host, port: options.connection.port };
-  const address = "url" in connection ? connection.url : `${connection.host}:${connection.port}`;
+  const address =
+    "url" in connection ? urlWithoutPassword(connection.url) : `${connection.host}:${connection.port}`;
   const redis = defineFencedCommands(
     "url" in connection
       ? new Redis(connection.url, { maxRetriesPerRequest: null, lazyConnect: true })

@@ -15,6 +15,7 @@ import {
   RunQueueConnectionError,
 } from "./bullmq-queue.ts";
 import type { FencedOutcome, JobStore } from "./job-store.ts";
+import { urlWithoutPassword } from "./run-queue.ts";
 
 /** Options of `createPostgresQueue`. */
 export interface PostgresQueueOptions extends BullmqEngineOptions {
@@ -128,14 +129,7 @@ export async function createPostgresQueue(options: PostgresQueueOptions): Promis
 
 /** The connection, for messages: a URL without its password. */
 function addressOf(connection: PostgresQueueOptions["connection"]): string {
-  if (!("url" in connection)) return `${connection.host}:${connection.port}`;
-  try {
-    const url = new URL(connection.url);
-    if (url.password) url.password = "***";
-    return url.toString();
-  } catch {
-    return "(an unparsable URL)";
-  }
+  return "url" in connection ? urlWithoutPassword(connection.url) : `${connection.host}:${connection.port}`;
 }
 
 /** The key of the cancel mark in the job's data. */

@@ -146,3 +146,14 @@ export class LeaseLostError extends Error {
     this.runId = runId;
   }
 }
+
+/** A connection URL for messages: its password, if any, replaced by `***`. */
+export function urlWithoutPassword(address: string): string {
+  try {
+    const url = new URL(address);
+    if (url.password) url.password = "***";
+    return url.toString();
+  } catch {
+    return "(an unparsable URL)";
+  }
+}

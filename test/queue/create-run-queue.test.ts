@@ -55,6 +55,9 @@ describe("createRunQueue", () => {
     const redis = createRunQueue({ redis: "redis://127.0.0.1:1", connectTimeoutMs: 1_000 });
     await expect(redis).rejects.toBeInstanceOf(RunQueueConnectionError);
     await expect(redis).rejects.toThrow(/Cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
+    const withPassword = createRunQueue({ redis: "redis://:secret@127.0.0.1:1", connectTimeoutMs: 1_000 });
+    await expect(withPassword).rejects.toThrow(/Cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:1/);
+    await expect(withPassword).rejects.not.toThrow(/secret/);
     const postgres = createRunQueue({
       postgres: "postgres://app:secret@127.0.0.1:1/app",
       connectTimeoutMs: 1_000,
