@@ -1,7 +1,7 @@
 /**
  * EndpointPool against a real llama-server (tiny test model, `-np 2`): the slot count comes from
- * its `/props`, calls are answered through the pool,
- * and the health check takes the endpoint out once the server is stopped.
+ * its `/props`, calls are answered through the pool, and the health check takes the endpoint out
+ * once the server is stopped.
  */
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { EndpointPool } from "../../src/clients/index.ts";
