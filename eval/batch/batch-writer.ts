@@ -100,6 +100,13 @@ export interface BatchWriter {
    * it resolves false.
    */
   append(key: string, row: unknown, trace: unknown): Promise<boolean>;
+  /** `append`, then `claimNext(keys)`, under one hold of the lock (half the locking per run). */
+  appendAndClaimNext(
+    key: string,
+    row: unknown,
+    trace: unknown,
+    keys: readonly string[],
+  ): Promise<{ appended: boolean; claim: Claim }>;
   /** Keys the rows file holds now (as of the last claim or append). */
   readonly doneKeys: ReadonlySet<string>;
   /** Release this process's claims: the keys it claimed and did not finish are free again. */
@@ -219,51 +226,67 @@ export async function openBatchWriter(rowsFile: string, tracesFile: string | nul
     return result;
   };
 
+  /** Under the lock, after `refresh`: claim the first free key of `keys`. */
+  const claimIn = (keys: readonly string[]): Claim => {
+    const live = new Map<string, boolean>([[owner, true]]);
+    const isLive = (claim: ClaimLine) => {
+      let known = live.get(claim.owner);
+      if (known === undefined) {
+        const file = join(dir, `${claim.owner}.owner`);
+        known =
+          lockfile.checkSync(file, { realpath: false, lockfilePath: `${file}.lock`, stale: STALE_MS }) &&
+          (claim.host !== host || processAlive(claim.pid));
+        live.set(claim.owner, known);
+      }
+      return known;
+    };
+    let othersHold = false;
+    for (const [index, key] of keys.entries()) {
+      if (doneKeys.has(key)) continue;
+      const claim = claims.get(key);
+      if (claim && isLive(claim)) {
+        if (claim.owner !== owner) othersHold = true;
+        continue;
+      }
+      const line: ClaimLine = { key, owner, pid: process.pid, host };
+      writeLine(claimsFile, line);
+      claims.set(key, line);
+      return { kind: "claimed", index };
+    }
+    return othersHold ? { kind: "wait" } : { kind: "done" };
+  };
+  /** Under the lock, after `refresh`: append the trace and row of `key` unless it has a row. */
+  const appendIn = (key: string, row: unknown, trace: unknown): boolean => {
+    if (doneKeys.has(key)) return false;
+    // The trace goes first: a row is only ever written with its trace already on disk.
+    if (tracesFile) {
+      repairTail(tracesFile);
+      writeLine(tracesFile, trace);
+    }
+    writeLine(rowsFile, row);
+    readRows();
+    return true;
+  };
+
   return {
     doneKeys,
     claimNext(keys) {
-      return serialized((): Claim => {
+      return serialized(() => {
         refresh();
-        const live = new Map<string, boolean>([[owner, true]]);
-        const isLive = (claim: ClaimLine) => {
-          let known = live.get(claim.owner);
-          if (known === undefined) {
-            const file = join(dir, `${claim.owner}.owner`);
-            known =
-              lockfile.checkSync(file, { realpath: false, lockfilePath: `${file}.lock`, stale: STALE_MS }) &&
-              (claim.host !== host || processAlive(claim.pid));
-            live.set(claim.owner, known);
-          }
-          return known;
-        };
-        let othersHold = false;
-        for (const [index, key] of keys.entries()) {
-          if (doneKeys.has(key)) continue;
-          const claim = claims.get(key);
-          if (claim && isLive(claim)) {
-            if (claim.owner !== owner) othersHold = true;
-            continue;
-          }
-          const line: ClaimLine = { key, owner, pid: process.pid, host };
-          writeLine(claimsFile, line);
-          claims.set(key, line);
-          return { kind: "claimed", index };
-        }
-        return othersHold ? { kind: "wait" } : { kind: "done" };
+        return claimIn(keys);
       });
     },
     append(key, row, trace) {
       return serialized(() => {
         refresh();
-        if (doneKeys.has(key)) return false;
-        // The trace goes first: a row is only ever written with its trace already on disk.
-        if (tracesFile) {
-          repairTail(tracesFile);
-          writeLine(tracesFile, trace);
-        }
-        writeLine(rowsFile, row);
-        readRows();
-        return true;
+        return appendIn(key, row, trace);
+      });
+    },
+    appendAndClaimNext(key, row, trace, keys) {
+      return serialized(() => {
+        refresh();
+        const appended = appendIn(key, row, trace);
+        return { appended, claim: claimIn(keys) };
       });
     },
     async close() {

@@ -166,12 +166,13 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
   const keys = pending.map((task) => task.key);
   const writer = await openBatchWriter(options.out, options.tracesOut);
   const lane = async () => {
+    let claim = await writer.claimNext(keys);
     while (!options.signal?.aborted) {
-      const claim = await writer.claimNext(keys);
       if (claim.kind === "done") return;
       if (claim.kind === "wait") {
         // The runs left are another process's: wait in case it dies and leaves them.
         await sleep(CLAIM_POLL_MS, options.signal);
+        claim = await writer.claimNext(keys);
         continue;
       }
       const task = pending[claim.index] as RunTask;
@@ -187,7 +188,10 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
         : await executeTask(task, options.session, options.identity.stream);
       if (outcome === null) return;
       const row = toRow(task, outcome, options);
-      if (!(await writer.append(task.key, row, outcome.trace))) continue;
+      // The row, then the next claim, under one hold of the file's lock.
+      const written = await writer.appendAndClaimNext(task.key, row, outcome.trace, keys);
+      claim = written.claim;
+      if (!written.appended) continue;
       summary.written += 1;
       if (row.failureKind === CONTEXT_EXCEEDED) summary.overflows += 1;
       else if (row.status === RunStatus.ERROR) summary.errors += 1;

@@ -49,6 +49,25 @@ describe("batch writer", () => {
     ]);
   });
 
+  it("appends a row and claims the next key in one call, and says when the row was there already", async () => {
+    const out = join(workdir(), "rows.jsonl");
+    const keys = ["a", "b"];
+    const writer = await openBatchWriter(out, null);
+    const other = await openBatchWriter(out, null);
+    expect(await writer.claimNext(keys)).toEqual({ kind: "claimed", index: 0 });
+    expect(await writer.appendAndClaimNext("a", { key: "a" }, null, keys)).toEqual({
+      appended: true,
+      claim: { kind: "claimed", index: 1 },
+    });
+    expect(await other.append("b", { key: "b", by: "other" }, null)).toBe(true);
+    expect(await writer.appendAndClaimNext("b", { key: "b" }, null, keys)).toEqual({
+      appended: false,
+      claim: { kind: "done" },
+    });
+    await Promise.all([writer.close(), other.close()]);
+    expect(lines(out)).toEqual(['{"key":"a"}', '{"key":"b","by":"other"}']);
+  });
+
   it("writes the trace before its row and cuts a line a killed writer left half-written", async () => {
     const dir = workdir();
     const out = join(dir, "rows.jsonl");
