@@ -181,9 +181,11 @@ export async function openBatchWriter(rowsFile: string, tracesFile: string | nul
   const host = hostname();
   const ownerFile = join(dir, `${owner}.owner`);
   writeFileSync(ownerFile, `${JSON.stringify({ pid: process.pid, host })}\n`);
-  const ownerLock = { realpath: false, lockfilePath: `${ownerFile}.lock`, stale: STALE_MS };
-  let releaseOwner = await lockfile.lock(ownerFile, {
-    ...ownerLock,
+  let releaseOwner: () => Promise<void> = async () => {};
+  const ownerLock: lockfile.LockOptions = {
+    realpath: false,
+    lockfilePath: `${ownerFile}.lock`,
+    stale: STALE_MS,
     // Stalled past STALE_MS: other processes may take this one's claims (the append still never
     // duplicates a row); take the lock again so its later claims count.
     onCompromised: () => {
@@ -194,7 +196,8 @@ export async function openBatchWriter(rowsFile: string, tracesFile: string | nul
         })
         .catch(() => {});
     },
-  });
+  };
+  releaseOwner = await lockfile.lock(ownerFile, ownerLock);
 
   const doneKeys = new Set<string>();
   const claims = new Map<string, ClaimLine>();
