@@ -191,11 +191,12 @@ export class EndpointPool implements LLMClient {
   }
 
   /**
-   * The smallest context length of the endpoints up now (null when none reports one); waits, like
-   * a call, for an endpoint to be up.
+   * The smallest context length of the endpoints up now (null when none reports one); with none
+   * up, waits like a call for one (up to `unavailableTimeoutMs`).
    */
   async getContextLength(): Promise<number | null> {
-    (await this.#acquire({}, this.#calls++)).release();
+    await this.start();
+    if (!this.#endpoints.some((endpoint) => endpoint.up)) (await this.#acquire({}, this.#calls++)).release();
     const lengths = await Promise.allSettled(
       this.#endpoints.filter((endpoint) => endpoint.up).map((endpoint) => endpoint.client.getContextLength()),
     );

@@ -314,9 +314,15 @@ describe("EndpointPool: configuration and lifecycle", () => {
     await held;
   });
 
-  it("reports the smallest context length of its endpoints", async () => {
-    const a = await server({ totalSlots: 1 });
-    const target = pool([a.url]);
-    expect(await target.getContextLength()).toBe(4096);
+  it("reports the smallest context length of its endpoints, without waiting for a slot", async () => {
+    const a = await server({ totalSlots: 1, hold: true });
+    const b = await server({ totalSlots: 1, nCtx: 2048, hold: true });
+    const target = pool([a.url, b.url]);
+    const held = [call(target, "held-1"), call(target, "held-2")];
+    await waitUntil(() => a.held === 1 && b.held === 1);
+    expect(await target.getContextLength()).toBe(2048);
+    a.releaseAll();
+    b.releaseAll();
+    await Promise.all(held);
   });
 });

@@ -14,6 +14,8 @@ export interface PoolServerOptions {
   totalSlots?: number | null;
   /** Hold every chat request until `releaseAll()` / `release()` (default false: answer at once). */
   hold?: boolean;
+  /** `n_ctx` in /props. Default 4096. */
+  nCtx?: number;
   /** Answer a chat request after this many ms (default 0). */
   delayMs?: number;
   /** The assistant message for a request (default: the text `answer to <label>`). */
@@ -115,7 +117,7 @@ export async function startPoolServer(options: PoolServerOptions = {}): Promise<
       response.writeHead(200, { "content-type": "application/json" });
       return response.end(
         JSON.stringify({
-          default_generation_settings: { n_ctx: 4096 },
+          default_generation_settings: { n_ctx: options.nCtx ?? 4096 },
           ...(totalSlots !== null && { total_slots: totalSlots }),
         }),
       );
