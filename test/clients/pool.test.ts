@@ -261,6 +261,18 @@ describe("EndpointPool: endpoints going down and coming back", () => {
     expect(a.received).toEqual(["before", "during-1", "during-2"]);
   });
 
+  it("takes out an endpoint whose health check does not answer within its deadline", async () => {
+    const wedged = await server({ totalSlots: 1, hangHealth: true });
+    const b = await server({ totalSlots: 1 });
+    const target = pool([wedged.url, b.url], { healthTimeoutMs: 200 });
+    expect((await call(target, "x", { runId: "r1" })).content).toBe("answer to x");
+    expect(wedged.received).toEqual([]);
+    expect(target.status()[0]).toMatchObject({
+      up: false,
+      error: "no answer to its health check within 200 ms",
+    });
+  });
+
   it("rejects with EndpointsUnavailableError, naming each endpoint and why, when none comes back in time", async () => {
     const a = await server({ totalSlots: 1 });
     const b = await server({ totalSlots: null });

@@ -14,6 +14,8 @@ export interface PoolServerOptions {
   totalSlots?: number | null;
   /** Hold every chat request until `releaseAll()` / `release()` (default false: answer at once). */
   hold?: boolean;
+  /** GET /health never answers (a wedged server). */
+  hangHealth?: boolean;
   /** `n_ctx` in /props. Default 4096. */
   nCtx?: number;
   /** Answer a chat request after this many ms (default 0). */
@@ -110,6 +112,7 @@ export async function startPoolServer(options: PoolServerOptions = {}): Promise<
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const path = (request.url ?? "/").split("?")[0];
     if (request.method === "GET" && path === "/health") {
+      if (options.hangHealth) return;
       response.writeHead(200, { "content-type": "application/json" });
       return response.end('{"status":"ok"}');
     }
