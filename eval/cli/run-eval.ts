@@ -161,10 +161,15 @@ export async function runEval(
     ...(options.profile && { profile: options.profile }),
     ...(options.delayMs !== undefined && { delayMs: options.delayMs }),
   };
+  // The queue first: a wrong spec or an unreachable server fails before anything starts or is written.
+  const evalQueue = options.queue ? await openEvalQueue(options.queue, "collector") : null;
   const session = await startBackend(options.backend, {
     ...backendOptions,
     ...(options.apiKey && { apiKey: options.apiKey }),
     scenarios,
+  }).catch(async (error: unknown) => {
+    await evalQueue?.queue.close();
+    throw error;
   });
   if (options.managedServer) session.settings = { ...session.settings, ...options.managedServer };
   let pool: WorkerPool | null = null;
@@ -197,9 +202,9 @@ export async function runEval(
     // sim-model batches are CPU-bound in the agent loop: spread them over the cores.
     const workers = options.workers ?? (session.simulated ? Math.min(2, availableParallelism()) : 1);
     const concurrency = options.concurrency ?? (session.simulated ? 4 : 1);
-    collector = options.queue
+    collector = evalQueue
       ? createQueueCollector({
-          queue: await openEvalQueue(options.queue, "collector"),
+          queue: evalQueue,
           out,
           backend: options.backend,
           backendOptions,
@@ -240,7 +245,7 @@ export async function runEval(
     );
   } finally {
     await pool?.close();
-    await collector?.close();
+    await (collector ?? evalQueue?.queue)?.close();
     await session.close();
   }
 
