@@ -9,7 +9,7 @@
 import type { ApiFormat } from "../core/messages.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, LLMResponse, SendOptions, StreamChunk } from "../core/types.ts";
-import { enqueueJob, type SlotJob } from "../machines/slot-worker.machine.ts";
+import { enqueueJob, type SlotJob } from "../machines/slot-order.ts";
 import {
   type EndpointConfig,
   EndpointPoolClosedError,

@@ -5,14 +5,9 @@
  * `runJob` actor, which the owner provides (`machine.provide({ actors: { runJob } })`).
  */
 import { type ActorRefFrom, assign, fromPromise, type SnapshotFrom, setup } from "xstate";
+import { enqueueJob, type SlotJob } from "./slot-order.ts";
 
-/** A job as the worker sees it: an id, its priority (lower runs first) and its arrival order. */
-export interface SlotJob {
-  id: string;
-  priority: number;
-  /** Arrival order, for FIFO within a priority. */
-  seq: number;
-}
+export { compareJobs, enqueueJob, type SlotJob } from "./slot-order.ts";
 
 /** The worker's JSON context. */
 export interface SlotWorkerContext {
@@ -34,17 +29,6 @@ export type SlotWorkerEvent =
 /** Input of the `runJob` actor: the id the owner keeps the job's non-JSON parts under. */
 export interface RunJobInput {
   id: string;
-}
-
-/** Order of two jobs: lower priority number first, then earlier arrival. */
-export function compareJobs(left: SlotJob, right: SlotJob): number {
-  return left.priority - right.priority || left.seq - right.seq;
-}
-
-/** A new queue with `job` inserted in order; the input is not mutated. */
-export function enqueueJob(queue: readonly SlotJob[], job: SlotJob): SlotJob[] {
-  const index = queue.findIndex((queued) => compareJobs(job, queued) < 0);
-  return index === -1 ? [...queue, job] : [...queue.slice(0, index), job, ...queue.slice(index)];
 }
 
 /** True when a submitted priority outranks the running job's, which it then cancels. */
