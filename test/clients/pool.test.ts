@@ -13,6 +13,7 @@ import {
 } from "../../src/clients/index.ts";
 import { ChunkType, type LLMClient, type StreamChunk, type TextResponse } from "../../src/core/types.ts";
 import { type PoolServer, type PoolServerOptions, startPoolServer } from "./helpers/pool-server.ts";
+import { fixture, json, ReplayServer, raw } from "./helpers/replay-server.ts";
 
 const servers: PoolServer[] = [];
 const pools: EndpointPool[] = [];
@@ -286,6 +287,30 @@ describe("EndpointPool: endpoints going down and coming back", () => {
     expect(unavailable.endpoints[0]?.error).toMatch(/ECONNREFUSED|fetch failed/);
     expect(unavailable.endpoints[1]?.error).toContain("set slots for this endpoint");
     expect(unavailable.message).toContain("raise unavailableTimeoutMs");
+  });
+});
+
+describe("EndpointPool on Ollama endpoints", () => {
+  it("checks an Ollama endpoint's /api/version and sends through OllamaClient with the configured slots", async () => {
+    // Ollama cannot run here: its documented chat reply, replayed (test/fixtures/ollama).
+    const replay = await ReplayServer.start();
+    try {
+      replay.reply("GET /api/version", json({ version: "0.5.7" }));
+      replay.reply(
+        "POST /api/chat",
+        raw(fixture("ollama/chat-text.json"), { contentType: "application/json" }),
+      );
+      const target = pool([{ url: replay.url, kind: "ollama", slots: 2 }], {
+        healthIntervalMs: 60_000,
+        ollamaOptions: { model: "llama3.2", retries: 0 },
+      });
+      expect(target.apiFormat).toBe("ollama");
+      expect(await call(target, "hi", { runId: "r1" })).toEqual({ content: "Hello! How are you today?" });
+      expect(target.status()[0]).toMatchObject({ kind: "ollama", up: true, slots: 2, runs: 1 });
+      replay.assertDone();
+    } finally {
+      await replay.close();
+    }
   });
 });
 
