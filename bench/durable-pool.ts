@@ -3,7 +3,7 @@
  * durable.bench.ts, which prints them):
  *
  * (c) workflows per minute through a queue (the embedded engine, and BullMQ on Redis when given
- *     a URL) with a worker of concurrency 8 inferring through an `EndpointPool` of two sim-model
+ *     a URL) with a worker of concurrency 8 (by default) inferring through an `EndpointPool` of two sim-model
  *     servers (each a process of its own) with 4 slots each and a fixed simulated inference time,
  *     against the ideal Σ slots ÷ inference time per run (every slot busy all the time): with the
  *     simulated time per call, and with the time calls really held their slots (HTTP and the
@@ -35,11 +35,12 @@ import { ScriptedClient, toolCall } from "../src/testing/index.ts";
 const SCENARIO_ID = "compaction_chain_baseline";
 const ENDPOINTS = 2;
 const SLOTS = 4;
-const CONCURRENCY = 8;
 
 export interface PoolThroughputOptions {
   runs: number;
   delayMs: number;
+  /** The worker's concurrency (runs under way at once). */
+  concurrency: number;
   /** BullMQ on this Redis too. */
   redisUrl?: string;
 }
@@ -101,7 +102,7 @@ async function poolRun(
       queue,
       registry: defineRegistry({ workflows: [workflow], runner }),
       endpoints: pool,
-      concurrency: CONCURRENCY,
+      concurrency: options.concurrency,
     });
     const results = await Promise.allSettled(runIds.map((runId) => queue.result(runId)));
     const seconds = (performance.now() - started) / 1000;

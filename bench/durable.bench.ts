@@ -17,7 +17,8 @@
  *
  * Prints Markdown tables with the machine's load average.
  * Options: --writes N (default 2000), --recovery-runs N (default 3; 0 skips (b)), --pool-runs N
- * (default 64; 0 skips (c)), --pool-delay-ms N (simulated inference time, default 200).
+ * (default 64; 0 skips (c)), --pool-delay-ms N (simulated inference time, default 200),
+ * --pool-concurrency N (the worker's, default 8).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -48,6 +49,7 @@ const { values: args } = parseArgs({
     "recovery-runs": { type: "string", default: "3" },
     "pool-runs": { type: "string", default: "64" },
     "pool-delay-ms": { type: "string", default: "200" },
+    "pool-concurrency": { type: "string", default: "8" },
   },
 });
 const WRITES = Number(args.writes);
@@ -253,16 +255,18 @@ process.exit(0);
 async function printPoolFigures(): Promise<void> {
   const runs = Number(args["pool-runs"]);
   const delayMs = Number(args["pool-delay-ms"]);
+  const concurrency = Number(args["pool-concurrency"]);
   if (runs > 0) {
     console.log(
-      `\n### Workflows per minute over a pool of endpoints (2 sim-model endpoints × 4 slots, ${delayMs} ms per call, worker concurrency 8)\n`,
+      `\n### Workflows per minute over a pool of endpoints (2 sim-model endpoints × 4 slots, ${delayMs} ms per call, worker concurrency ${concurrency})\n`,
     );
     console.log(
       "| queue | runs | calls per run | simulated ms per call | measured ms per call | calls per endpoint | seconds | workflows/min | ideal/min (simulated) | of ideal | of ideal at the measured call time |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     );
     const redis = await startTestRedisServer();
     try {
-      for (const row of await poolThroughput({ runs, delayMs, redisUrl: redis.url })) console.log(row);
+      for (const row of await poolThroughput({ runs, delayMs, concurrency, redisUrl: redis.url }))
+        console.log(row);
     } finally {
       await redis.stop();
     }
