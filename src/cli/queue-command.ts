@@ -26,9 +26,20 @@ export function registerQueueCommands(program: Command): void {
     .option("--queue <dir|url>", QUEUE_HELP, queueSpec, DEFAULT_QUEUE_DIR)
     .option("--concurrency <n>", "runs at once", positiveInteger, 1)
     .option("--watch <url>", "report each run to a watch server (forge watch), named by its run id", watchUrl)
-    .action(async (options: { registry: string; queue: string; concurrency: number; watch?: string }) => {
+    .option(
+      "--endpoint <url>",
+      "infer through a pool of llama-server endpoints instead of the registry runner's client (repeat it; slots from each /props)",
+      collectEndpoint,
+      [] as string[],
+    )
+    .action(async (options: WorkerCliOptions) => {
       const registry = await loadRegistry(options.registry);
       const { startWorker } = await import("../queue/index.ts");
+      const endpoints =
+        options.endpoint.length === 0
+          ? undefined
+          : new (await import("../clients/pool.ts")).EndpointPool({ endpoints: options.endpoint });
+      await endpoints?.start();
       const queue = await openQueue(options.queue, "worker");
       const watch =
         options.watch === undefined
@@ -39,15 +50,16 @@ export function registerQueueCommands(program: Command): void {
         registry,
         concurrency: options.concurrency,
         ...(watch && { watch }),
+        ...(endpoints && { endpoints }),
         onSettled: (runId, outcome) => console.error(`${runId} ${outcome}`),
       });
       console.error(
-        `forge worker on ${where(options.queue)}: ${[...registry.workflows.keys()].join(", ")}${options.watch ? `, runs reported to ${options.watch}` : ""} (Ctrl-C hands runs back)`,
+        `forge worker on ${where(options.queue)}: ${[...registry.workflows.keys()].join(", ")}${endpoints ? `, inferring through ${options.endpoint.join(", ")}` : ""}${options.watch ? `, runs reported to ${options.watch}` : ""} (Ctrl-C hands runs back)`,
       );
       const stop = () => {
         worker
           .close()
-          .then(() => queue.close())
+          .then(() => Promise.all([queue.close(), endpoints?.close()]))
           .then(
             () => process.exit(0),
             () => process.exit(1),
@@ -218,6 +230,24 @@ function status(value: string): RunStatus {
 }
 
 /** A watch server's URL (http or https). */
+interface WorkerCliOptions {
+  registry: string;
+  queue: string;
+  concurrency: number;
+  watch?: string;
+  endpoint: string[];
+}
+
+/** `--endpoint`, repeatable: an http(s) URL of a llama-server. */
+function collectEndpoint(value: string, previous: string[]): string[] {
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
+    throw new InvalidArgumentError(
+      `'${value}' is not an http(s) URL of a llama-server, e.g. http://127.0.0.1:8080`,
+    );
+  }
+  return [...previous, value];
+}
+
 function watchUrl(value: string): string {
   if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
     throw new InvalidArgumentError(

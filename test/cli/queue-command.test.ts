@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { startPoolServer } from "../clients/helpers/pool-server.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { exitOf, spawnForge, waitForOutput } from "../helpers/forge-cli.ts";
 import { startTestPostgresServer, type TestPostgresServer } from "../helpers/postgres-server.ts";
@@ -142,6 +143,53 @@ describe("forge worker / enqueue / runs", () => {
     expect(await exitOf(worker.child)).toBe(0);
   }, 90_000);
 
+  it("infers through a pool of llama-server endpoints with --endpoint (repeatable), and refuses a bad one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "forge-cli-queue-"));
+    dirs.push(dir);
+    const queue = join(dir, "queue");
+    // The shop run's two turns: both tool calls, then finish once their results are in the history.
+    const server = await startPoolServer({
+      totalSlots: 2,
+      reply: ({ messages }) =>
+        messages.some((message) => message.role === "tool")
+          ? { role: "assistant", content: null, tool_calls: [openAICall("c3", "finish", {})] }
+          : {
+              role: "assistant",
+              content: null,
+              tool_calls: [
+                openAICall("c1", "charge_card", { order: "A1" }),
+                openAICall("c2", "send_receipt", { order: "A1" }),
+              ],
+            },
+    });
+    process.env.FORGE_TEST_DIR = dir;
+    const worker = spawnForge(["worker", "--registry", REGISTRY, "--queue", queue, "--endpoint", server.url]);
+    try {
+      await waitForOutput(worker.output, new RegExp(`inferring through ${server.url}`));
+      const enqueued = await forge([
+        "enqueue",
+        "shop",
+        "Buy A1",
+        "--queue",
+        queue,
+        "--run-id",
+        "p1",
+        "--wait",
+      ]);
+      expect(enqueued).toMatchObject({ code: 0, stdout: 'p1\n"ok"\n' });
+      // Both LLM calls went to the endpoint, not to the registry runner's scripted client.
+      expect(server.received).toEqual(["Buy A1", "Buy A1"]);
+    } finally {
+      delete process.env.FORGE_TEST_DIR;
+      worker.child.kill("SIGINT");
+      await server.stop();
+    }
+    expect(await exitOf(worker.child)).toBe(0);
+    const bad = await forge(["worker", "--registry", REGISTRY, "--queue", queue, "--endpoint", "gpu-1:8080"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("is not an http(s) URL of a llama-server");
+  }, 90_000);
+
   it("refuses a --queue URL of an engine it does not know", async () => {
     const result = await forge(["runs", "ls", "--queue", "http://127.0.0.1:1"]);
     expect(result.code).toBe(2); // a usage error
@@ -162,3 +210,7 @@ describe("forge worker / enqueue / runs", () => {
     expect(result.stderr).toContain("must export (default, or as `registry`) the result of defineRegistry");
   }, 60_000);
 });
+
+function openAICall(id: string, name: string, args: Record<string, unknown>) {
+  return { id, type: "function", function: { name, arguments: JSON.stringify(args) } };
+}
