@@ -6,7 +6,10 @@
  * checkpoint and completes it. For every run: exactly one completion, the final history equal to an
  * uninterrupted run's on the same engine, each idempotent effect applied once (by its idempotency
  * key), the unsafe charge never started twice, and the survivor's model asked only what the
- * checkpoint did not hold. The worker and its run: test/fixtures/durable/crash-points.ts.
+ * checkpoint did not hold. One more point per engine, between the unsafe charge_card and its
+ * checkpoint, where no history can equal an uninterrupted run's: the charge is answered with
+ * OutcomeUnknown instead of run again, and the model checks it. The worker and its run:
+ * test/fixtures/durable/crash-points.ts.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -15,12 +18,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createRunQueue, type RunQueue, type RunRecord } from "../../src/queue/index.ts";
+import { toolCall } from "../../src/testing/index.ts";
 import {
   CRASH_POINTS,
   type CrashPoint,
   effectsLog,
   orderScript,
   startOrderWorker,
+  UNSAFE_CRASH_POINT,
 } from "../fixtures/durable/crash-points.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { startTestPostgresServer, type TestPostgresServer } from "../helpers/postgres-server.ts";
@@ -155,12 +160,42 @@ function contextOf(record: RunRecord | undefined): unknown {
 }
 
 /**
- * Per crash point: the checkpoint the run resumes from (the last one written before the kill), how
+ * A worker process on a fresh queue of `engine` runs the order run until it hangs at `crashPoint`,
+ * is killed with SIGKILL there, and the queue is opened again in this process (for the embedded
+ * engine, past the dead process's lock).
+ */
+async function killAt(engine: Engine, crashPoint: CrashPoint) {
+  const dir = tempDir();
+  const name = `crash-points-${randomUUID()}`;
+  const where = whereOf(engine, dir);
+  const child = startChild(where, name, dir, crashPoint);
+  const exited = new Promise((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+  await waitForLine(
+    dir,
+    (line) => line.startsWith(`reached ${crashPoint}`),
+    `the worker to reach ${crashPoint}`,
+  );
+  child.kill("SIGKILL");
+  expect(await exited).toBe("SIGKILL");
+  const beforeTakeover = effectsLog(dir);
+  if (engine === "embedded") {
+    // The killed process's directory lock stays behind; proper-lockfile calls it stale once its
+    // mtime is 10 s old. Aged by hand instead of waited for (its owner is dead and no longer
+    // refreshes it); test/queue/embedded-queue.test.ts waits the real 10 s.
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(join(where, "queue.lock"), past, past);
+  }
+  const queue = await openQueue(engine, where, name);
+  cleanups.push(() => queue.close());
+  return { dir, queue, beforeTakeover };
+}
+
+/** Per crash point: the checkpoint the run resumes from (the last one written before the kill), how
  * many of the model's answers that checkpoint already holds (the survivor's script is the rest),
  * and the tool call the survivor runs again with the same idempotency key, if any.
  */
 const EXPECTED: Record<
-  CrashPoint,
+  (typeof CRASH_POINTS)[number],
   { resumesFrom: { seq: number; reason: string; iteration: number }; answered: number; rerun?: string }
 > = {
   // The first answer arrived but the checkpoint before its batch was never written: asked again.
@@ -189,29 +224,7 @@ describe.each<Engine>(["redis", "postgres", "embedded"])("%s: a worker killed wi
     "%s: the run resumes elsewhere and completes once, with an uninterrupted run's history and effects",
     async (crashPoint) => {
       const expected = EXPECTED[crashPoint];
-      const dir = tempDir();
-      const name = `crash-points-${randomUUID()}`;
-      const where = whereOf(engine, dir);
-      const child = startChild(where, name, dir, crashPoint);
-      const exited = new Promise((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
-      await waitForLine(
-        dir,
-        (line) => line.startsWith(`reached ${crashPoint}`),
-        `the worker to reach ${crashPoint}`,
-      );
-      child.kill("SIGKILL");
-      expect(await exited).toBe("SIGKILL");
-      const beforeTakeover = effectsLog(dir);
-
-      if (engine === "embedded") {
-        // The killed process's directory lock stays behind; proper-lockfile calls it stale once
-        // its mtime is 10 s old. Aged by hand instead of waited for (the owner is dead: it no
-        // longer refreshes it); test/queue/embedded-queue.test.ts waits the real 10 s.
-        const past = new Date(Date.now() - 60_000);
-        utimesSync(join(where, "queue.lock"), past, past);
-      }
-      const queue = await openQueue(engine, where, name);
-      cleanups.push(() => queue.close());
+      const { dir, queue, beforeTakeover } = await killAt(engine, crashPoint);
       const interrupted = await queue.get("run-1");
       expect(interrupted?.status).not.toBe("completed");
       expect(interrupted?.checkpoint?.meta).toMatchObject(expected.resumesFrom);
@@ -262,4 +275,54 @@ describe.each<Engine>(["redis", "postgres", "embedded"])("%s: a worker killed wi
     },
     60_000,
   );
+
+  it("between the unsafe charge_card and its checkpoint: the charge is never re-run; its unknown outcome is checked instead", async () => {
+    const { dir, queue, beforeTakeover } = await killAt(engine, UNSAFE_CRASH_POINT);
+    expect(beforeTakeover.filter((line) => line.startsWith("effect charge_card"))).toHaveLength(1);
+    // The last checkpoint says the charge started, not that it returned.
+    const interrupted = await queue.get("run-1");
+    expect(interrupted?.checkpoint?.meta).toMatchObject({ seq: 4, reason: "call_started", iteration: 1 });
+
+    // Told the charge's outcome is unknown, the model checks it, then goes on.
+    const tail = [
+      toolCall("check_charge", { order: "A1" }),
+      toolCall("send_receipt", { order: "A1" }),
+      toolCall("finish", { order: "A1" }),
+    ];
+    const { worker, client } = startOrderWorker({
+      queue,
+      dir,
+      script: tail,
+      workerId: "survivor",
+      pollMs: 50,
+    });
+    cleanups.push(() => worker.close());
+    expect(await queue.result("run-1")).toBe(RESULT);
+    await worker.close();
+    expect(client.calls).toHaveLength(tail.length);
+
+    const record = await queue.get("run-1");
+    expect(record).toMatchObject({ status: "completed", attempts: 2, result: RESULT });
+    expect(await queue.list({ status: "completed" })).toHaveLength(1);
+    const lines = effectsLog(dir);
+    expect(lines.filter((line) => line.startsWith("settled run-1 completed"))).toEqual([
+      "settled run-1 completed by survivor",
+    ]);
+    // Charged once, started once: the interrupted call was answered, not run again.
+    expect(lines.filter((line) => line.startsWith("start charge_card"))).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("effect charge_card"))).toHaveLength(1);
+    for (const tool of ["reserve_stock", "send_receipt", "finish"])
+      expect(lines.filter((line) => line.startsWith(`effect ${tool} `))).toHaveLength(1);
+    // The history is the uninterrupted run's up to the charge, whose result is OutcomeUnknown.
+    const messages = (contextOf(record) as { messages: { role: string; content: string }[] }).messages;
+    const referenceMessages = (reference.context as { messages: unknown[] }).messages;
+    expect(messages.slice(0, 4)).toEqual(referenceMessages.slice(0, 4));
+    expect(messages[4]).toMatchObject({ role: "tool", toolName: "charge_card" });
+    expect(messages[4]?.content).toMatch(/^\[ToolError\] OutcomeUnknown: 'charge_card' was interrupted/);
+    expect(messages[6]).toMatchObject({
+      role: "tool",
+      toolName: "check_charge",
+      content: "charge found for A1",
+    });
+  }, 60_000);
 });
