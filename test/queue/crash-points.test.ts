@@ -146,9 +146,23 @@ async function referenceOn(queue: RunQueue, dir: string): Promise<Reference> {
   client.assertDone();
   const record = (await queue.get("run-1")) as RunRecord;
   expect(record).toMatchObject({ status: "completed", attempts: 1, result: RESULT });
+  // The last checkpoint, after finish returned: the whole history up to the terminal call, and
+  // the terminal call's outcome.
+  const context = contextOf(record) as { messages: { role: string }[]; outcomes: { tool: string }[] };
+  expect(context.messages.map((message) => message.role)).toEqual([
+    "system",
+    "user",
+    "assistant",
+    "tool",
+    "tool",
+    "assistant",
+    "tool",
+    "assistant",
+  ]);
+  expect(context.outcomes).toMatchObject([{ tool: "finish", status: "ok", content: RESULT }]);
   const lines = effectsLog(dir);
   return {
-    context: contextOf(record),
+    context,
     effects: lines.filter((line) => line.startsWith("effect ")),
     starts: lines.filter((line) => line.startsWith("start ")),
   };
