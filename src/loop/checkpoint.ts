@@ -28,7 +28,7 @@ export interface CheckpointMeta extends CheckpointPoint {
 
 /**
  * Persist a checkpoint (`WorkflowRunner.run` / `resume` / `machineFor` option). Awaited: before
- * each LLM call, before each tool batch, before each `unsafe` call and after each call. Resume
+ * each LLM call, before each tool batch, and before and after each call. Resume
  * with `runner.resume(workflow, snapshot, { meta })`. A rejection fails the run.
  */
 export type Checkpoint = (snapshot: unknown, meta: CheckpointMeta) => Promise<void> | void;

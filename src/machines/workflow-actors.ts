@@ -175,7 +175,7 @@ export interface ToolExecutionDeps {
   tools: Readonly<Record<string, ToolDef>>;
   /** Receives what a tool threw, by call id (the error itself; the outcome keeps its name and message). */
   onToolError?: (callId: string, error: unknown) => void;
-  /** Awaited before each batch, before each `unsafe` call and after each call. */
+  /** Awaited before each batch, and before and after each call. */
   checkpoint?: CheckpointHook;
   /**
    * What a resumed run does with an `unsafe` call an earlier process started and never finished:
@@ -223,8 +223,11 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
           outcome = interruptedOutcome(call, deps.unsafeInterrupted ?? "tool_error");
         } else {
           if (parent !== undefined && (checkpoint !== undefined || unsafe)) {
+            // Checkpointed before it runs, so a process that takes over after a crash mid-call
+            // knows the call was started: `attempt` > 1 and `resumed` for the re-run (an unsafe
+            // call is not re-run at all).
             parent.send({ type: "tools.started", callId: call.callId });
-            if (unsafe) await checkpointOf(checkpoint, parent, "call_started", call.callId);
+            await checkpointOf(checkpoint, parent, "call_started", call.callId);
           }
           const runId = context?.runId ?? "standalone";
           outcome = await executeCall(tools, call, deps.onToolError, {

@@ -47,8 +47,8 @@ export interface WorkflowMachineDeps {
   /** Receives what a tool threw (the `cause` of a later ToolExecutionError), by call id. */
   onToolError?: (callId: string, error: unknown) => void;
   /**
-   * Persist the actor's snapshot: awaited before each LLM call, before each tool batch, before each
-   * `unsafe` call and after each call, so a run resumed from the last one redoes at most the step
+   * Persist the actor's snapshot: awaited before each LLM call, before each tool batch, and before
+   * and after each call, so a run resumed from the last one redoes at most the step
    * under way (finished calls are never re-run). A rejection fails the run.
    */
   checkpoint?: CheckpointHook;

@@ -215,17 +215,25 @@ const EXPECTED: Record<
   // The first answer arrived but the checkpoint before its batch was never written: asked again.
   "before-checkpoint": { resumesFrom: { seq: 1, reason: "inference", iteration: 1 }, answered: 0 },
   // The first batch's results are checkpointed; the second call is asked again.
-  "mid-inference": { resumesFrom: { seq: 6, reason: "inference", iteration: 2 }, answered: 1 },
-  // send_receipt started and never returned: run again from the checkpoint before its batch.
-  "mid-tool": { resumesFrom: { seq: 7, reason: "tools", iteration: 2 }, answered: 2, rerun: "send_receipt" },
+  "mid-inference": { resumesFrom: { seq: 7, reason: "inference", iteration: 2 }, answered: 1 },
+  // send_receipt started (checkpointed as started) and never returned: run again, as attempt 2.
+  "mid-tool": {
+    resumesFrom: { seq: 9, reason: "call_started", iteration: 2 },
+    answered: 2,
+    rerun: "send_receipt",
+  },
   // reserve_stock applied its effect, its result was never checkpointed: run again, same key.
   "between-tool-and-checkpoint": {
-    resumesFrom: { seq: 2, reason: "tools", iteration: 1 },
+    resumesFrom: { seq: 3, reason: "call_started", iteration: 1 },
     answered: 1,
     rerun: "reserve_stock",
   },
   // Every answer is checkpointed; finish runs again and the model is not asked anything.
-  "mid-terminal": { resumesFrom: { seq: 10, reason: "tools", iteration: 3 }, answered: 3, rerun: "finish" },
+  "mid-terminal": {
+    resumesFrom: { seq: 13, reason: "call_started", iteration: 3 },
+    answered: 3,
+    rerun: "finish",
+  },
 };
 
 describe.each<Engine>(["redis", "postgres", "embedded"])("%s: a worker killed with SIGKILL", (engine) => {
@@ -266,8 +274,19 @@ describe.each<Engine>(["redis", "postgres", "embedded"])("%s: a worker killed wi
       // The survivor's model was asked exactly what the checkpoint did not hold.
       expect(client.calls).toHaveLength(tail.length);
 
-      // The history (messages, the last batch's outcomes, the counters) is an uninterrupted run's.
-      expect(contextOf(record)).toEqual(reference.context);
+      // The history (messages, the last batch's outcomes, the counters) is an uninterrupted run's;
+      // only the terminal batch's start count says that finish ran twice (it is never cleared).
+      const uninterrupted = reference.context as { started: Record<string, number> };
+      expect(contextOf(record)).toEqual(
+        crashPoint === "mid-terminal"
+          ? {
+              ...uninterrupted,
+              started: Object.fromEntries(
+                Object.entries(uninterrupted.started).map(([id, n]) => [id, n + 1]),
+              ),
+            }
+          : reference.context,
+      );
 
       // Each effect applied once, under the same keys as in the uninterrupted run.
       expect(lines.filter((line) => line.startsWith("effect "))).toEqual(reference.effects);
@@ -281,6 +300,14 @@ describe.each<Engine>(["redis", "postgres", "embedded"])("%s: a worker killed wi
         expected.rerun ? [expect.stringMatching(`^start ${expected.rerun} run-1:`)] : [],
       );
       expect(starts.map(keyOf).sort()).toEqual([...reference.starts.map(keyOf), ...repeated].sort());
+      // The re-run knows it is one: the start was checkpointed, so it is attempt 2, resumed.
+      if (expected.rerun) {
+        expect(
+          starts
+            .filter((line) => line.startsWith(`start ${expected.rerun} `))
+            .map((line) => line.split(" ")[3]),
+        ).toEqual(["attempt=1", "attempt=2"]);
+      }
       // reserve_stock's effect was applied before the kill: its second run found its key and skipped.
       const skips = lines.filter((line) => line.startsWith("skip "));
       expect(skips).toHaveLength(crashPoint === "between-tool-and-checkpoint" ? 1 : 0);
@@ -295,7 +322,7 @@ describe.each<Engine>(["redis", "postgres", "embedded"])("%s: a worker killed wi
     expect(beforeTakeover.filter((line) => line.startsWith("effect charge_card"))).toHaveLength(1);
     // The last checkpoint says the charge started, not that it returned.
     const interrupted = await queue.get("run-1");
-    expect(interrupted?.checkpoint?.meta).toMatchObject({ seq: 4, reason: "call_started", iteration: 1 });
+    expect(interrupted?.checkpoint?.meta).toMatchObject({ seq: 5, reason: "call_started", iteration: 1 });
 
     // Told the charge's outcome is unknown, the model checks it, then goes on.
     const tail = [
