@@ -8,7 +8,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Command, InvalidArgumentError } from "commander";
 import type { RunQueue, RunRecord, RunRegistry, RunStatus } from "../queue/index.ts";
-import { engineOf } from "../queue/run-queue.ts";
+import { engineOf, urlWithoutPassword } from "../queue/run-queue.ts";
 
 const DEFAULT_QUEUE_DIR = ".forge/queue";
 const QUEUE_HELP = "the queue: a directory (embedded), or a redis:// or postgres:// URL (BullMQ)";
@@ -32,13 +32,23 @@ export function registerQueueCommands(program: Command): void {
       collectEndpoint,
       [] as string[],
     )
+    .option(
+      "--endpoint-api-key <key>",
+      "the API key the --endpoint servers expect (default: $LLAMA_API_KEY, as llama-server reads it)",
+    )
     .action(async (options: WorkerCliOptions) => {
       const registry = await loadRegistry(options.registry);
       const { startWorker } = await import("../queue/index.ts");
+      const apiKey = options.endpointApiKey ?? process.env.LLAMA_API_KEY;
       const endpoints =
         options.endpoint.length === 0
           ? undefined
-          : new (await import("../clients/pool.ts")).EndpointPool({ endpoints: options.endpoint });
+          : new (await import("../clients/pool.ts")).EndpointPool({
+              endpoints: options.endpoint,
+              // Only the key: the pool's clients have their defaults, not the registry client's
+              // settings (build the pool in code and pass it to startWorker for those).
+              ...(apiKey !== undefined && { clientOptions: { apiKey } }),
+            });
       await endpoints?.start();
       const queue = await openQueue(options.queue, "worker");
       const watch =
@@ -54,7 +64,7 @@ export function registerQueueCommands(program: Command): void {
         onSettled: (runId, outcome) => console.error(`${runId} ${outcome}`),
       });
       console.error(
-        `forge worker on ${where(options.queue)}: ${[...registry.workflows.keys()].join(", ")}${endpoints ? `, inferring through ${options.endpoint.join(", ")}` : ""}${options.watch ? `, runs reported to ${options.watch}` : ""} (Ctrl-C hands runs back)`,
+        `forge worker on ${where(options.queue)}: ${[...registry.workflows.keys()].join(", ")}${endpoints ? `, inferring through ${options.endpoint.map(urlWithoutPassword).join(", ")}` : ""}${options.watch ? `, runs reported to ${options.watch}` : ""} (Ctrl-C hands runs back)`,
       );
       const stop = () => {
         worker
@@ -178,10 +188,7 @@ async function withQueue(queue: string, work: (queue: RunQueue) => Promise<void>
 
 /** The queue for messages: a directory's full path, a URL without its password. */
 function where(queue: string): string {
-  if (engineOf(queue) === "embedded") return resolve(queue);
-  const url = new URL(queue);
-  if (url.password) url.password = "***";
-  return url.toString();
+  return engineOf(queue) === "embedded" ? resolve(queue) : urlWithoutPassword(queue);
 }
 
 /** `--queue`: a directory, or a URL of an engine this CLI knows. */
@@ -236,6 +243,7 @@ interface WorkerCliOptions {
   concurrency: number;
   watch?: string;
   endpoint: string[];
+  endpointApiKey?: string;
 }
 
 /** `--endpoint`, repeatable: an http(s) URL of a llama-server. */

@@ -337,7 +337,8 @@ export class BullmqRunQueue implements RunQueue {
     if (state === "failed") {
       // The mark goes first: a taker refuses a cancelled run.
       await this.#store.clearForRetry(runId);
-      await job.retry("failed");
+      // A fresh allowance of backend retries: the run failed because they ran out.
+      await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
     } else if (run.status === "cancelled" && state !== "active") {
       // Cancelled while it waited, not yet settled by a taker: it simply waits again.
       await this.#store.clearForRetry(runId);

@@ -297,6 +297,8 @@ class EmbeddedQueue implements RunQueue {
     const { lease: _lease, finishedAt: _finishedAt, result: _result, error, ...rest } = run;
     const waiting: StoredRun = {
       ...rest,
+      // A fresh allowance of backend retries: the run failed because they ran out.
+      attempts: 0,
       status: "waiting",
       ...(run.status === "failed" && error && { error }),
     };

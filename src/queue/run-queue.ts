@@ -46,7 +46,7 @@ export interface StoredCheckpoint {
 /** Everything known about a run. JSON. */
 export interface RunRecord extends RunJob {
   status: RunStatus;
-  /** Leases taken so far (1 for a run that never crashed). */
+  /** Leases taken so far (1 for a run that never crashed); `retry` starts the count again. */
   attempts: number;
   checkpoint?: StoredCheckpoint;
   /** The terminal tool's value, once completed. */
@@ -92,7 +92,7 @@ export interface RunQueue {
    * Put a failed or cancelled run back to waiting: it resumes from its last checkpoint. Rejects
    * with a `RangeError` for an unknown run or one in another status. An embedded queue opened as a
    * client only asks its worker, which carries it out at its next take: it resolves with the run
-   * as it stands.
+   * as it stands. The run gets a fresh allowance of backend retries (`attempts` starts again).
    */
   retry(runId: string): Promise<RunRecord>;
   close(): Promise<void>;
@@ -133,7 +133,7 @@ export function engineOf(queue: string): "redis" | "postgres" | "embedded" {
   if (scheme === "redis" || scheme === "rediss") return "redis";
   if (scheme === "postgres" || scheme === "postgresql") return "postgres";
   throw new RangeError(
-    `A run queue is a redis://, rediss://, postgres:// or postgresql:// URL or a directory, got ${JSON.stringify(queue)}`,
+    `A run queue is a redis://, rediss://, postgres:// or postgresql:// URL or a directory, got ${JSON.stringify(urlWithoutPassword(queue))}`,
   );
 }
 
@@ -147,11 +147,12 @@ export class LeaseLostError extends Error {
   }
 }
 
-/** A connection URL for messages: its password, if any, replaced by `***`. */
+/** A connection URL for messages: its password (user info or `?password=`), if any, replaced by `***`. */
 export function urlWithoutPassword(address: string): string {
   try {
     const url = new URL(address);
     if (url.password) url.password = "***";
+    if (url.searchParams.has("password")) url.searchParams.set("password", "***");
     return url.toString();
   } catch {
     return "(an unparsable URL)";

@@ -102,7 +102,7 @@ describe("forge worker / enqueue / runs", () => {
       expect(retried).toMatchObject({ code: 0, stdout: "retrying: n1\n" });
       await waitForOutput(worker.output, /n1 failed[\s\S]*n1 failed/);
       const shown = await forge(["runs", "show", "n1", "--queue", queue]);
-      expect(JSON.parse(shown.stdout)).toMatchObject({ runId: "n1", status: "failed", attempts: 2 });
+      expect(JSON.parse(shown.stdout)).toMatchObject({ runId: "n1", status: "failed", attempts: 1 }); // counted again from the retry
       const refused = await forge(["runs", "retry", "r1", "--queue", queue]);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain("only a failed or cancelled run can be retried");
@@ -143,13 +143,14 @@ describe("forge worker / enqueue / runs", () => {
     expect(await exitOf(worker.child)).toBe(0);
   }, 90_000);
 
-  it("infers through a pool of llama-server endpoints with --endpoint (repeatable), and refuses a bad one", async () => {
+  it("infers through a pool of llama-server endpoints with --endpoint (repeatable) and their --endpoint-api-key, and refuses a bad one", async () => {
     const dir = mkdtempSync(join(tmpdir(), "forge-cli-queue-"));
     dirs.push(dir);
     const queue = join(dir, "queue");
     // The shop run's two turns: both tool calls, then finish once their results are in the history.
     const server = await startPoolServer({
       totalSlots: 2,
+      apiKey: "endpoint-key",
       reply: ({ messages }) =>
         messages.some((message) => message.role === "tool")
           ? { role: "assistant", content: null, tool_calls: [openAICall("c3", "finish", {})] }
@@ -163,7 +164,17 @@ describe("forge worker / enqueue / runs", () => {
             },
     });
     process.env.FORGE_TEST_DIR = dir;
-    const worker = spawnForge(["worker", "--registry", REGISTRY, "--queue", queue, "--endpoint", server.url]);
+    const worker = spawnForge([
+      "worker",
+      "--registry",
+      REGISTRY,
+      "--queue",
+      queue,
+      "--endpoint",
+      server.url,
+      "--endpoint-api-key",
+      "endpoint-key",
+    ]);
     try {
       await waitForOutput(worker.output, new RegExp(`inferring through ${server.url}`));
       const enqueued = await forge([

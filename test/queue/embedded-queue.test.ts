@@ -133,7 +133,7 @@ describe("the embedded queue", () => {
     expect(await queue.retry("t1")).toMatchObject({ status: "waiting", error: { name: "GuardrailError" } });
     const second = await queue.take("w");
     expect(second?.checkpoint?.meta.seq).toBe(3);
-    expect(second?.attempts).toBe(2);
+    expect(second?.attempts).toBe(1); // a retried run's allowance of backend retries starts again
     await second?.saveCheckpoint(checkpointOf(4));
     await queue.cancel("t1");
     const retried = await queue.retry("t1");

@@ -20,6 +20,8 @@ export interface PoolServerOptions {
   nCtx?: number;
   /** Answer a chat request after this many ms (default 0). */
   delayMs?: number;
+  /** Chat requests without `Authorization: Bearer <apiKey>` get 401, as llama-server's `--api-key`. */
+  apiKey?: string;
   /** The assistant message for a request (default: the text `answer to <label>`). */
   reply?: (request: { messages: Record<string, unknown>[] }) => Record<string, unknown>;
 }
@@ -128,6 +130,10 @@ export async function startPoolServer(options: PoolServerOptions = {}): Promise<
     if (request.method !== "POST" || path !== "/v1/chat/completions") {
       response.writeHead(404);
       return response.end();
+    }
+    if (options.apiKey !== undefined && request.headers.authorization !== `Bearer ${options.apiKey}`) {
+      response.writeHead(401, { "content-type": "application/json" });
+      return response.end('{"error":{"code":401,"message":"Invalid API Key","type":"authentication_error"}}');
     }
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
