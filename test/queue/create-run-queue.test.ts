@@ -71,5 +71,9 @@ describe("createRunQueue", () => {
 
   it("refuses a URL of another scheme instead of making it a directory", async () => {
     await expect(createRunQueue("http://127.0.0.1:6379")).rejects.toThrow(RangeError);
+    // A mistyped scheme still keeps the password out of the message, in the user info or the query.
+    const typo = createRunQueue("postgress://app:s3cret@127.0.0.1/app?password=s3cret");
+    await expect(typo).rejects.toThrow(/got "postgress:\/\/app:\*\*\*@127\.0\.0\.1\/app\?password=\*\*\*"/);
+    await expect(typo).rejects.not.toThrow(/s3cret/);
   });
 });
