@@ -35,17 +35,26 @@ function collectGarbage(): CollectGarbage {
     return collector;
   }
   setFlagsFromString("--expose-gc");
+  let found: unknown;
   try {
-    collector = runInNewContext("gc") as CollectGarbage;
+    found = runInNewContext("typeof gc === 'function' ? gc : undefined");
   } finally {
     setFlagsFromString("--no-expose-gc");
   }
+  if (typeof found !== "function") {
+    throw new Error(
+      "This runtime does not let the proxy ask for garbage collections (--expose-gc had no effect): " +
+        "start node with --expose-gc, or turn reclaiming off with --reclaim-after 0 (reclaimAfterBytes: 0)",
+    );
+  }
+  collector = found as CollectGarbage;
   return collector;
 }
 
 /** Counts the large bodies served and asks for a collection after every `everyBytes` of them. */
 export class BodyReclaimer {
   readonly #everyBytes: number;
+  readonly #collect: CollectGarbage | undefined;
   #served = 0;
   #collecting = false;
   readonly #onCollect: () => void;
@@ -59,19 +68,29 @@ export class BodyReclaimer {
     }
     this.#everyBytes = everyBytes;
     this.#onCollect = onCollect;
+    // Looked up now, so a runtime that cannot collect on request fails when the proxy starts.
+    this.#collect = everyBytes === 0 ? undefined : collectGarbage();
   }
 
-  /** A request whose body weighed `bodyBytes` has been answered: its copies are garbage now. */
-  served(bodyBytes: number): void {
-    if (this.#everyBytes === 0 || bodyBytes < LARGE_BODY_BYTES) return;
+  /**
+   * A request whose body weighed `bodyBytes` has been answered: its copies are garbage now.
+   * Returns the collection it asked for (settled once V8 has run it), or undefined.
+   */
+  served(bodyBytes: number): Promise<void> | undefined {
+    if (this.#collect === undefined || bodyBytes < LARGE_BODY_BYTES) return undefined;
     this.#served += bodyBytes;
-    if (this.#served < this.#everyBytes || this.#collecting) return;
+    if (this.#served < this.#everyBytes || this.#collecting) return undefined;
     this.#served = 0;
     this.#collecting = true;
     this.#onCollect();
-    const done = () => {
-      this.#collecting = false;
-    };
-    collectGarbage()({ type: "major", execution: "async" }).then(done, done);
+    const collect = this.#collect;
+    // Called from a response's close listener: whatever happens, nothing is thrown there.
+    return new Promise<void>((resolve) => resolve(collect({ type: "major", execution: "async" })))
+      .catch((error: unknown) => {
+        console.warn(`forge proxy: a requested garbage collection failed: ${String(error)}`);
+      })
+      .finally(() => {
+        this.#collecting = false;
+      });
   }
 }

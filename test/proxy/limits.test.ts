@@ -203,9 +203,14 @@ describe("reclaiming large bodies (--reclaim-after)", () => {
     });
     const weak = (() => new WeakRef({ payload: "y".repeat(1000) }))();
     await new Promise((resolve) => setTimeout(resolve, 0));
-    reclaimer.served(MB);
+    expect(reclaimer.served(MB - 1)).toBeUndefined(); // not a large body: never counted
+    const collection = reclaimer.served(MB);
     expect(asked).toBe(1);
-    await waitFor(async () => weak.deref() === undefined);
+    // One collection at a time: served meanwhile, nothing more is asked for.
+    expect(reclaimer.served(MB)).toBeUndefined();
+    await collection;
+    expect(weak.deref()).toBeUndefined();
+    expect(asked).toBe(1);
   });
 
   it("refuses a bad --reclaim-after", () => {
