@@ -16,6 +16,7 @@ import { currentVersions } from "../batch/row.ts";
 import { startWorkerPool, type WorkerPool } from "../batch/worker-pool.ts";
 import { createQueueCollector, type QueueCollector } from "../queue/collector.ts";
 import type { QueuedBackendOptions } from "../queue/eval-job.ts";
+import { queueBatchIdFor } from "../queue/eval-job.ts";
 import { openEvalQueue } from "../queue/open-queue.ts";
 import { renderMarkdown } from "../report/markdown.ts";
 import { renderTerminalReport } from "../report/table.ts";
@@ -205,7 +206,7 @@ export async function runEval(
     collector = evalQueue
       ? createQueueCollector({
           queue: evalQueue,
-          out,
+          batchId: queueBatchIdFor(out, options.resume === true),
           backend: options.backend,
           backendOptions,
           stream: options.stream,

@@ -31,8 +31,8 @@ export interface QueueCollector {
 /** Options of `createQueueCollector`. */
 export interface QueueCollectorOptions {
   queue: EvalQueue;
-  /** The rows file: with the run key, it names each run on the queue. */
-  out: string;
+  /** The batch's id (`queueBatchIdFor`): with the run key, it names each run on the queue. */
+  batchId: string;
   backend: string;
   backendOptions: QueuedBackendOptions;
   stream: boolean;
@@ -57,11 +57,11 @@ export function createQueueCollector(options: QueueCollectorOptions): QueueColle
         // Stopped (Ctrl-C): what is enqueued stays; the batch then writes nothing more.
         if (options.signal?.aborted) return;
         const job = evalJobOf(task, options.backend, options.backendOptions, options.stream);
-        await queue.enqueue(EVAL_JOB, JSON.stringify(job), { runId: evalRunId(options.out, task.key) });
+        await queue.enqueue(EVAL_JOB, JSON.stringify(job), { runId: evalRunId(options.batchId, task.key) });
       }
     },
     async execute(task) {
-      const runId = evalRunId(options.out, task.key);
+      const runId = evalRunId(options.batchId, task.key);
       const result = waitFor
         ? await waitFor.result(runId)
         : await queue.result(runId, { signal: stop.signal });

@@ -3,8 +3,8 @@
  * key, scenario, config, seed, and the backend with its options, no credentials), as the job's
  * message; its run id is derived from the run key, and the result is the run's outcome.
  */
-import { createHash } from "node:crypto";
-import { basename } from "node:path";
+import { createHash, randomUUID } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { z } from "zod";
 import type { BackendOptions } from "../backends/registry.ts";
 import type { RunTask } from "../batch/batch.ts";
@@ -69,16 +69,38 @@ export function evalJobOf(
 }
 
 /**
- * The queue's run id for a run key of a rows file: `eval-` and 40 hex digits of the SHA-256 of the
- * file's name and the key. Run keys hold `|` and `/`, which run ids may not; the same key for the
- * same file name is the same run id, so a collector enqueueing again (a `--resume`, on this machine
- * or another) adds nothing, and a fresh file runs its keys afresh.
+ * The queue's run id for a run key of a batch: `eval-` and 40 hex digits of the SHA-256 of the
+ * batch's id (see `queueBatchIdFor`) and the key. Run keys hold `|` and `/`, which run ids may not;
+ * the same key in the same batch is the same run id, so a collector enqueueing again (a
+ * `--resume`) adds nothing, and a new batch runs its keys afresh, even under an old file's name
+ * (a queue keeps completed runs: they must not stand in for a new batch's).
  */
-export function evalRunId(rowsFile: string, key: string): string {
-  const digest = createHash("sha256")
-    .update(`${basename(rowsFile)}\n${key}`)
-    .digest("hex");
+export function evalRunId(batchId: string, key: string): string {
+  const digest = createHash("sha256").update(`${batchId}\n${key}`).digest("hex");
   return `eval-${digest.slice(0, 40)}`;
+}
+
+/** The file holding a rows file's queue batch id (`x.jsonl` → `x.queue-batch`). */
+export function queueBatchIdPath(rowsFile: string): string {
+  return `${rowsFile.replace(/\.jsonl$/, "")}.queue-batch`;
+}
+
+/**
+ * The queue batch id of a rows file: a new random one for a new batch (written next to the rows),
+ * the one written then for a `--resume`, so a resumed collector finds its runs on the queue.
+ */
+export function queueBatchIdFor(rowsFile: string, resume: boolean): string {
+  const path = queueBatchIdPath(rowsFile);
+  if (resume && existsSync(path)) {
+    const id = readFileSync(path, "utf8").trim();
+    if (/^[0-9a-f-]{36}$/.test(id)) return id;
+    throw new EvalJobError(
+      `${path} does not hold a batch id (a UUID); delete it to run the batch's runs afresh`,
+    );
+  }
+  const id = randomUUID();
+  writeFileSync(path, `${id}\n`);
+  return id;
 }
 
 /** A job a worker cannot make: not an eval job, or a message that does not parse. */

@@ -9,7 +9,7 @@ import { planTasks, runBatch } from "../../eval/batch/batch.ts";
 import { readJsonl } from "../../eval/batch/jsonl.ts";
 import { currentVersions, type RunRow, runRowSchema } from "../../eval/batch/row.ts";
 import { runEval } from "../../eval/cli/run-eval.ts";
-import { EVAL_JOB, evalRunId } from "../../eval/queue/eval-job.ts";
+import { EVAL_JOB, evalRunId, queueBatchIdPath } from "../../eval/queue/eval-job.ts";
 import { openEvalQueue } from "../../eval/queue/open-queue.ts";
 import { readTraces } from "../../eval/report/write-report.ts";
 import { startTestPostgresServer, type TestPostgresServer } from "../helpers/postgres-server.ts";
@@ -190,7 +190,11 @@ describe("eval batches on a Redis queue (BullMQ)", () => {
       const jobs = await opened.queue.list();
       expect(jobs).toHaveLength(planned(30));
       expect(jobs.every((job) => job.workflow === EVAL_JOB && job.status === "completed")).toBe(true);
-      const ids = new Set(readJsonl(out, runRowSchema).rows.map((row) => evalRunId(out, row.key)));
+      const ids = new Set(
+        readJsonl(out, runRowSchema).rows.map((row) =>
+          evalRunId(readFileSync(queueBatchIdPath(out), "utf8").trim(), row.key),
+        ),
+      );
       expect(new Set(jobs.map((job) => job.runId))).toEqual(ids);
     } finally {
       await opened.queue.close();

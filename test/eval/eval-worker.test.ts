@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -11,6 +11,8 @@ import {
   evalRunId,
   outcomeOf,
   parseEvalJob,
+  queueBatchIdFor,
+  queueBatchIdPath,
 } from "../../eval/queue/eval-job.ts";
 import { EvalWorkerBackendError, runEvalWorker } from "../../eval/queue/eval-worker.ts";
 import { openEvalQueue } from "../../eval/queue/open-queue.ts";
@@ -22,15 +24,26 @@ const identity = { backend: "sim-model", model: "sim/clean", baseSeed: 0, stream
 const task = planTasks(identity, [scenario("basic_2step")], [ABLATION_PRESETS.reforged!], 1)[0]!;
 
 describe("eval jobs", () => {
-  it("map run keys to valid run ids: the same for the same file name, another for another file", () => {
+  it("map run keys to valid run ids: the same in one batch, another in another batch", () => {
     const keys = [task.key, "1", "a|b/c|d e|run0|seed0|mode-prompt|think-on", "x".repeat(500)];
     for (const key of keys) {
-      const id = evalRunId("/somewhere/rows.jsonl", key);
+      const id = evalRunId("batch-a", key);
       expect(assertRunId(id)).toBe(id);
-      expect(evalRunId("/elsewhere/rows.jsonl", key)).toBe(id);
-      expect(evalRunId("/somewhere/other.jsonl", key)).not.toBe(id);
+      expect(evalRunId("batch-a", key)).toBe(id);
+      expect(evalRunId("batch-b", key)).not.toBe(id);
     }
-    expect(new Set(keys.map((key) => evalRunId("rows.jsonl", key))).size).toBe(keys.length);
+    expect(new Set(keys.map((key) => evalRunId("batch-a", key))).size).toBe(keys.length);
+  });
+
+  it("give a new batch a new id under an old file's name, and a --resume the batch's own", () => {
+    const rows = join(workdir(), "rows.jsonl");
+    const first = queueBatchIdFor(rows, false);
+    expect(queueBatchIdFor(rows, true)).toBe(first);
+    const fresh = queueBatchIdFor(rows, false);
+    expect(fresh).not.toBe(first);
+    expect(queueBatchIdFor(rows, true)).toBe(fresh);
+    writeFileSync(queueBatchIdPath(rows), "not an id\n");
+    expect(() => queueBatchIdFor(rows, true)).toThrow(/does not hold a batch id/);
   });
 
   it("round-trip through a message and refuse what is not an eval run", () => {
