@@ -28,6 +28,12 @@ export interface PostgresQueueOptions extends BullmqEngineOptions {
     | { host: string; port: number; user?: string; password?: string; database?: string };
   /** The schema BullMQ's tables live in (default "bullmq"); created, with its tables, on first open. */
   schema?: string;
+  /**
+   * Connections of this queue's own pool, for checkpoint writes, lock renewals and reads (default
+   * 4; BullMQ's classes open their own besides). Raise it toward a worker's concurrency when the
+   * database is slow: a write waits for a free connection at most `connectTimeoutMs`.
+   */
+  poolSize?: number;
 }
 
 /** The PostgreSQL engine's optional peers (bullmq, pg) are not installed. */
@@ -101,7 +107,11 @@ export async function createPostgresQueue(options: PostgresQueueOptions): Promis
         };
   const address = addressOf(options.connection);
   const timeoutMs = options.connectTimeoutMs ?? 5_000;
-  const pool = new Pool({ ...base, max: 4, connectionTimeoutMillis: timeoutMs });
+  const poolSize = options.poolSize ?? 4;
+  if (!Number.isInteger(poolSize) || poolSize < 1) {
+    throw new RangeError(`poolSize must be a whole number of connections, 1 or more; got ${poolSize}`);
+  }
+  const pool = new Pool({ ...base, max: poolSize, connectionTimeoutMillis: timeoutMs });
   pool.on("error", (error) => options.onError?.(error));
   try {
     await pool.query("SELECT 1");

@@ -149,6 +149,9 @@ describe("the BullMQ queue on PostgreSQL", () => {
         connectTimeoutMs: 1_000,
       }),
     ).rejects.toBeInstanceOf(RunQueueConnectionError);
+    await expect(createPostgresQueue({ connection: { url: postgres.url }, poolSize: 0 })).rejects.toThrow(
+      /poolSize must be a whole number of connections, 1 or more; got 0/,
+    );
   });
 
   it("runs an enqueued workflow on a worker and hands back its result; enqueue is idempotent", async () => {
