@@ -248,19 +248,20 @@ interface WorkerCliOptions {
 
 /** `--endpoint`, repeatable: an http(s) URL of a llama-server. */
 function collectEndpoint(value: string, previous: string[]): string[] {
-  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
-    throw new InvalidArgumentError(
-      `'${value}' is not an http(s) URL of a llama-server, e.g. http://127.0.0.1:8080`,
-    );
-  }
-  return [...previous, value];
+  return [...previous, httpUrl(value, "is not an http(s) URL of a llama-server, e.g. http://127.0.0.1:8080")];
 }
 
 function watchUrl(value: string): string {
+  return httpUrl(
+    value,
+    "is not an http(s) URL; pass the URL forge watch printed, e.g. http://127.0.0.1:4141",
+  );
+}
+
+/** `value` if it is an http(s) URL, else a usage error: `'<value>' <problem>`. */
+function httpUrl(value: string, problem: string): string {
   if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
-    throw new InvalidArgumentError(
-      `'${value}' is not an http(s) URL; pass the URL forge watch printed, e.g. http://127.0.0.1:4141`,
-    );
+    throw new InvalidArgumentError(`'${value}' ${problem}`);
   }
   return value;
 }
