@@ -124,13 +124,16 @@ describe("checkpoints", () => {
     expect(points.map((point) => point.reason)).toEqual([
       "inference",
       "tools",
+      "call_started",
       "call_done",
+      "call_started",
       "call_done",
       "inference",
       "tools",
+      "call_started",
       "call_done",
     ]);
-    expect(points.map((point) => point.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(points.map((point) => point.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(points[0]).toMatchObject({ runId: "run-1", workflow: "shop", machineVersion: MACHINE_VERSION });
     expect(points[0]?.definitionHash).toMatch(/^[0-9a-f]{16}$/);
   });
@@ -148,7 +151,7 @@ describe("checkpoints", () => {
 describe("resuming from the last checkpoint", () => {
   it("after the first call of a batch finished: only the second runs again", async () => {
     const shopping = shop(undefined);
-    const saved = await runUntil(shopping, (meta) => meta.reason === "call_done" && meta.seq === 3);
+    const saved = await runUntil(shopping, (meta) => meta.reason === "call_done" && meta.seq === 4);
     expect(shopping.calls.map((call) => call.tool)).toEqual(["charge_card"]);
     const { result } = await resumeFrom(shopping, saved.at(-1) as Saved);
     expect(result).toBe("ok");
@@ -158,13 +161,13 @@ describe("resuming from the last checkpoint", () => {
   it("in the middle of an idempotent call: it runs again with the same idempotency key", async () => {
     const shopping = shop("idempotent", { tool: "charge_card" });
     const saved = await runUntil(shopping, () => false);
-    expect(saved.at(-1)?.meta.reason).toBe("tools");
+    expect(saved.at(-1)?.meta).toMatchObject({ reason: "call_started" });
     await resumeFrom(shopping, saved.at(-1) as Saved);
     const charges = shopping.calls.filter((call) => call.tool === "charge_card");
     expect(charges).toHaveLength(2);
-    // Only unsafe calls get a checkpoint when they start, so the restored run cannot know this one
-    // had started: attempt counts the starts a checkpoint recorded.
-    expect(charges[1]?.context).toMatchObject({ attempt: 1, resumed: false });
+    // Every call gets a checkpoint when it starts, so the restored run knows this one had started.
+    expect(charges[0]?.context).toMatchObject({ attempt: 1, resumed: false });
+    expect(charges[1]?.context).toMatchObject({ attempt: 2, resumed: true });
     expect(charges[1]?.context.idempotencyKey).toBe(charges[0]?.context.idempotencyKey);
   });
 
