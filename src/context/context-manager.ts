@@ -137,6 +137,29 @@ export class ContextManager {
     if (options.tools) this.setTools(options.tools);
   }
 
+  /**
+   * A manager with these settings, strategy, estimator and tools list, and state of its own: the
+   * backend's last count, the calibration, the warnings fired. `WorkflowRunner` takes one for each
+   * run, so runs under way at once on one runner never count, calibrate or warn from each other's
+   * histories. `hooks` are called after this manager's own `onCompact` / `onThreshold`, with the
+   * same event object.
+   * @example const perRun = contextManager.forRun({ onCompact: (event) => log(event) });
+   */
+  forRun(hooks: Pick<ContextManagerOptions, "onCompact" | "onThreshold"> = {}): ContextManager {
+    const manager = new ContextManager({
+      strategy: this.strategy,
+      budgetTokens: this.budgetTokens,
+      compactThreshold: this.compactThreshold,
+      compactTarget: this.compactTarget,
+      warnAt: this.warnAt,
+      estimateTokens: this.#estimator,
+      ...chained("onCompact", this.#onCompact, hooks.onCompact),
+      ...chained("onThreshold", this.#onThreshold, hooks.onThreshold),
+    });
+    manager.#toolTokens = this.#toolTokens;
+    return manager;
+  }
+
   /** Tokens above which `maybeCompact` compacts: `budgetTokens × compactThreshold`. */
   get triggerTokens(): number {
     return this.budgetTokens * this.compactThreshold;
@@ -286,4 +309,20 @@ function extendsObserved(messages: readonly Message[], observed: Observed): bool
     if (messages[index] !== copy[index]) return false;
   }
   return true;
+}
+
+/** `{ [key]: first then second }`, or only the one given, or nothing. */
+function chained<K extends string, E>(
+  key: K,
+  first: ((event: E) => void) | undefined,
+  second: ((event: E) => void) | undefined,
+): Partial<Record<K, (event: E) => void>> {
+  const hook =
+    first && second
+      ? (event: E) => {
+          first(event);
+          second(event);
+        }
+      : (first ?? second);
+  return hook ? ({ [key]: hook } as Record<K, (event: E) => void>) : {};
 }

@@ -30,6 +30,11 @@ import { errorFromOutput } from "./failure.ts";
 /** Options of `WorkflowRunner`. */
 export interface WorkflowRunnerOptions {
   client: LLMClient;
+  /**
+   * Compacts each run's history. A `ContextManager` gives every run a manager of its own
+   * (`forRun`: its backend count, calibration and warnings), so runs under way at once never mix;
+   * a compactor without `forRun` is shared by every run.
+   */
   contextManager: HistoryCompactor & { resetWarnings?: () => void };
   /** LLM calls per run, retries included. */
   maxIterations?: number;
@@ -139,17 +144,31 @@ export class WorkflowRunner {
   /**
    * A workflow statechart of its own, wired to this runner's client, context manager and
    * callbacks: for spawning workflow actors from an app machine (`spawnChild`). `run` and `resume`
-   * share one machine per workflow instead.
+   * share one machine per workflow instead. The machine gets a context manager of its own
+   * (`forRun`, when the runner's has it) with the workflow's tools set, which the actors it makes
+   * share: call `machineFor` once per actor that should count its history alone.
    */
   machineFor(workflow: Workflow, hooks: WorkflowHooks = {}): WorkflowMachine {
-    return createWorkflowMachine(this.#depsFor(workflow, hooks));
+    return createWorkflowMachine(this.#depsFor(workflow, hooks, this.#contextManagerFor(workflow)));
   }
 
-  #depsFor(workflow: Workflow, hooks: WorkflowHooks): WorkflowMachineDeps {
+  /**
+   * The context manager of one run: the runner's own `forRun()` when it has one (its warnings,
+   * backend count and calibration are that run's alone), else the runner's, shared by every run.
+   */
+  #contextManagerFor(workflow: Workflow): HistoryCompactor {
+    const shared = this.options.contextManager;
+    const manager = shared.forRun?.() ?? shared;
+    // The tools go with every request: the context manager counts them with the history.
+    manager.setTools?.(this.#machineOf(workflow).toolSpecs);
+    return manager;
+  }
+
+  #depsFor(workflow: Workflow, hooks: WorkflowHooks, contextManager: HistoryCompactor): WorkflowMachineDeps {
     const { options } = this;
     return {
       client: options.client,
-      contextManager: options.contextManager,
+      contextManager,
       toolSpecs: this.#machineOf(workflow).toolSpecs,
       tools: workflow.tools,
       stream: options.stream ?? false,
@@ -213,7 +232,8 @@ export class WorkflowRunner {
         0,
       );
     }
-    this.options.contextManager.resetWarnings?.();
+    // A manager without forRun is shared by every run: its warnings start again with each.
+    if (!this.options.contextManager.forRun) this.options.contextManager.resetWarnings?.();
     const input = this.inputFor(workflow, userMessage, runOptions);
     return this.#drive(workflow, { input }, runOptions);
   }
@@ -234,17 +254,19 @@ export class WorkflowRunner {
     runOptions: Pick<RunOptions, "signal" | "checkpoint" | "unsafeInterrupted" | "priority">,
   ): Promise<unknown> {
     const { signal } = runOptions;
-    // The tools go with every request: the context manager counts them with the history.
-    this.options.contextManager.setTools?.(this.#machineOf(workflow).toolSpecs);
     let actorError: unknown;
     const toolErrors = new Map<string, unknown>();
-    const deps = this.#depsFor(workflow, {
-      onActorError: (error) => (actorError = error),
-      onToolError: (callId, error) => toolErrors.set(callId, error),
-      ...(runOptions.checkpoint && { checkpoint: runOptions.checkpoint }),
-      ...(runOptions.unsafeInterrupted && { unsafeInterrupted: runOptions.unsafeInterrupted }),
-      ...(runOptions.priority !== undefined && { priority: runOptions.priority }),
-    });
+    const deps = this.#depsFor(
+      workflow,
+      {
+        onActorError: (error) => (actorError = error),
+        onToolError: (callId, error) => toolErrors.set(callId, error),
+        ...(runOptions.checkpoint && { checkpoint: runOptions.checkpoint }),
+        ...(runOptions.unsafeInterrupted && { unsafeInterrupted: runOptions.unsafeInterrupted }),
+        ...(runOptions.priority !== undefined && { priority: runOptions.priority }),
+      },
+      this.#contextManagerFor(workflow),
+    );
     // A snapshot carries its own context, so no input is needed when resuming.
     const actor = this.#machineOf(workflow).bound.createActor(deps, start, this.options.inspect);
     let cancelSent = false;

@@ -21,6 +21,11 @@ export interface HistoryCompactor {
   observeUsage?(sent: readonly Message[], promptTokens: number): void;
   /** The tools offered with every request, counted with the history. */
   setTools?(tools: readonly ToolSpec[]): void;
+  /**
+   * A compactor with the same settings and state of its own, for one run (`ContextManager.forRun`):
+   * the runner takes one per run when it is there, else every run shares this one.
+   */
+  forRun?(): HistoryCompactor;
 }
 
 /** Behaviour the machine is built with: clients, tools and callbacks never enter the context. */

@@ -41,10 +41,8 @@ export interface WorkerOptions {
   queue: RunQueue & { waitForWork?(signal?: AbortSignal): Promise<void> };
   registry: RunRegistry;
   /**
-   * Runs at once (default 1). Runs under way at once share the registry runner's context manager:
-   * its warnings, tool count and backend count follow whichever run used it last. With a
-   * `ContextManager` and more than one run at once, prefer one worker per lane, or a registry
-   * whose workflows offer the same tools and no `warnAt`.
+   * Runs at once (default 1). Each run counts its history on a context manager of its own when the
+   * registry's runner has a `ContextManager` (`forRun`); another compactor is shared by every run.
    */
   concurrency?: number;
   /**

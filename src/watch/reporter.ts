@@ -4,7 +4,7 @@
  * with their timings, compactions, and the outcome or typed error — by HTTP POST, in order.
  */
 import type { AnyStateMachine, InspectionEvent } from "xstate";
-import type { CompactEvent } from "../context/context-manager.ts";
+import { type CompactEvent, ContextManager } from "../context/context-manager.ts";
 import type { Message } from "../core/messages.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import {
@@ -41,18 +41,22 @@ export interface WatchReporterOptions extends WatchTransportOptions {
 }
 
 /**
- * Reports runs to a watch server. Wire it in with `instrument(runnerOptions)` and the context
- * manager's `onCompact`; a reporter follows one run at a time (a run opens at its first event and
+ * Reports runs to a watch server. Wire it in with `instrument(runnerOptions)` (and, for a
+ * compactor other than `ContextManager`, its `onCompact`); a reporter follows one run at a time (a run opens at its first event and
  * closes when its root actor stops), so give concurrent runs a reporter (and runner) each. With
  * `machineFor` spawned from your own machine, the root actor is yours: its statechart is drawn.
  */
 export interface WatchReporter {
   /**
    * The runner's options with the reporter wired in: the client wrapped (LLM timings and tokens),
-   * `onMessage` and `inspect` chained after yours.
+   * `onMessage` and `inspect` chained after yours, and a `ContextManager`'s runs reporting their
+   * compactions.
    */
   instrument(options: WorkflowRunnerOptions): WorkflowRunnerOptions;
-  /** Pass as the ContextManager's `onCompact` (chain yours inside it). */
+  /**
+   * Compactions to report: `instrument` wires it into a `ContextManager`; pass it to another
+   * compactor yourself. An event heard twice is reported once.
+   */
   onCompact(event: CompactEvent): void;
   onMessage(message: Message): void;
   inspect(event: InspectionEvent): void;
@@ -77,7 +81,7 @@ function isRoot(actorRef: { sessionId: string }, rootId: string | undefined): bo
  * A reporter sending runs to the watch server at `url`.
  * @example
  * const watch = createWatchReporter({ url: "http://127.0.0.1:4141", name: "weather" });
- * const contextManager = new ContextManager({ strategy: new TieredCompact(), budgetTokens: 8192, onCompact: watch.onCompact });
+ * const contextManager = new ContextManager({ strategy: new TieredCompact(), budgetTokens: 8192 });
  * const runner = new WorkflowRunner(watch.instrument({ client, contextManager }));
  * await runner.run(workflow, "What's the weather in Paris?");
  * await watch.flush();
@@ -147,7 +151,11 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
     emit(current, { type: "message.appended", at: since(current), message });
   };
 
+  // A compaction reaches the reporter twice when its onCompact is also the manager's own.
+  const compactions = new WeakSet<CompactEvent>();
   const onCompact = (event: CompactEvent) => {
+    if (compactions.has(event)) return;
+    compactions.add(event);
     const current = open();
     emit(current, { type: "context.compacted", at: since(current), ...event });
   };
@@ -291,6 +299,7 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
       return {
         ...runnerOptions,
         client: wrapClient(runnerOptions.client),
+        contextManager: reportingCompactions(runnerOptions.contextManager, onCompact),
         onMessage: (message) => {
           theirs?.(message);
           onMessage(message);
@@ -309,5 +318,24 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
       return run?.runId ?? lastRunId;
     },
     flush: () => transport.flush(),
+  };
+}
+
+/**
+ * A `ContextManager` whose runs (`forRun`) also report their compactions to `onCompact`; another
+ * compactor as it is (pass the reporter's `onCompact` to it yourself).
+ */
+function reportingCompactions(
+  manager: WorkflowRunnerOptions["contextManager"],
+  onCompact: (event: CompactEvent) => void,
+): WorkflowRunnerOptions["contextManager"] {
+  if (!(manager instanceof ContextManager)) return manager;
+  return {
+    maybeCompact: (messages, stepIndex, stepHint) => manager.maybeCompact(messages, stepIndex, stepHint),
+    takeWarnings: () => manager.takeWarnings(),
+    observeUsage: (sent, promptTokens) => manager.observeUsage(sent, promptTokens),
+    setTools: (tools) => manager.setTools(tools),
+    resetWarnings: () => manager.resetWarnings(),
+    forRun: () => manager.forRun({ onCompact }),
   };
 }

@@ -22,7 +22,7 @@ export interface WatchedQueuedRun {
  * For each run a worker takes, a reporter of that run alone: the worker runs it on a runner built
  * from `instrument(registry.runner.options)`, so runs under way at once never mix. Each attempt is
  * its own watch run: the queue's run id, then `-attempt-<n>` from the second lease on.
- * Compactions are not reported (the registry's context manager is shared by every run).
+ * Compactions are reported too when the registry's runner has a `ContextManager` (each run has its own).
  * @example
  * const worker = startWorker({ queue, registry, concurrency: 2, watch: createWorkerWatch({ url: "http://127.0.0.1:4141" }) });
  */

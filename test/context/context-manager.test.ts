@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { CompactOptions, CompactStrategy } from "../../src/context/compact-strategy.ts";
 import { type CompactEvent, ContextManager, type ThresholdEvent } from "../../src/context/context-manager.ts";
 import { NoCompact } from "../../src/context/no-compact.ts";
@@ -212,6 +213,70 @@ describe("ContextManager as the loop's dependency", () => {
     } = new ContextManager({ strategy: new NoCompact(), budgetTokens: 100 });
     const messages = history(2);
     expect(dependency.maybeCompact(messages, 0, "")).toBe(messages);
+  });
+});
+
+describe("ContextManager.forRun", () => {
+  it("keeps the settings, strategy, estimator and tools, with a backend count and warnings of its own", () => {
+    const tools = [{ name: "lookup", description: "Look up", parameters: z.object({}) }];
+    const shared = new ContextManager({
+      strategy: new NoCompact(),
+      budgetTokens: 100,
+      compactThreshold: 0.9,
+      compactTarget: 0.4,
+      warnAt: [0.5],
+      estimateTokens: tenEach,
+      tools,
+    });
+    const first = shared.forRun();
+    const second = shared.forRun();
+    expect(first).not.toBe(shared);
+    expect(first).toMatchObject({
+      budgetTokens: 100,
+      compactThreshold: 0.9,
+      compactTarget: 0.4,
+      warnAt: [0.5],
+    });
+    expect(first.strategy).toBe(shared.strategy);
+    expect(first.toolTokens).toBe(10);
+    // The backend counted the first run's history: the second run's count is not scaled by it.
+    const messages = history(2);
+    first.observeUsage(messages, 90);
+    expect(first.countTokens(messages)).toBe(90);
+    expect(second.countTokens(messages)).toBe(30);
+    expect(shared.countTokens(messages)).toBe(30);
+    // The first run crossing 50 % does not use up the second run's warning.
+    first.maybeCompact(history(6));
+    expect(first.takeWarnings()).toHaveLength(1);
+    second.maybeCompact(history(6));
+    expect(second.takeWarnings()).toHaveLength(1);
+    expect(shared.takeWarnings()).toEqual([]);
+  });
+
+  it("calls the manager's own hooks, then the run's, with the same event", () => {
+    const heard: [string, CompactEvent | ThresholdEvent][] = [];
+    const shared = new ContextManager({
+      strategy: recordingStrategy((messages) => ({ messages: messages.slice(-1), phase: 1 })).strategy,
+      budgetTokens: 50,
+      estimateTokens: tenEach,
+      warnAt: [0.5],
+      onCompact: (event) => heard.push(["manager compact", event]),
+      onThreshold: (event) => heard.push(["manager threshold", event]),
+    });
+    const run = shared.forRun({
+      onCompact: (event) => heard.push(["run compact", event]),
+      onThreshold: (event) => heard.push(["run threshold", event]),
+    });
+    run.maybeCompact(history(5), 3);
+    expect(heard.map(([who]) => who)).toEqual([
+      "manager threshold",
+      "run threshold",
+      "manager compact",
+      "run compact",
+    ]);
+    expect(heard[0]?.[1]).toBe(heard[1]?.[1]);
+    expect(heard[2]?.[1]).toBe(heard[3]?.[1]);
+    expect(heard[2]?.[1]).toMatchObject({ stepIndex: 3, tokensBefore: 50, messagesAfter: 1 });
   });
 });
 

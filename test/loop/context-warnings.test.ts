@@ -96,3 +96,47 @@ describe("context warnings", () => {
     expect(warned).toHaveLength(0);
   });
 });
+
+describe("context warnings of runs under way at once on one runner", () => {
+  it("reach each run that crosses warnAt: one run's warning never uses up another's", async () => {
+    const manager = new ContextManager({
+      strategy: new SlidingWindowCompact({ keepRecent: 1 }),
+      budgetTokens: 1000,
+      warnAt: [0.5],
+      compactThreshold: 0.9,
+    });
+    // Both runs read a long page (~600 tokens), then finish. The runs start together, so both
+    // read before either asks again: each crosses 50 % on its second request.
+    const longRead = defineTool({
+      name: "fetch_page",
+      description: "Fetch a page",
+      parameters: z.object({ page: z.number() }),
+      execute: () => "lorem ipsum ".repeat(200),
+    });
+    const reader = defineWorkflow({
+      name: "long-reader",
+      description: "Read a long page",
+      tools: [longRead, finish],
+      requiredSteps: [],
+      terminalTool: "finish",
+      systemPrompt: "Read the page, then finish.",
+    });
+    const client = new ScriptedClient([
+      toolCall("fetch_page", { page: 1 }),
+      toolCall("fetch_page", { page: 2 }),
+      toolCall("finish"),
+      toolCall("finish"),
+    ]);
+    const runner = new WorkflowRunner({ client, contextManager: manager });
+    await Promise.all([runner.run(reader, "Read page 1."), runner.run(reader, "Read page 2.")]);
+    expect(client.calls).toHaveLength(4);
+    const warnedRuns = client.calls
+      .filter((call) =>
+        String((call.messages.at(-1) as { content: string }).content).startsWith("[ContextWarning]"),
+      )
+      .map((call) =>
+        String((call.messages.find((message) => message.role === "user") as { content: string }).content),
+      );
+    expect(warnedRuns.sort()).toEqual(["Read page 1.", "Read page 2."]);
+  });
+});

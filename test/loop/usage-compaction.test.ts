@@ -7,9 +7,10 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type CompactEvent, ContextManager } from "../../src/context/context-manager.ts";
 import { SlidingWindowCompact } from "../../src/context/sliding-window-compact.ts";
+import type { Message } from "../../src/core/messages.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import type { LLMClient, SendOptions } from "../../src/core/types.ts";
-import { defineWorkflow } from "../../src/core/workflow.ts";
+import { defineWorkflow, workflowToolSpecs } from "../../src/core/workflow.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
 import { ScriptedClient, toolCall } from "../../src/testing/index.ts";
 
@@ -77,14 +78,30 @@ describe("usage-driven compaction", () => {
   });
 
   it("counts the workflow's tools with the history", async () => {
+    const counted: number[] = [];
     const contextManager = new ContextManager({
       strategy: new SlidingWindowCompact({ keepRecent: 1 }),
       budgetTokens: 1000,
+      // Fires on the first request: its event holds the count the run decided on.
+      warnAt: [0.001],
+      onThreshold: (event) => counted.push(event.tokens),
     });
     const client = new ScriptedClient([toolCall("finish")]);
-    const runner = new WorkflowRunner({ client, contextManager });
-    const before = contextManager.countTokens([]);
+    const history: Message[] = [];
+    const runner = new WorkflowRunner({
+      client,
+      contextManager,
+      onMessage: (message) => history.push(message),
+    });
     await runner.run(workflow, "Do the steps");
-    expect(contextManager.countTokens([])).toBeGreaterThan(before);
+    // The first request: the system prompt and the user's message.
+    const messagesOnly = contextManager.estimateTokens(history.slice(0, 2));
+    const tools = new ContextManager({
+      strategy: new SlidingWindowCompact({ keepRecent: 1 }),
+      budgetTokens: 1000,
+    });
+    tools.setTools(workflowToolSpecs(workflow));
+    expect(tools.toolTokens).toBeGreaterThan(0);
+    expect(counted).toEqual([messagesOnly + tools.toolTokens]);
   });
 });

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { ContextManager, SlidingWindowCompact } from "../../src/context/index.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import type { LLMClient, LLMResponse } from "../../src/core/types.ts";
 import { defineWorkflow } from "../../src/core/workflow.ts";
@@ -233,5 +234,67 @@ describe("a worker watched", () => {
     const page = await (await fetch(`${watch.url}/runs/${runId}`)).text();
     expect(page).toContain("queue, resumed from a checkpoint");
     expect(await eventsOf(watch, runId)).toEqual(events);
+  });
+
+  it("reports each run's compactions with that run alone, the registry's ContextManager shared", async () => {
+    const { queue, watch } = await setUp();
+    // "long" reads two long pages, so its history outgrows the budget; "short" reads two short ones.
+    const reader = defineWorkflow({
+      name: "reader",
+      description: "Read twice, then answer",
+      tools: [
+        defineTool({
+          name: "read",
+          description: "Read a page",
+          parameters: z.object({ q: z.string() }),
+          execute: ({ q }) => (q === "long" ? "lorem ipsum ".repeat(100) : "short page"),
+        }),
+        defineTool({
+          name: "answer",
+          description: "Answer",
+          parameters: z.object({ text: z.string() }),
+          execute: ({ text }) => `answered ${text}`,
+        }),
+      ],
+      requiredSteps: ["read"],
+      terminalTool: "answer",
+      systemPrompt: "Read, then answer.",
+    });
+    let firstCalls = 0;
+    let bothStarted: () => void = () => {};
+    const overlap = new Promise<void>((resolve) => (bothStarted = resolve));
+    const client = modelBy(async (user, call) => {
+      if (call === 1) {
+        firstCalls += 1;
+        if (firstCalls === 2) bothStarted();
+        await overlap;
+      }
+      return call < 3 ? toolCall("read", { q: user }) : toolCall("answer", { text: user });
+    });
+    const runner = new WorkflowRunner({
+      client,
+      contextManager: new ContextManager({
+        strategy: new SlidingWindowCompact({ keepRecent: 1 }),
+        budgetTokens: 400,
+      }),
+    });
+    const worker = startWorker({
+      queue,
+      registry: defineRegistry({ workflows: [reader], runner }),
+      concurrency: 2,
+      watch: createWorkerWatch({ url: watch.url }),
+    });
+    cleanups.push(() => worker.close());
+    await queue.enqueue("reader", "long", { runId: "run-long" });
+    await queue.enqueue("reader", "short", { runId: "run-short" });
+    expect(await queue.result("run-long")).toBe("answered long");
+    expect(await queue.result("run-short")).toBe("answered short");
+    expect(firstCalls).toBe(2);
+    const compactions = (events: WatchEvent[]) =>
+      events.filter((event) => event.type === "context.compacted");
+    const long = compactions(await finished(watch, "run-long"));
+    expect(long.length).toBeGreaterThan(0);
+    expect(long[0]).toMatchObject({ budgetTokens: 400 });
+    expect(compactions(await finished(watch, "run-short"))).toEqual([]);
   });
 });

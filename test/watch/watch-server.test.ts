@@ -6,7 +6,13 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ContextManager, SlidingWindowCompact } from "../../src/context/index.ts";
+import { defineTool } from "../../src/core/tools.ts";
+import { defineWorkflow } from "../../src/core/workflow.ts";
+import { WorkflowRunner } from "../../src/loop/runner.ts";
 import { createWorkflowMachine } from "../../src/machines/workflow.machine.ts";
+import { ScriptedClient, toolCall } from "../../src/testing/index.ts";
 import {
   createWatchApp,
   createWatchReporter,
@@ -120,6 +126,53 @@ describe("the watch server", () => {
       /Could not send run events to the watch server at http:\/\/127\.0\.0\.1/,
     );
     expect(errors).toHaveLength(1);
+  });
+});
+
+describe("a reporter's compactions", () => {
+  it("are each reported once when its onCompact is also the ContextManager's own", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "forge-watch-"));
+    const watch = await startWatchServer({ port: 0, dir });
+    try {
+      const reporter = createWatchReporter({ url: watch.url, name: "reader" });
+      let compacted = 0;
+      const contextManager = new ContextManager({
+        strategy: new SlidingWindowCompact({ keepRecent: 1 }),
+        budgetTokens: 300,
+        onCompact: (event) => {
+          compacted += 1;
+          reporter.onCompact(event);
+        },
+      });
+      const workflow = defineWorkflow({
+        name: "reader",
+        description: "Read pages",
+        tools: [
+          defineTool({
+            name: "read",
+            description: "Read a page",
+            parameters: z.object({ page: z.number() }),
+            execute: () => "lorem ipsum ".repeat(40),
+          }),
+          defineTool({ name: "finish", description: "Done", parameters: z.object({}), execute: () => "ok" }),
+        ],
+        terminalTool: "finish",
+        systemPrompt: "Read, then finish.",
+      });
+      const client = new ScriptedClient([
+        ...[1, 2, 3, 4].map((page) => toolCall("read", { page })),
+        toolCall("finish"),
+      ]);
+      const runner = new WorkflowRunner(reporter.instrument({ client, contextManager }));
+      await runner.run(workflow, "Read four pages.");
+      await reporter.flush();
+      const response = await fetch(`${watch.url}/runs/${reporter.runId}/events.json`);
+      const { events } = (await response.json()) as { events: WatchEvent[] };
+      expect(compacted).toBeGreaterThan(0);
+      expect(events.filter((event) => event.type === "context.compacted")).toHaveLength(compacted);
+    } finally {
+      await watch.close();
+    }
   });
 });
 
