@@ -85,7 +85,16 @@ function abortWorker(self: AnyActorRef): void {
 export function fromRequests<TName extends string, TRequest, TOutput>(
   name: TName,
   handler: RequestHandler<TRequest, TOutput>,
+  options: {
+    /**
+     * The request in flight as a persisted snapshot keeps it: leave out what the handler can find
+     * again from the parent when the snapshot is restored (the inference worker leaves out the
+     * history, which the workflow's context holds).
+     */
+    persistRequest?: (request: TRequest) => TRequest;
+  } = {},
 ): RequestWorkerLogic<TRequest> {
+  const { persistRequest } = options;
   const doneType = `${name}.done` as const;
   const errorType = `${name}.error` as const;
   // Answers only if this request is still the worker's current one and the worker still runs.
@@ -148,8 +157,14 @@ export function fromRequests<TName extends string, TRequest, TOutput>(
           return snapshot;
       }
     },
-    getPersistedSnapshot: (snapshot) =>
-      snapshot.pending !== null && settled.has(snapshot.pending) ? { ...snapshot, pending: null } : snapshot,
+    getPersistedSnapshot: (snapshot) => {
+      const { pending } = snapshot;
+      if (pending === null) return snapshot;
+      if (settled.has(pending)) return { ...snapshot, pending: null };
+      return persistRequest
+        ? { ...snapshot, pending: { ...pending, request: persistRequest(pending.request) } }
+        : snapshot;
+    },
     restoreSnapshot: (snapshot) => snapshot as RequestWorkerSnapshot<TRequest>,
   };
 }

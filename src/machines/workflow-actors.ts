@@ -90,8 +90,12 @@ export interface InferenceDeps {
 
 /** One LLM call's request: the history, folded and serialized for the client by the worker. */
 export interface InferenceRequest {
-  /** The run's history. */
-  messages: readonly Message[];
+  /**
+   * The run's history: the workflow's `context.messages` when it sent the request. A persisted
+   * snapshot leaves it out (it would hold the history twice); restored, the worker reads it from
+   * the workflow's context, which cannot change while the request is in flight.
+   */
+  messages?: readonly Message[];
   /** Sent after the history with this request only (a context warning); never part of the history. */
   transient?: readonly Message[];
 }
@@ -117,16 +121,18 @@ export function createInferenceLogic(source: DepsSource<InferenceDeps>) {
     "inference",
     async (request: InferenceRequest, signal, parent): Promise<LLMResponse> => {
       const deps = resolveDeps(source, parent);
+      const context = (parent?.getSnapshot() as { context?: WorkflowContext } | undefined)?.context;
+      const history = request.messages ?? historyOf(context);
       await checkpointOf(deps.checkpoint, parent, "inference");
       signal.throwIfAborted();
       const tools = toolListOf(deps.toolSpecs);
-      const sent = request.transient?.length ? [...request.messages, ...request.transient] : request.messages;
-      const history = applyReasoningReplay(sent, deps.reasoningReplay ?? "full");
-      const messages = serialize(history, deps.client.apiFormat, parent);
+      const sent = request.transient?.length ? [...history, ...request.transient] : history;
+      const replayed = applyReasoningReplay(sent, deps.reasoningReplay ?? "full");
+      const messages = serialize(replayed, deps.client.apiFormat, parent);
       // The backend's prompt count is of the history (a transient warning adds a few tokens to it).
-      const onUsage = deps.onUsage && ((usage: TokenUsage) => deps.onUsage?.(request.messages, usage));
+      const onUsage = deps.onUsage && ((usage: TokenUsage) => deps.onUsage?.(history, usage));
       // The run id and priority let a pooled client keep the run on one server and order its waiters.
-      const runId = (parent?.getSnapshot() as { context?: WorkflowContext } | undefined)?.context?.runId;
+      const runId = context?.runId;
       const options: SendOptions = {
         signal,
         ...(onUsage && { onUsage }),
@@ -139,7 +145,19 @@ export function createInferenceLogic(source: DepsSource<InferenceDeps>) {
       if (!isLLMResponse(response)) throw new InvalidResponseError(response);
       return response;
     },
+    // The history is the workflow context's own: a persisted snapshot holds it once.
+    { persistRequest: ({ messages: _history, ...rest }) => rest },
   );
+}
+
+/** The history of a restored request: the workflow's context (see `InferenceRequest.messages`). */
+function historyOf(context: WorkflowContext | undefined): readonly Message[] {
+  if (context === undefined) {
+    throw new TypeError(
+      "An inference request restored without its history needs the workflow actor that sent it: restore the workflow's snapshot, not the worker's alone.",
+    );
+  }
+  return context.messages;
 }
 
 const toolLists = new WeakMap<readonly ToolSpec[], ToolSpec[] | undefined>();

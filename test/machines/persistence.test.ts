@@ -25,6 +25,16 @@ async function uninterrupted() {
   return (await toPromise(actor)) as WorkflowOutput;
 }
 
+/** The request of the inference worker's call in flight, in a persisted workflow snapshot. */
+function inferenceRequestOf(stored: unknown): Record<string, unknown> {
+  const children = (
+    stored as { children: Record<string, { snapshot: { pending: { request: unknown } | null } }> }
+  ).children;
+  const request = children.inference?.snapshot.pending?.request;
+  expect(request).toBeDefined();
+  return request as Record<string, unknown>;
+}
+
 describe("persisted snapshots", () => {
   it.each([1, 2, 3, 4])(
     "persist at iteration %i → JSON round trip → restore → finish with identical history",
@@ -51,6 +61,9 @@ describe("persisted snapshots", () => {
       });
       actor.start();
       const stored = await persisted;
+      // The call in flight is stored without the history: the snapshot holds the history once.
+      expect(JSON.stringify(stored).split('"content":"Weather?"')).toHaveLength(2);
+      expect(inferenceRequestOf(stored)).not.toHaveProperty("messages");
 
       // The in-flight LLM call of the stored iteration is re-sent after restoring.
       const remaining = new ScriptedClient(script().slice(stopAt - 1));
@@ -67,6 +80,37 @@ describe("persisted snapshots", () => {
       expect(output.iteration).toBe(expected.iteration);
     },
   );
+
+  it("restores a snapshot whose call in flight holds its history (as written before it was left out)", async () => {
+    const expected = await uninterrupted();
+    const { workflow } = weatherWorkflow();
+    const first = new WorkflowRunner({
+      client: new ScriptedClient(script()),
+      contextManager: createPassthrough(),
+    });
+    const actor = createActor(first.machineFor(workflow), {
+      input: first.inputFor(workflow, "Weather?", { promptVars: { user: "Ada" }, runId: "fixed" }),
+    });
+    const persisted = new Promise<{ context: { messages: unknown[] } }>((resolve) => {
+      actor.subscribe((snapshot: WorkflowSnapshot) => {
+        if (snapshot.value === "infer" && snapshot.context.iteration === 3) {
+          resolve(JSON.parse(JSON.stringify(actor.getPersistedSnapshot())));
+          actor.stop();
+        }
+      });
+    });
+    actor.start();
+    const stored = await persisted;
+    const request = inferenceRequestOf(stored);
+    request.messages = stored.context.messages;
+    const remaining = new ScriptedClient(script().slice(2));
+    const second = new WorkflowRunner({ client: remaining, contextManager: createPassthrough() });
+    const restored = createActor(second.machineFor(workflow), { snapshot: stored as never } as never);
+    restored.start();
+    const output = (await toPromise(restored)) as WorkflowOutput;
+    remaining.assertDone();
+    expect(output.messages).toEqual(expected.messages);
+  });
 
   it("WorkflowRunner.resume finishes a stored run and resolves with the terminal result", async () => {
     const { workflow } = weatherWorkflow();
