@@ -15,10 +15,14 @@ import type { JobStore } from "./job-store.ts";
 import { defineFencedCommands, RedisJobStore } from "./redis-store.ts";
 import {
   assertPriority,
+  assertPruneOptions,
   assertRunId,
   type EnqueueOptions,
+  type FinishedStatus,
+  isPrunable,
   LeaseLostError,
   PRIORITY_LIMIT,
+  type PruneOptions,
   type RunJob,
   type RunLease,
   type RunQueue,
@@ -355,6 +359,65 @@ export class BullmqRunQueue implements RunQueue {
     return record;
   }
 
+  /**
+   * Remove finished runs (see `RunQueue.prune`). BullMQ's failed set holds both failed and
+   * cancelled runs (a cancelled one carries the cancel mark), and a run cancelled while it waited
+   * stays waiting, marked, until a taker settles it. So: completed runs, and the failed set when
+   * both failed and cancelled are asked for, go with BullMQ's `clean` (one atomic step per batch on
+   * either store, aged by `finishedOn`); otherwise each matching job is removed by id, after its
+   * state is read again (a `retry` under way moves it out of the set).
+   */
+  async prune(options: PruneOptions): Promise<number> {
+    const { olderThanMs, status } = assertPruneOptions(options);
+    this.#assertOpen();
+    const cutoff = Date.now() - olderThanMs;
+    let removed = 0;
+    if (status.has("completed")) removed += (await this.#queue.clean(olderThanMs, 0, "completed")).length;
+    if (status.has("failed") && status.has("cancelled")) {
+      removed += (await this.#queue.clean(olderThanMs, 0, "failed")).length;
+    } else if (status.has("failed") || status.has("cancelled")) {
+      removed += await this.#removeEach("failed", status, cutoff);
+    }
+    if (status.has("cancelled")) {
+      for (const state of ["waiting", "prioritized", "delayed"] as const) {
+        removed += await this.#removeEach(state, status, cutoff);
+      }
+    }
+    return removed;
+  }
+
+  /** Remove, one by one, the jobs in `state` that `prune` takes, a page at a time. */
+  async #removeEach(
+    state: "failed" | "waiting" | "prioritized" | "delayed",
+    status: ReadonlySet<FinishedStatus>,
+    cutoff: number,
+  ): Promise<number> {
+    const pageSize = 500;
+    let removed = 0;
+    for (let start = 0; ; ) {
+      const jobs = (await this.#queue.getJobs([state], start, start + pageSize - 1, true)).filter(
+        (job): job is Job<JobData> => Boolean(job?.id),
+      );
+      if (jobs.length === 0) return removed;
+      const cancelled = await this.#store.cancelled(jobs);
+      // Only a marked waiting run needs its mark's time: a settled one has finishedOn.
+      const cancelTimes = state === "failed" ? [] : await this.#store.cancelTimes(jobs);
+      let kept = 0;
+      for (const [index, job] of jobs.entries()) {
+        const record = recordOf(job, state, cancelled[index] === true);
+        const finishedAt = record.finishedAt ?? cancelTimes[index];
+        const prunable =
+          isPrunable({ status: record.status, finishedAt }, status, cutoff) &&
+          stillIn(state, await this.#queue.getJobState(job.id as string)) &&
+          (await this.#queue.remove(job.id as string, { removeChildren: false })) === 1;
+        if (prunable) removed += 1;
+        else kept += 1;
+      }
+      // Removed jobs leave the set: the next page starts after the ones kept.
+      start += kept;
+    }
+  }
+
   /** Resolves when a run may be waiting (a run was added or moved back to waiting), or after 200 ms. */
   async waitForWork(signal?: AbortSignal): Promise<void> {
     this.#assertOpen();
@@ -586,9 +649,11 @@ function recordOf(job: Job<JobData>, state: string, cancelled: boolean): RunReco
     checkpoint,
     error,
     forgeCancelled: _cancelled,
+    forgeCancelledAt: _cancelledAt,
     ...run
   } = job.data as JobData & {
     forgeCancelled?: unknown;
+    forgeCancelledAt?: unknown;
   };
   const status: RunStatus =
     state === "completed"
@@ -618,6 +683,12 @@ function recordOf(job: Job<JobData>, state: string, cancelled: boolean): RunReco
     enqueuedAt: job.data.enqueuedAt ?? job.timestamp,
     ...(job.finishedOn && { finishedAt: job.finishedOn }),
   };
+}
+
+/** Whether a job listed in `listed` is still there (waiting, prioritized and delayed all wait). */
+function stillIn(listed: string, state: string): boolean {
+  const waits = (name: string) => name === "waiting" || name === "prioritized" || name === "delayed";
+  return state === listed || (waits(listed) && waits(state));
 }
 
 /** A failure BullMQ recorded itself: in practice, a run whose workers died too many times. */

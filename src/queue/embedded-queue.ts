@@ -5,14 +5,27 @@
  * a dead process left active go back to waiting and resume from their last checkpoint.
  */
 import { randomUUID } from "node:crypto";
-import { linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import lockfile from "proper-lockfile";
 import {
   assertPriority,
+  assertPruneOptions,
   assertRunId,
   type EnqueueOptions,
+  type FinishedStatus,
+  isPrunable,
   LeaseLostError,
+  type PruneOptions,
   type RunJob,
   type RunLease,
   type RunQueue,
@@ -34,8 +47,8 @@ export interface EmbeddedQueueOptions {
   /**
    * `worker` (default): takes the directory's lock and works runs. `client`: no lock, for a
    * producer in another process (`forge enqueue`, `forge runs`) while a worker holds the directory:
-   * it adds runs as new files, reads them from disk, and asks the worker to cancel or retry through
-   * a request file; it cannot take runs.
+   * it adds runs as new files, reads them from disk, and asks the worker to cancel, retry or prune
+   * through a request file; it cannot take runs.
    */
   mode?: "worker" | "client";
 }
@@ -57,6 +70,7 @@ export async function createEmbeddedQueue(options: EmbeddedQueueOptions): Promis
   mkdirSync(runsDir, { recursive: true });
   mkdirSync(join(options.dir, "cancel"), { recursive: true });
   mkdirSync(join(options.dir, "retry"), { recursive: true });
+  mkdirSync(join(options.dir, "prune"), { recursive: true });
   if (options.mode === "client") {
     const queue = new EmbeddedQueue(runsDir, async () => {}, "client");
     queue.recover();
@@ -66,8 +80,7 @@ export async function createEmbeddedQueue(options: EmbeddedQueueOptions): Promis
   try {
     const retries = Math.ceil((options.waitForLockMs ?? 0) / 500);
     unlock = await lockfile.lock(options.dir, {
-      lockfilePath: join(options.dir, "queue.lock"),
-      stale: 10_000,
+      ...lockOptions(options.dir),
       retries: { retries, minTimeout: 500, maxTimeout: 500, factor: 1 },
     });
   } catch (error) {
@@ -80,6 +93,18 @@ export async function createEmbeddedQueue(options: EmbeddedQueueOptions): Promis
   queue.recover();
   return queue;
 }
+
+/** The directory lock a worker holds (and a client pruning while no worker does). */
+function lockOptions(dir: string): { lockfilePath: string; stale: number } {
+  return { lockfilePath: join(dir, "queue.lock"), stale: 10_000 };
+}
+
+/** A client's prune request, as a file in `prune/`, and the worker's answer beside it. */
+interface PruneRequest {
+  olderThanMs: number;
+  status: FinishedStatus[];
+}
+type PruneAnswer = { removed: number } | { error: string };
 
 class EmbeddedQueue implements RunQueue {
   readonly #dir: string;
@@ -117,18 +142,26 @@ class EmbeddedQueue implements RunQueue {
     }
   }
 
-  /** Read run files this process has not seen (clients add runs as files); a client rereads all. */
+  /**
+   * Read run files this process has not seen (clients add runs as files); a client rereads all,
+   * and forgets the runs whose files are gone (pruned).
+   */
   #scan(): void {
+    const seen = new Set<string>();
     for (const name of readdirSync(this.#dir)) {
       if (!name.endsWith(".json")) continue;
       const runId = name.slice(0, -".json".length);
       if (this.#mode === "worker" && this.#runs.has(runId)) continue;
       try {
         this.#runs.set(runId, JSON.parse(readFileSync(join(this.#dir, name), "utf8")) as StoredRun);
+        seen.add(runId);
       } catch (error) {
         // A file being replaced (rename is atomic, so only a client racing a delete sees this).
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       }
+    }
+    if (this.#mode === "client") {
+      for (const runId of [...this.#runs.keys()]) if (!seen.has(runId)) this.#runs.delete(runId);
     }
   }
 
@@ -213,6 +246,7 @@ class EmbeddedQueue implements RunQueue {
     this.#scan();
     this.#takeCancelRequests();
     this.#takeRetryRequests();
+    this.#takePruneRequests();
     const next = [...this.#runs.values()]
       .filter((run) => run.status === "waiting")
       .sort((a, b) => b.priority - a.priority || a.enqueuedAt - b.enqueuedAt)[0];
@@ -307,6 +341,111 @@ class EmbeddedQueue implements RunQueue {
     return publicRecord(waiting);
   }
 
+  async prune(options: PruneOptions): Promise<number> {
+    const { olderThanMs, status } = assertPruneOptions(options);
+    this.#assertOpen();
+    if (this.#mode === "client") return this.#askToPrune({ olderThanMs, status: [...status] });
+    this.#scan();
+    // Requests made before this prune go first: a retry asked for still happens.
+    this.#takeCancelRequests();
+    this.#takeRetryRequests();
+    return this.#prune({ olderThanMs, status: [...status] });
+  }
+
+  /**
+   * Delete the run files `request` names, in a process that holds the directory. A delete is one
+   * unlink: a reader racing it finds the whole file or none (ENOENT, which every read here expects).
+   */
+  #prune(request: PruneRequest): number {
+    if (this.#mode === "client") this.#scan();
+    const status = new Set(request.status);
+    const cutoff = Date.now() - request.olderThanMs;
+    let removed = 0;
+    for (const run of [...this.#runs.values()]) {
+      if (!isPrunable(run, status, cutoff)) continue;
+      rmSync(join(this.#dir, `${run.runId}.json`), { force: true });
+      // A request left for the pruned run must not reach a new run of the same id.
+      rmSync(join(this.#dir, "..", "cancel", run.runId), { force: true });
+      rmSync(join(this.#dir, "..", "retry", run.runId), { force: true });
+      this.#runs.delete(run.runId);
+      removed += 1;
+    }
+    return removed;
+  }
+
+  /** A worker carries out prune requests clients left as files, and answers each beside it. */
+  #takePruneRequests(): void {
+    const dir = join(this.#dir, "..", "prune");
+    for (const name of readdirSync(dir)) {
+      if (!name.endsWith(".json") || name.startsWith(".")) continue;
+      const id = name.slice(0, -".json".length);
+      let answer: PruneAnswer;
+      try {
+        answer = { removed: this.#prune(JSON.parse(readFileSync(join(dir, name), "utf8")) as PruneRequest) };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+        answer = { error: (error as Error).message };
+      }
+      writeAtomically(join(dir, `${id}.done`), JSON.stringify(answer));
+      rmSync(join(dir, name), { force: true });
+    }
+  }
+
+  /**
+   * A client's prune: leave a request for the worker that holds the directory and wait for its
+   * answer (at its next take or checkpoint); when no worker holds it, take the lock and prune here.
+   */
+  async #askToPrune(request: PruneRequest): Promise<number> {
+    const queueDir = join(this.#dir, "..");
+    const pruneDir = join(queueDir, "prune");
+    const id = randomUUID();
+    const requestPath = join(pruneDir, `${id}.json`);
+    const answerPath = join(pruneDir, `${id}.done`);
+    writeAtomically(requestPath, JSON.stringify(request));
+    for (;;) {
+      this.#assertOpen();
+      if (existsSync(answerPath)) {
+        const answer = JSON.parse(readFileSync(answerPath, "utf8")) as PruneAnswer;
+        rmSync(answerPath, { force: true });
+        if ("error" in answer) throw new Error(`The worker could not prune: ${answer.error}`);
+        return answer.removed;
+      }
+      if (!(await lockfile.check(queueDir, lockOptions(queueDir)))) {
+        const removed = await this.#pruneHoldingLock(queueDir, requestPath, request);
+        if (removed !== undefined) return removed;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  /** Prune under the directory's lock when it is free and the request still unclaimed; else undefined. */
+  async #pruneHoldingLock(
+    queueDir: string,
+    requestPath: string,
+    request: PruneRequest,
+  ): Promise<number | undefined> {
+    let unlock: () => Promise<void>;
+    try {
+      unlock = await lockfile.lock(queueDir, lockOptions(queueDir));
+    } catch {
+      return undefined; // a worker took the directory meanwhile: it answers
+    }
+    try {
+      // Claimed by taking it away: a worker that read it first has answered or will.
+      const claimed = `${requestPath}.mine`;
+      try {
+        renameSync(requestPath, claimed);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+        throw error;
+      }
+      rmSync(claimed, { force: true });
+      return this.#prune(request);
+    } finally {
+      await unlock();
+    }
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -350,6 +489,7 @@ class EmbeddedQueue implements RunQueue {
       signal: controller.signal,
       saveCheckpoint: async (checkpoint: StoredCheckpoint) => {
         this.#takeCancelRequests(); // a client's cancel reaches an active run at its next checkpoint
+        this.#takePruneRequests(); // and a client waiting on a prune hears back while runs are long
         this.#write({ ...owned(), checkpoint });
       },
       complete: async (result: unknown) => finish({ status: "completed", result: result ?? null }),
@@ -383,6 +523,12 @@ class EmbeddedQueue implements RunQueue {
   #assertOpen(): void {
     if (this.#closed) throw new Error("The run queue is closed");
   }
+}
+
+/** Write a file whole: a reader sees the old one, none, or the new one, never a part. */
+function writeAtomically(path: string, text: string): void {
+  writeFileSync(`${path}.tmp`, text);
+  renameSync(`${path}.tmp`, path);
 }
 
 function publicRecord(run: StoredRun): RunRecord {

@@ -27,6 +27,11 @@ export interface JobStore {
   clearForRetry(runId: string): Promise<void>;
   /** Whether each job carries the cancel mark. */
   cancelled(jobs: readonly Job[]): Promise<boolean[]>;
+  /**
+   * When each job was marked cancelled (ms), undefined when it carries no mark or one set before
+   * marks held their time: a run cancelled while it waited has no `finishedOn` until a taker settles it.
+   */
+  cancelTimes(jobs: readonly Job[]): Promise<(number | undefined)[]>;
   /** The token that holds the job's unexpired lock, if any. */
   lockHolder(runId: string): Promise<string | undefined>;
   /** Release the store's own connection. */

@@ -144,6 +144,8 @@ function addressOf(connection: PostgresQueueOptions["connection"]): string {
 
 /** The key of the cancel mark in the job's data. */
 const CANCEL_KEY = "forgeCancelled";
+/** The key of when it was set (ms): `prune` ages a run cancelled while it waited by it. */
+const CANCELLED_AT_KEY = "forgeCancelledAt";
 
 /**
  * The fenced steps of one BullMQ queue on PostgreSQL, each one statement on BullMQ's `job` row
@@ -187,14 +189,16 @@ export class PostgresJobStore implements JobStore {
       `WITH target AS (
          SELECT state FROM ${this.#job} WHERE queue = $1 AND id = $2 FOR UPDATE
        ), marked AS (
-         UPDATE ${this.#job} AS job SET data = jsonb_set(job.data, '{${CANCEL_KEY}}', 'true') FROM target
+         UPDATE ${this.#job} AS job
+            SET data = job.data || jsonb_build_object('${CANCEL_KEY}', true, '${CANCELLED_AT_KEY}', $3::bigint)
+           FROM target
           WHERE job.queue = $1 AND job.id = $2 AND target.state NOT IN ('completed', 'failed')
           RETURNING 1
        )
        SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'missing'
                    WHEN EXISTS (SELECT 1 FROM marked) THEN 'marked'
                    ELSE 'finished' END AS outcome`,
-      [this.#name, runId],
+      [this.#name, runId, Date.now()],
     );
     return rows[0]?.outcome as "missing" | "finished" | "marked";
   }
@@ -202,7 +206,7 @@ export class PostgresJobStore implements JobStore {
   async clearForRetry(runId: string): Promise<void> {
     // BullMQ's move_to_failed already clears deferred_failure; the stall count it keeps.
     await this.#pool.query(
-      `UPDATE ${this.#job} SET data = data - '${CANCEL_KEY}', stalled_count = 0, deferred_failure = NULL
+      `UPDATE ${this.#job} SET data = data - '${CANCEL_KEY}' - '${CANCELLED_AT_KEY}', stalled_count = 0, deferred_failure = NULL
         WHERE queue = $1 AND id = $2`,
       [this.#name, runId],
     );
@@ -211,6 +215,13 @@ export class PostgresJobStore implements JobStore {
   async cancelled(jobs: readonly Job[]): Promise<boolean[]> {
     // The mark travels in the data BullMQ already read.
     return jobs.map((job) => (job.data as Record<string, unknown> | undefined)?.[CANCEL_KEY] === true);
+  }
+
+  async cancelTimes(jobs: readonly Job[]): Promise<(number | undefined)[]> {
+    return jobs.map((job) => {
+      const at = (job.data as Record<string, unknown> | undefined)?.[CANCELLED_AT_KEY];
+      return typeof at === "number" ? at : undefined;
+    });
   }
 
   async lockHolder(runId: string): Promise<string | undefined> {

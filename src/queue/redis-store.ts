@@ -29,11 +29,14 @@ redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
 redis.call("SREM", KEYS[2], ARGV[3])
 return 1`;
 
-/** Mark a run cancelled unless it finished: -2 no such run, 0 finished, 1 marked. */
+/**
+ * Mark a run cancelled unless it finished: -2 no such run, 0 finished, 1 marked. The mark holds
+ * when (ARGV[2], ms): `prune` ages a run cancelled while it waited by it.
+ */
 const CANCEL_SCRIPT = `
 if redis.call("EXISTS", KEYS[1]) == 0 then return -2 end
 if redis.call("ZSCORE", KEYS[2], ARGV[1]) or redis.call("ZSCORE", KEYS[3], ARGV[1]) then return 0 end
-redis.call("HSET", KEYS[1], "${CANCEL_FIELD}", "1")
+redis.call("HSET", KEYS[1], "${CANCEL_FIELD}", ARGV[2])
 return 1`;
 
 export type FencedRedis = Redis & {
@@ -46,7 +49,7 @@ export type FencedRedis = Redis & {
     ms: number,
     id: string,
   ): Promise<number>;
-  forgeCancel(job: string, completed: string, failed: string, id: string): Promise<number>;
+  forgeCancel(job: string, completed: string, failed: string, id: string, now: number): Promise<number>;
 };
 
 /** Teach a connection the fenced scripts. */
@@ -106,6 +109,7 @@ export class RedisJobStore implements JobStore {
       this.key("completed"),
       this.key("failed"),
       runId,
+      Date.now(),
     );
     return outcome === 1 ? "marked" : outcome === 0 ? "finished" : "missing";
   }
@@ -121,6 +125,18 @@ export class RedisJobStore implements JobStore {
     for (const job of jobs) pipeline.hexists(this.key(job.id as string), CANCEL_FIELD);
     const answers = (await pipeline.exec()) ?? [];
     return jobs.map((_, index) => answers[index]?.[1] === 1);
+  }
+
+  async cancelTimes(jobs: readonly Job[]): Promise<(number | undefined)[]> {
+    if (jobs.length === 0) return [];
+    const pipeline = this.#redis.pipeline();
+    for (const job of jobs) pipeline.hget(this.key(job.id as string), CANCEL_FIELD);
+    const answers = (await pipeline.exec()) ?? [];
+    return jobs.map((_, index) => {
+      // "1": a mark set before marks held their time.
+      const at = Number(answers[index]?.[1] ?? Number.NaN);
+      return Number.isFinite(at) && at > 1 ? at : undefined;
+    });
   }
 
   async lockHolder(runId: string): Promise<string | undefined> {

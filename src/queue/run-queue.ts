@@ -95,7 +95,77 @@ export interface RunQueue {
    * as it stands. The run gets a fresh allowance of backend retries (`attempts` starts again).
    */
   retry(runId: string): Promise<RunRecord>;
+  /**
+   * Remove finished runs: those whose status is one of `status` (default: completed, failed and
+   * cancelled) and that finished at least `olderThanMs` ago (`finishedAt <= now - olderThanMs`; 0
+   * removes every finished run of those statuses). Waiting and active runs are never touched.
+   * Resolves with how many runs it removed; rejects with a `RangeError` for bad options.
+   *
+   * Enqueueing a run id is idempotent only while its record is kept: once pruned, the same id
+   * enqueues again as a new run. An embedded queue opened as a client asks the worker that holds
+   * the directory and waits for its answer (or prunes itself when no worker holds it).
+   * @example
+   * // Drop runs that finished more than a week ago.
+   * const removed = await queue.prune({ olderThanMs: 7 * 24 * 3_600_000 });
+   */
+  prune(options: PruneOptions): Promise<number>;
   close(): Promise<void>;
+}
+
+/** The statuses of a finished run: the ones `prune` removes. */
+export const FINISHED_STATUSES = ["completed", "failed", "cancelled"] as const;
+
+/** A finished run's status. */
+export type FinishedStatus = (typeof FINISHED_STATUSES)[number];
+
+/** What `RunQueue.prune` removes. */
+export interface PruneOptions {
+  /** Remove runs that finished at least this many milliseconds ago: an integer, 0 or more. */
+  olderThanMs: number;
+  /** Only runs in these statuses (default: all three finished ones). */
+  status?: readonly FinishedStatus[];
+}
+
+/**
+ * Check `prune`'s options: `olderThanMs` a finite integer >= 0, `status` a non-empty list of
+ * finished statuses. Returns them with the default filled in; throws a `RangeError` saying what is wrong.
+ */
+export function assertPruneOptions(options: PruneOptions): {
+  olderThanMs: number;
+  status: ReadonlySet<FinishedStatus>;
+} {
+  const olderThanMs = options?.olderThanMs;
+  if (typeof olderThanMs !== "number" || !Number.isSafeInteger(olderThanMs) || olderThanMs < 0) {
+    throw new RangeError(
+      `prune: olderThanMs must be a whole number of milliseconds, 0 or more, got ${String(olderThanMs)}`,
+    );
+  }
+  const status = options.status ?? FINISHED_STATUSES;
+  if (!Array.isArray(status) || status.length === 0) {
+    throw new RangeError(
+      `prune: status must be a non-empty list of ${FINISHED_STATUSES.join(", ")}, got ${JSON.stringify(status)}`,
+    );
+  }
+  for (const entry of status) {
+    if (!FINISHED_STATUSES.includes(entry)) {
+      throw new RangeError(
+        `prune: status ${JSON.stringify(entry)} is not a finished status; prune removes only ${FINISHED_STATUSES.join(", ")} runs (waiting and active runs are never pruned)`,
+      );
+    }
+  }
+  return { olderThanMs, status: new Set(status) };
+}
+
+/**
+ * Whether `prune` removes a run: its status is one of `status` and it finished at or before
+ * `cutoff` (ms). A run with no `finishedAt` is not finished yet, whatever its status says.
+ */
+export function isPrunable(
+  run: Pick<RunRecord, "status" | "finishedAt">,
+  status: ReadonlySet<FinishedStatus>,
+  cutoff: number,
+): boolean {
+  return status.has(run.status as FinishedStatus) && run.finishedAt !== undefined && run.finishedAt <= cutoff;
 }
 
 /** Priorities a run may have, on every engine: integers strictly between -2^20 and 2^20. */
