@@ -8,7 +8,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Command, InvalidArgumentError } from "commander";
 import type { RunQueue, RunRecord, RunRegistry, RunStatus } from "../queue/index.ts";
-import { engineOf, urlWithoutPassword } from "../queue/run-queue.ts";
+import { engineOf, FINISHED_STATUSES, type FinishedStatus, urlWithoutPassword } from "../queue/run-queue.ts";
 
 const DEFAULT_QUEUE_DIR = ".forge/queue";
 const QUEUE_HELP = "the queue: a directory (embedded), or a redis:// or postgres:// URL (BullMQ)";
@@ -108,7 +108,9 @@ export function registerQueueCommands(program: Command): void {
       },
     );
 
-  const runs = program.command("runs").description("List, show, cancel and retry the runs of a run queue");
+  const runs = program
+    .command("runs")
+    .description("List, show, cancel, retry and prune the runs of a run queue");
   runs
     .command("ls")
     .description("One line per run: id, status, workflow, attempts")
@@ -162,6 +164,58 @@ export function registerQueueCommands(program: Command): void {
         );
       });
     });
+  runs
+    .command("prune")
+    .description(
+      "Remove finished runs older than a duration (a pruned run id enqueues again as a new run; on an embedded queue a running worker carries it out at its next take)",
+    )
+    .requiredOption(
+      "--older-than <duration>",
+      "how long ago they finished: 7d, 12h, 30m, 90s, or milliseconds (0: every finished run)",
+      duration,
+    )
+    .option(
+      "--status <statuses>",
+      `which finished runs, comma-separated (default ${FINISHED_STATUSES.join(",")})`,
+      finishedStatuses,
+    )
+    .option("--queue <dir|url>", QUEUE_HELP, queueSpec, DEFAULT_QUEUE_DIR)
+    .action(async (options: { queue: string; olderThan: number; status?: FinishedStatus[] }) => {
+      await withQueue(options.queue, async (queue) => {
+        const removed = await queue.prune({
+          olderThanMs: options.olderThan,
+          ...(options.status && { status: options.status }),
+        });
+        console.log(`removed ${removed} run${removed === 1 ? "" : "s"}`);
+      });
+    });
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `--older-than`: a whole number with a unit (ms, s, m, h, d), or bare milliseconds. */
+function duration(value: string): number {
+  const match = /^(\d+)(ms|s|m|h|d)?$/.exec(value.trim());
+  const ms = match ? Number(match[1]) * (DURATION_UNITS[match[2] ?? "ms"] ?? 1) : Number.NaN;
+  if (!Number.isSafeInteger(ms)) {
+    throw new InvalidArgumentError(
+      `'${value}' is not a duration: a whole number with a unit (7d, 12h, 30m, 90s, 500ms) or milliseconds`,
+    );
+  }
+  return ms;
+}
+
+/** `--status` of `runs prune`: finished statuses, comma-separated. */
+function finishedStatuses(value: string): FinishedStatus[] {
+  const statuses = value.split(",").map((entry) => entry.trim());
+  for (const entry of statuses) {
+    if (!FINISHED_STATUSES.includes(entry as FinishedStatus)) {
+      throw new InvalidArgumentError(
+        `'${entry}' is not a finished status; use ${FINISHED_STATUSES.join(", ")} (comma-separated)`,
+      );
+    }
+  }
+  return statuses as FinishedStatus[];
 }
 
 /**

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { createBullmqQueue } from "../../src/queue/index.ts";
 import { startPoolServer } from "../clients/helpers/pool-server.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { exitOf, spawnForge, waitForOutput } from "../helpers/forge-cli.ts";
@@ -219,6 +220,97 @@ describe("forge worker / enqueue / runs", () => {
     ]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("must export (default, or as `registry`) the result of defineRegistry");
+  }, 60_000);
+});
+
+describe("forge runs prune", () => {
+  it("prunes through the worker holding an embedded queue's directory, and by itself once none does", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "forge-cli-queue-"));
+    dirs.push(dir);
+    const queue = join(dir, "queue");
+    process.env.FORGE_TEST_DIR = dir;
+    const worker = spawnForge(["worker", "--registry", REGISTRY, "--queue", queue]);
+    try {
+      await waitForOutput(worker.output, /forge worker on .*: shop/);
+      const enqueue = ["enqueue", "shop", "Buy A1", "--queue", queue, "--run-id", "r1", "--wait"];
+      expect(await forge(enqueue)).toMatchObject({ code: 0, stdout: 'r1\n"ok"\n' });
+      expect(await forge(["runs", "prune", "--older-than", "7d", "--queue", queue])).toMatchObject({
+        code: 0,
+        stdout: "removed 0 runs\n",
+      });
+      expect(
+        await forge(["runs", "prune", "--older-than", "0", "--status", "failed,cancelled", "--queue", queue]),
+      ).toMatchObject({ code: 0, stdout: "removed 0 runs\n" });
+      expect(await forge(["runs", "prune", "--older-than", "0s", "--queue", queue])).toMatchObject({
+        code: 0,
+        stdout: "removed 1 run\n",
+      });
+      expect((await forge(["runs", "ls", "--queue", queue])).stdout).toBe("");
+      // The pruned id is a new run: the worker takes it (and fails it: its script answers one run).
+      expect(await forge(["enqueue", "shop", "Buy B2", "--queue", queue, "--run-id", "r1"])).toMatchObject({
+        code: 0,
+        stdout: "r1\n",
+      });
+      await waitForOutput(worker.output, /r1 failed/);
+      const shown = await forge(["runs", "show", "r1", "--queue", queue]);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ runId: "r1", message: "Buy B2", status: "failed" });
+    } finally {
+      delete process.env.FORGE_TEST_DIR;
+      worker.child.kill("SIGINT");
+    }
+    expect(await exitOf(worker.child)).toBe(0);
+    expect(await forge(["runs", "prune", "--older-than", "0ms", "--queue", queue])).toMatchObject({
+      code: 0,
+      stdout: "removed 1 run\n",
+    });
+  }, 90_000);
+
+  it("prunes a redis:// queue by status", async () => {
+    const url = `${redis.url}/5`;
+    const queue = await createBullmqQueue({ connection: { url } });
+    try {
+      await queue.enqueue("shop", "one", { runId: "done" });
+      await (await queue.take("test"))?.complete("ok");
+      await queue.enqueue("shop", "two", { runId: "broken" });
+      await (await queue.take("test"))?.fail({ name: "Boom", message: "no" });
+      await queue.enqueue("shop", "three", { runId: "waits" });
+    } finally {
+      await queue.close();
+    }
+    expect(
+      await forge(["runs", "prune", "--older-than", "0", "--status", "failed", "--queue", url]),
+    ).toMatchObject({ code: 0, stdout: "removed 1 run\n" });
+    expect((await forge(["runs", "ls", "--queue", url])).stdout).toBe(
+      "done\tcompleted\tshop\tattempts=1\nwaits\twaiting\tshop\tattempts=0\n",
+    );
+    expect(await forge(["runs", "prune", "--older-than", "12h", "--queue", url])).toMatchObject({
+      code: 0,
+      stdout: "removed 0 runs\n",
+    });
+  }, 60_000);
+
+  it("refuses a bad duration or status as a usage error", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "forge-cli-queue-"));
+    dirs.push(dir);
+    const queue = join(dir, "queue");
+    const duration = await forge(["runs", "prune", "--older-than", "7 days", "--queue", queue]);
+    expect(duration.code).toBe(2);
+    expect(duration.stderr).toContain("'7 days' is not a duration");
+    const status = await forge([
+      "runs",
+      "prune",
+      "--older-than",
+      "1h",
+      "--status",
+      "completed,waiting",
+      "--queue",
+      queue,
+    ]);
+    expect(status.code).toBe(2);
+    expect(status.stderr).toContain("'waiting' is not a finished status");
+    const missing = await forge(["runs", "prune", "--queue", queue]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("--older-than");
   }, 60_000);
 });
 
