@@ -402,19 +402,24 @@ class EmbeddedQueue implements RunQueue {
     const requestPath = join(pruneDir, `${id}.json`);
     const answerPath = join(pruneDir, `${id}.done`);
     writeAtomically(requestPath, JSON.stringify(request));
-    for (;;) {
-      this.#assertOpen();
-      if (existsSync(answerPath)) {
-        const answer = JSON.parse(readFileSync(answerPath, "utf8")) as PruneAnswer;
-        rmSync(answerPath, { force: true });
-        if ("error" in answer) throw new Error(`The worker could not prune: ${answer.error}`);
-        return answer.removed;
+    try {
+      for (;;) {
+        this.#assertOpen();
+        if (existsSync(answerPath)) {
+          const answer = JSON.parse(readFileSync(answerPath, "utf8")) as PruneAnswer;
+          rmSync(answerPath, { force: true });
+          if ("error" in answer) throw new Error(`The worker could not prune: ${answer.error}`);
+          return answer.removed;
+        }
+        if (!(await lockfile.check(queueDir, lockOptions(queueDir)))) {
+          const removed = await this.#pruneHoldingLock(queueDir, requestPath, request);
+          if (removed !== undefined) return removed;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      if (!(await lockfile.check(queueDir, lockOptions(queueDir)))) {
-        const removed = await this.#pruneHoldingLock(queueDir, requestPath, request);
-        if (removed !== undefined) return removed;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    } finally {
+      // Given up (the queue closed): a request nobody waits for any more is withdrawn.
+      rmSync(requestPath, { force: true });
     }
   }
 
