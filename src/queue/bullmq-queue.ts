@@ -364,8 +364,9 @@ export class BullmqRunQueue implements RunQueue {
    * cancelled runs (a cancelled one carries the cancel mark), and a run cancelled while it waited
    * stays waiting, marked, until a taker settles it. So: completed runs, and the failed set when
    * both failed and cancelled are asked for, go with BullMQ's `clean` (one atomic step per batch on
-   * either store, aged by `finishedOn`); otherwise each matching job is removed by id, after its
-   * state is read again (a `retry` under way moves it out of the set).
+   * either store, aged by `finishedOn`); otherwise each matching job is read again (a `retry`
+   * under way moves it out of the set or takes its mark) and removed by id. BullMQ's `remove`
+   * refuses a locked job, so a run a worker just took stays.
    */
   async prune(options: PruneOptions): Promise<number> {
     const { olderThanMs, status } = assertPruneOptions(options);
@@ -399,23 +400,53 @@ export class BullmqRunQueue implements RunQueue {
         (job): job is Job<JobData> => Boolean(job?.id),
       );
       if (jobs.length === 0) return removed;
-      const cancelled = await this.#store.cancelled(jobs);
-      // Only a marked waiting run needs its mark's time: a settled one has finishedOn.
-      const cancelTimes = state === "failed" ? [] : await this.#store.cancelTimes(jobs);
+      const listed = await this.#prunable(jobs, state, status, cutoff);
       let kept = 0;
       for (const [index, job] of jobs.entries()) {
-        const record = recordOf(job, state, cancelled[index] === true);
-        const finishedAt = record.finishedAt ?? cancelTimes[index];
+        const id = job.id as string;
         const prunable =
-          isPrunable({ status: record.status, finishedAt }, status, cutoff) &&
-          stillIn(state, await this.#queue.getJobState(job.id as string)) &&
-          (await this.#queue.remove(job.id as string, { removeChildren: false })) === 1;
+          listed[index] === true &&
+          (await this.#stillPrunable(id, state, status, cutoff)) &&
+          (await this.#queue.remove(id, { removeChildren: false })) === 1;
         if (prunable) removed += 1;
         else kept += 1;
       }
       // Removed jobs leave the set: the next page starts after the ones kept.
       start += kept;
     }
+  }
+
+  /** Whether `prune` takes each of `jobs`, read in `state`. */
+  async #prunable(
+    jobs: Job<JobData>[],
+    state: string,
+    status: ReadonlySet<FinishedStatus>,
+    cutoff: number,
+  ): Promise<boolean[]> {
+    const cancelled = await this.#store.cancelled(jobs);
+    // A run cancelled while it waited has no finishedOn: it is aged by its mark's time.
+    const cancelTimes = state === "failed" ? [] : await this.#store.cancelTimes(jobs);
+    return jobs.map((job, index) => {
+      const record = recordOf(job, state, cancelled[index] === true);
+      return isPrunable(
+        { status: record.status, finishedAt: record.finishedAt ?? cancelTimes[index] },
+        status,
+        cutoff,
+      );
+    });
+  }
+
+  /** Read a listed job again, just before removing it: still in the set it was listed in, still prunable. */
+  async #stillPrunable(
+    runId: string,
+    listed: string,
+    status: ReadonlySet<FinishedStatus>,
+    cutoff: number,
+  ): Promise<boolean> {
+    const state = await this.#queue.getJobState(runId);
+    if (!stillIn(listed, state)) return false;
+    const job = await this.#queue.getJob(runId);
+    return job !== undefined && (await this.#prunable([job], state, status, cutoff))[0] === true;
   }
 
   /** Resolves when a run may be waiting (a run was added or moved back to waiting), or after 200 ms. */
