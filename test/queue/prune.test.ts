@@ -6,7 +6,7 @@
  * embedded queue's client asks the worker holding the directory, or prunes itself when none does.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -248,6 +248,11 @@ describe("prune on an embedded queue's client", () => {
     expect(lease?.job.runId).toBe("waits");
     expect(await pruned).toBe(2);
     expect((await client.list()).map((run) => run.runId)).toEqual(["waits"]);
+    expect(await client.get("done-2")).toBeUndefined();
+    expect(readdirSync(join(dir, "prune"))).toEqual([]); // request and answer both gone
+    // Bad options are refused before any request is left for the worker.
+    await expect(client.prune({ olderThanMs: -5 })).rejects.toThrow(RangeError);
+    expect(readdirSync(join(dir, "prune"))).toEqual([]);
     // The worker forgot them too: the id enqueues again as a new run, from either side.
     expect(await client.enqueue("echo", "again", { runId: "done-1" })).toMatchObject({ status: "waiting" });
     expect(await worker.get("done-1")).toMatchObject({ status: "waiting", message: "again" });
