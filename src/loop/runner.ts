@@ -145,21 +145,26 @@ export class WorkflowRunner {
    * A workflow statechart of its own, wired to this runner's client, context manager and
    * callbacks: for spawning workflow actors from an app machine (`spawnChild`). `run` and `resume`
    * share one machine per workflow instead. The machine gets a context manager of its own
-   * (`forRun`, when the runner's has it) with the workflow's tools set, which the actors it makes
-   * share: call `machineFor` once per actor that should count its history alone.
+   * (`forRun`, when the runner's has it), which the actors it makes share: call `machineFor` once
+   * per actor that should count its history alone. Unlike `run`, it leaves the manager's tools as
+   * they are (give the `ContextManager` `tools` to count them).
    */
   machineFor(workflow: Workflow, hooks: WorkflowHooks = {}): WorkflowMachine {
-    return createWorkflowMachine(this.#depsFor(workflow, hooks, this.#contextManagerFor(workflow)));
+    return createWorkflowMachine(this.#depsFor(workflow, hooks, this.#ownContextManager()));
   }
 
   /**
-   * The context manager of one run: the runner's own `forRun()` when it has one (its warnings,
-   * backend count and calibration are that run's alone), else the runner's, shared by every run.
+   * The runner's `forRun()` when it has one (its warnings, backend count and calibration are that
+   * run's alone), else the runner's own, shared by every run.
    */
-  #contextManagerFor(workflow: Workflow): HistoryCompactor {
+  #ownContextManager(): HistoryCompactor {
     const shared = this.options.contextManager;
-    const manager = shared.forRun?.() ?? shared;
-    // The tools go with every request: the context manager counts them with the history.
+    return shared.forRun?.() ?? shared;
+  }
+
+  /** The context manager of one `run` / `resume`, counting the workflow's tools with the history. */
+  #contextManagerFor(workflow: Workflow): HistoryCompactor {
+    const manager = this.#ownContextManager();
     manager.setTools?.(this.#machineOf(workflow).toolSpecs);
     return manager;
   }
