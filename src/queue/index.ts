@@ -12,7 +12,10 @@ export { createEmbeddedQueue, type EmbeddedQueueOptions } from "./embedded-queue
 export { createPostgresQueue, PostgresMissingError, type PostgresQueueOptions } from "./postgres-queue.ts";
 export {
   type EnqueueOptions,
+  FINISHED_STATUSES,
+  type FinishedStatus,
   LeaseLostError,
+  type PruneOptions,
   type RunJob,
   type RunLease,
   type RunQueue,
