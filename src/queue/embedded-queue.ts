@@ -363,10 +363,11 @@ class EmbeddedQueue implements RunQueue {
     let removed = 0;
     for (const run of [...this.#runs.values()]) {
       if (!isPrunable(run, status, cutoff)) continue;
+      // A retry asked for and not yet carried out wins: the run is about to wait again.
+      if (existsSync(join(this.#dir, "..", "retry", run.runId))) continue;
       rmSync(join(this.#dir, `${run.runId}.json`), { force: true });
-      // A request left for the pruned run must not reach a new run of the same id.
+      // A cancel left for the pruned (finished) run must not reach a new run of the same id.
       rmSync(join(this.#dir, "..", "cancel", run.runId), { force: true });
-      rmSync(join(this.#dir, "..", "retry", run.runId), { force: true });
       this.#runs.delete(run.runId);
       removed += 1;
     }
@@ -418,8 +419,10 @@ class EmbeddedQueue implements RunQueue {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     } finally {
-      // Given up (the queue closed): a request nobody waits for any more is withdrawn.
+      // Given up (the queue closed): a request nobody waits for any more is withdrawn, and an
+      // answer that came meanwhile is not left behind.
       rmSync(requestPath, { force: true });
+      rmSync(answerPath, { force: true });
     }
   }
 

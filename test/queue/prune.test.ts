@@ -274,6 +274,25 @@ describe("prune on an embedded queue's client", () => {
   });
 });
 
+describe("prune and a retry asked for first", () => {
+  it("leaves a failed run whose retry a client asked for, on an embedded queue with no worker", async () => {
+    const dir = tempDir();
+    const worker = await createEmbeddedQueue({ dir });
+    await (await takeOne(worker, "failed-1")).fail({ name: "Boom", message: "no" });
+    await (await takeOne(worker, "failed-2")).fail({ name: "Boom", message: "no" });
+    await worker.close();
+    const client = await createEmbeddedQueue({ dir, mode: "client" });
+    cleanups.push(() => client.close());
+    await client.retry("failed-1");
+    expect(await client.prune({ olderThanMs: 0 })).toBe(1);
+    const reopened = await createEmbeddedQueue({ dir });
+    cleanups.push(() => reopened.close());
+    expect((await reopened.list()).map((run) => run.runId)).toEqual(["failed-1"]);
+    // The retry is carried out when the directory is next worked: the run is taken again.
+    expect((await reopened.take("test-worker"))?.job.runId).toBe("failed-1");
+  });
+});
+
 describe("what prune removes (the decision)", () => {
   const all = assertPruneOptions({ olderThanMs: 0 }).status;
   it("takes finished runs of the asked statuses finished at or before the cutoff", () => {
