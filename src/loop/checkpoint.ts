@@ -9,10 +9,15 @@ import type { Workflow } from "../core/workflow.ts";
 import type { CheckpointPoint } from "../machines/workflow-actors.ts";
 
 /**
- * The version of the workflow machine's snapshot format (states and context). Bumped whenever a
- * snapshot written by one version cannot be restored by the next.
+ * The version of the workflow machine's snapshot format (states, context and invoked workers).
+ * Bumped whenever a snapshot written by one version cannot be restored by another: 3 leaves the
+ * history out of the LLM call in flight, which a version 2 runner could not restore (it refuses a
+ * version 3 checkpoint with `CheckpointMismatchError` instead); version 2 checkpoints still resume.
  */
-export const MACHINE_VERSION = 2;
+export const MACHINE_VERSION = 3;
+
+/** The machine versions whose checkpoints this runner resumes. */
+const RESUMABLE_MACHINE_VERSIONS: readonly number[] = [2, MACHINE_VERSION];
 
 /** What comes with each checkpoint's snapshot. Store it beside the snapshot. */
 export interface CheckpointMeta extends CheckpointPoint {
@@ -74,8 +79,12 @@ export function assertResumable(
   workflow: Workflow,
   meta: Pick<CheckpointMeta, "workflow" | "definitionHash" | "machineVersion">,
 ): void {
-  if (meta.machineVersion !== MACHINE_VERSION) {
-    throw new CheckpointMismatchError("machineVersion", String(MACHINE_VERSION), String(meta.machineVersion));
+  if (!RESUMABLE_MACHINE_VERSIONS.includes(meta.machineVersion)) {
+    throw new CheckpointMismatchError(
+      "machineVersion",
+      RESUMABLE_MACHINE_VERSIONS.join(" or "),
+      String(meta.machineVersion),
+    );
   }
   if (meta.workflow !== workflow.name)
     throw new CheckpointMismatchError("workflow", workflow.name, meta.workflow);

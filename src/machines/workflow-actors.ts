@@ -105,7 +105,17 @@ export interface InferenceRequest {
  * response; none → StreamError). The actor's abort signal reaches the client, so stopping the
  * actor (cancellation) aborts the request in flight.
  */
-export function createInferenceLogic(source: DepsSource<InferenceDeps>) {
+export function createInferenceLogic(
+  source: DepsSource<InferenceDeps>,
+  options: {
+    /**
+     * The parent is the workflow machine, whose `context.messages` is every request's history: a
+     * persisted snapshot leaves the history out of the request in flight and a restored request
+     * reads it from there (`createWorkflowMachine` sets it). Off: the request keeps its history.
+     */
+    historyInParent?: boolean;
+  } = {},
+) {
   // One serializer per workflow actor: its incremental state is the run's own (docs/decisions/005).
   const serializers = new WeakMap<AnyActorRef, HistorySerializer>();
   const serialize = (messages: readonly Message[], format: ApiFormat, parent: AnyActorRef | undefined) => {
@@ -146,15 +156,15 @@ export function createInferenceLogic(source: DepsSource<InferenceDeps>) {
       return response;
     },
     // The history is the workflow context's own: a persisted snapshot holds it once.
-    { persistRequest: ({ messages: _history, ...rest }) => rest },
+    options.historyInParent ? { persistRequest: ({ messages: _history, ...rest }) => rest } : {},
   );
 }
 
 /** The history of a restored request: the workflow's context (see `InferenceRequest.messages`). */
 function historyOf(context: WorkflowContext | undefined): readonly Message[] {
-  if (context === undefined) {
-    throw new TypeError(
-      "An inference request restored without its history needs the workflow actor that sent it: restore the workflow's snapshot, not the worker's alone.",
+  if (!Array.isArray(context?.messages)) {
+    throw new WorkflowDefinitionError(
+      "An inference request restored without its history needs the workflow actor that sent it (its context.messages): restore the workflow's snapshot, not the worker's alone, and pass historyInParent only under createWorkflowMachine.",
     );
   }
   return context.messages;

@@ -62,8 +62,9 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
     },
     actors: {
       // Derived once per deps (an actor's), not per request: the workers ask for them every call.
-      inference: createInferenceLogic((workflow) =>
-        derived(depsOf(workflow), inferenceDepsCache, inferenceDepsOf),
+      inference: createInferenceLogic(
+        (workflow) => derived(depsOf(workflow), inferenceDepsCache, inferenceDepsOf),
+        { historyInParent: true },
       ),
       executeTools: createToolExecutionLogic((workflow) =>
         derived(depsOf(workflow), toolDepsCache, toolExecutionDepsOf),

@@ -212,6 +212,26 @@ describe("resuming from the last checkpoint", () => {
       runner.resume(shopping.workflow, saved.snapshot as never, {
         meta: { ...saved.meta, machineVersion: 1 },
       }),
-    ).rejects.toThrow(/machineVersion is 1/);
+    ).rejects.toThrow(/machineVersion is 1, this runner's is 2 or 3/);
+  });
+
+  it("resumes a checkpoint of machine version 2, whose LLM call in flight holds its history", async () => {
+    const shopping = shop(undefined);
+    // The first checkpoint: before the first LLM call, which is in flight.
+    const saved = (await runUntil(shopping, (meta) => meta.seq === 1)).at(-1) as Saved;
+    expect(saved.meta).toMatchObject({ reason: "inference", machineVersion: 3 });
+    const snapshot = saved.snapshot as {
+      context: { messages: unknown[] };
+      children: { inference: { snapshot: { pending: { request: Record<string, unknown> } } } };
+    };
+    const { request } = snapshot.children.inference.snapshot.pending;
+    expect(request).not.toHaveProperty("messages");
+    // As version 2 wrote it: the request holds the history.
+    request.messages = snapshot.context.messages;
+    const runner = runnerWith(shopping.script());
+    await expect(
+      runner.resume(shopping.workflow, snapshot as never, { meta: { ...saved.meta, machineVersion: 2 } }),
+    ).resolves.toBe("ok");
+    expect(shopping.calls.map((call) => call.tool)).toEqual(["charge_card", "send_receipt"]);
   });
 });
