@@ -142,7 +142,8 @@ export class ContextManager {
    * backend's last count, the calibration, the warnings fired. `WorkflowRunner` takes one for each
    * run, so runs under way at once on one runner never count, calibrate or warn from each other's
    * histories. `hooks` are called after this manager's own `onCompact` / `onThreshold`, with the
-   * same event object.
+   * same event object. The copy is a `ContextManager`: a subclass overrides `forRun` to keep its
+   * own behaviour in each run.
    * @example const perRun = contextManager.forRun({ onCompact: (event) => log(event) });
    */
   forRun(hooks: Pick<ContextManagerOptions, "onCompact" | "onThreshold"> = {}): ContextManager {
