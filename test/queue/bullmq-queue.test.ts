@@ -1,7 +1,8 @@
 /**
  * The BullMQ run queue against a real redis-server on 127.0.0.1: BullMQ's key layout that the
  * fenced write relies on, idempotent enqueue, priority then FIFO, results, cancellation, fencing,
- * retries and stalled runs keeping their checkpoint.
+ * retries. What it does the same on PostgreSQL (lock renewal, stalled runs, retries of failed and
+ * cancelled runs) is in bullmq-backends.test.ts.
  */
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
@@ -17,13 +18,13 @@ import {
   defineRegistry,
   LeaseLostError,
   RunQueueConnectionError,
-  type StoredCheckpoint,
   startWorker,
 } from "../../src/queue/index.ts";
 import { ScriptedClient, toolCall } from "../../src/testing/index.ts";
 import { echo } from "../fixtures/durable/echo.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { startTestRedisServer, type TestRedisServer } from "../helpers/redis-server.ts";
+import { checkpointOf } from "../helpers/stored-checkpoint.ts";
 
 let redis: TestRedisServer;
 let client: Redis;
@@ -50,21 +51,6 @@ async function openQueue(options: Partial<BullmqQueueOptions> = {}): Promise<Bul
   });
   cleanups.push(() => queue.close());
   return queue;
-}
-
-function checkpointOf(seq: number): StoredCheckpoint {
-  return {
-    snapshot: { seq },
-    meta: {
-      seq,
-      workflow: "echo",
-      definitionHash: "h",
-      machineVersion: 1,
-      reason: "test",
-      runId: "r",
-      iteration: seq,
-    },
-  };
 }
 
 describe("the BullMQ queue's key layout (what the fenced write relies on)", () => {
@@ -275,17 +261,6 @@ describe("the BullMQ queue", () => {
     expect((await queue.get("l1"))?.status).toBe("active");
   });
 
-  it("renews the lock while a lease is held, past lockMs", async () => {
-    const queue = await openQueue({ lockMs: 300, stalledIntervalMs: 100 });
-    await queue.enqueue("echo", "x", { runId: "n1" });
-    const lease = await queue.take("w");
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
-    expect(lease?.signal.aborted).toBe(false);
-    await lease?.saveCheckpoint(checkpointOf(1));
-    await lease?.complete("done");
-    expect(await queue.result("n1")).toBe("done");
-  });
-
   it("retries a failed run from its last checkpoint; hands a run back on release", async () => {
     const queue = await openQueue();
     await queue.enqueue("echo", "x", { runId: "t1" });
@@ -304,109 +279,4 @@ describe("the BullMQ queue", () => {
     await expect(queue.result("t1")).rejects.toThrow("gave up");
     expect(await queue.get("t1")).toMatchObject({ status: "failed", error: { name: "GuardrailError" } });
   });
-
-  it("retries a failed run and a cancelled one from their last checkpoint; refuses a waiting one", async () => {
-    const queue = await openQueue();
-    await queue.enqueue("echo", "x", { runId: "y1" });
-    const first = await queue.take("w");
-    await first?.saveCheckpoint(checkpointOf(3));
-    await first?.fail({ name: "GuardrailError", message: "gave up" });
-    expect(await queue.retry("y1")).toMatchObject({ status: "waiting" });
-    const second = await queue.take("w");
-    expect(second?.checkpoint?.meta.seq).toBe(3);
-    expect(second?.attempts).toBe(1); // a retried run's allowance of backend retries starts again
-    await second?.saveCheckpoint(checkpointOf(4));
-    await queue.cancel("y1");
-    expect((await queue.get("y1"))?.status).toBe("cancelled");
-    expect(await queue.retry("y1")).toMatchObject({ status: "waiting" });
-    const third = await queue.take("w");
-    expect(third?.checkpoint?.meta.seq).toBe(4);
-    await third?.complete("done");
-    expect(await queue.result("y1")).toBe("done");
-    await queue.enqueue("echo", "z", { runId: "y2" });
-    await expect(queue.retry("y2")).rejects.toThrow(/only a failed or cancelled run/);
-    await queue.cancel("y2");
-    expect(await queue.retry("y2")).toMatchObject({ status: "waiting" });
-    expect((await queue.take("w"))?.job.runId).toBe("y2");
-  });
-
-  it("moves a run whose worker went silent back to waiting, with its checkpoint", async () => {
-    const name = `stall-${randomUUID()}`;
-    const dying = await createBullmqQueue({
-      connection: { url: redis.url },
-      name,
-      lockMs: 500,
-      stalledIntervalMs: 200,
-    });
-    const survivor = await openQueue({ name, lockMs: 500, stalledIntervalMs: 200 });
-    await survivor.enqueue("echo", "x", { runId: "s1" });
-    const lease = await dying.take("dying");
-    await lease?.saveCheckpoint(checkpointOf(7));
-    // Its connection gone, nothing renews the lock: the stall checker must notice.
-    await dying.close();
-    const deadline = Date.now() + 5_000;
-    let next = await survivor.take("survivor");
-    while (!next && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      next = await survivor.take("survivor");
-    }
-    expect(next?.job.runId).toBe("s1");
-    expect(next?.checkpoint?.meta.seq).toBe(7);
-    expect(next?.attempts).toBe(2);
-    await next?.complete("ok");
-    expect(await survivor.result("s1")).toBe("ok");
-  });
-
-  it("fails a run for good once it stalled more than maxStalledCount times", async () => {
-    const name = `stall-limit-${randomUUID()}`;
-    const options = {
-      connection: { url: redis.url },
-      name,
-      lockMs: 300,
-      stalledIntervalMs: 100,
-      maxStalledCount: 1,
-    };
-    const producer = await openQueue({ name });
-    await producer.enqueue("echo", "x", { runId: "s2" });
-    // Two workers in turn take the run and go silent; each one's stall checker frees the last one's.
-    for (let round = 0; round < 2; round++) {
-      const dying = await createBullmqQueue(options);
-      let lease = await dying.take("dying");
-      const deadline = Date.now() + 5_000;
-      while (!lease && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        lease = await dying.take("dying");
-      }
-      expect(lease?.job.runId).toBe("s2");
-      await dying.close();
-    }
-    // The next worker's stall checker marks it; taking it then fails it for good.
-    const checker = await openQueue(options);
-    const deadline = Date.now() + 5_000;
-    while ((await producer.get("s2"))?.status !== "failed" && Date.now() < deadline) {
-      expect(await checker.take("checker")).toBeNull();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    await expect(producer.result("s2")).rejects.toThrow(/stalled/);
-    expect(await producer.get("s2")).toMatchObject({ status: "failed", error: { name: "RunStalledError" } });
-    // Retried, it has its whole stall allowance again (BullMQ's stall count and deferred failure
-    // are cleared): one more silent worker sends it back to waiting, not to failed.
-    expect(await producer.retry("s2")).toMatchObject({ status: "waiting" });
-    const last = await createBullmqQueue(options);
-    let held = await last.take("dying");
-    for (const until = Date.now() + 10_000; !held && Date.now() < until; ) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      held = await last.take("dying");
-    }
-    expect(held?.job.runId).toBe("s2");
-    await last.close();
-    let again = await checker.take("checker");
-    for (const until = Date.now() + 10_000; !again && Date.now() < until; ) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      again = await checker.take("checker");
-    }
-    expect(again?.job.runId).toBe("s2");
-    await again?.complete("ok");
-    expect(await producer.result("s2")).toBe("ok");
-  }, 20_000);
 });

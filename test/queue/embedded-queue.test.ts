@@ -9,16 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
-import {
-  createEmbeddedQueue,
-  defineRegistry,
-  type RunQueue,
-  type StoredCheckpoint,
-  startWorker,
-} from "../../src/queue/index.ts";
+import { createEmbeddedQueue, defineRegistry, type RunQueue, startWorker } from "../../src/queue/index.ts";
 import { ScriptedClient } from "../../src/testing/index.ts";
 import { echo } from "../fixtures/durable/echo.ts";
 import { shopScript, shopWorkflow } from "../fixtures/durable/shop.ts";
+import { checkpointOf } from "../helpers/stored-checkpoint.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -29,21 +24,6 @@ function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "forge-queue-"));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
-}
-
-function checkpointOf(seq: number): StoredCheckpoint {
-  return {
-    snapshot: { seq },
-    meta: {
-      seq,
-      workflow: "echo",
-      definitionHash: "h",
-      machineVersion: 1,
-      reason: "test",
-      runId: "r",
-      iteration: seq,
-    },
-  };
 }
 
 async function openQueue(dir = tempDir()): Promise<RunQueue> {

@@ -1,7 +1,8 @@
 /**
  * The BullMQ run queue on a real PostgreSQL 15 (started by the test on 127.0.0.1): BullMQ's `job`
- * table layout that the fenced write relies on, a run end to end on a worker, cancel, retry, lease
- * renewal and a silent worker's run recovered with its checkpoint.
+ * table layout that the fenced write relies on, a run end to end on a worker, cancel, release and
+ * a retried backend failure. What it does the same on Redis (lock renewal, stalled runs, retries
+ * of failed and cancelled runs) is in bullmq-backends.test.ts.
  */
 import { randomUUID } from "node:crypto";
 import pg from "pg";
@@ -20,6 +21,7 @@ import {
 import { echo } from "../fixtures/durable/echo.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { startTestPostgresServer, type TestPostgresServer } from "../helpers/postgres-server.ts";
+import { checkpointOf } from "../helpers/stored-checkpoint.ts";
 
 let postgres: TestPostgresServer;
 let sql: pg.Client;
@@ -47,21 +49,6 @@ async function openQueue(options: Partial<PostgresQueueOptions> = {}): Promise<B
   });
   cleanups.push(() => queue.close());
   return queue;
-}
-
-function checkpointOf(seq: number): StoredCheckpoint {
-  return {
-    snapshot: { seq },
-    meta: {
-      seq,
-      workflow: "echo",
-      definitionHash: "h",
-      machineVersion: 1,
-      reason: "test",
-      runId: "r",
-      iteration: seq,
-    },
-  };
 }
 
 /** BullMQ's row of a run, read straight from its table. */
@@ -211,121 +198,5 @@ describe("the BullMQ queue on PostgreSQL", () => {
     expect(third?.checkpoint?.meta.seq).toBe(2);
     await third?.complete("done");
     expect(await queue.result("h1")).toBe("done");
-  });
-
-  it("renews the lock while a lease is held, past lockMs", async () => {
-    const queue = await openQueue({ lockMs: 300, stalledIntervalMs: 100 });
-    await queue.enqueue("echo", "x", { runId: "n1" });
-    const lease = await queue.take("w");
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
-    expect(lease?.signal.aborted).toBe(false);
-    await lease?.saveCheckpoint(checkpointOf(1));
-    await lease?.complete("done");
-    expect(await queue.result("n1")).toBe("done");
-  });
-
-  it("moves a run whose worker went silent back to waiting, with its checkpoint", async () => {
-    const name = `stall-${randomUUID()}`;
-    const dying = await createPostgresQueue({
-      connection: { url: postgres.url },
-      name,
-      lockMs: 500,
-      stalledIntervalMs: 200,
-    });
-    const survivor = await openQueue({ name, lockMs: 500, stalledIntervalMs: 200 });
-    await survivor.enqueue("echo", "x", { runId: "s1" });
-    const lease = await dying.take("dying");
-    await lease?.saveCheckpoint(checkpointOf(7));
-    // Its connections gone, nothing renews the lock: the stall checker must notice.
-    await dying.close();
-    const deadline = Date.now() + 10_000;
-    let next = await survivor.take("survivor");
-    while (!next && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      next = await survivor.take("survivor");
-    }
-    expect(next?.job.runId).toBe("s1");
-    expect(next?.checkpoint?.meta.seq).toBe(7);
-    expect(next?.attempts).toBe(2);
-    await next?.complete("ok");
-    expect(await survivor.result("s1")).toBe("ok");
-  }, 20_000);
-
-  it("fails a run for good once it stalled more than maxStalledCount times; retried, it is taken again", async () => {
-    const name = `stall-limit-${randomUUID()}`;
-    const options = {
-      connection: { url: postgres.url },
-      name,
-      lockMs: 300,
-      stalledIntervalMs: 100,
-      maxStalledCount: 1,
-    };
-    const producer = await openQueue({ name });
-    await producer.enqueue("echo", "x", { runId: "s2" });
-    // Two workers in turn take the run and go silent; each one's stall checker frees the last one's.
-    for (let round = 0; round < 2; round++) {
-      const dying = await createPostgresQueue(options);
-      let lease = await dying.take("dying");
-      const deadline = Date.now() + 10_000;
-      while (!lease && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        lease = await dying.take("dying");
-      }
-      expect(lease?.job.runId).toBe("s2");
-      await dying.close();
-    }
-    // The next worker's stall checker marks it; taking it then fails it for good.
-    const checker = await openQueue(options);
-    const deadline = Date.now() + 10_000;
-    while ((await producer.get("s2"))?.status !== "failed" && Date.now() < deadline) {
-      expect(await checker.take("checker")).toBeNull();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    await expect(producer.result("s2")).rejects.toThrow(/stalled/);
-    expect(await producer.get("s2")).toMatchObject({ status: "failed", error: { name: "RunStalledError" } });
-    // Retried, it has its whole stall allowance again (BullMQ's stall count and deferred failure
-    // are cleared): one more silent worker sends it back to waiting, not to failed.
-    expect(await producer.retry("s2")).toMatchObject({ status: "waiting" });
-    const last = await createPostgresQueue(options);
-    let held = await last.take("dying");
-    for (const until = Date.now() + 10_000; !held && Date.now() < until; ) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      held = await last.take("dying");
-    }
-    expect(held?.job.runId).toBe("s2");
-    await last.close();
-    let again = await checker.take("checker");
-    for (const until = Date.now() + 10_000; !again && Date.now() < until; ) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      again = await checker.take("checker");
-    }
-    expect(again?.job.runId).toBe("s2");
-    await again?.complete("ok");
-    expect(await producer.result("s2")).toBe("ok");
-  }, 30_000);
-
-  it("retries a failed run and a cancelled one from their last checkpoint; refuses a waiting one", async () => {
-    const queue = await openQueue();
-    await queue.enqueue("echo", "x", { runId: "t1" });
-    const first = await queue.take("w");
-    await first?.saveCheckpoint(checkpointOf(3));
-    await first?.fail({ name: "GuardrailError", message: "gave up" });
-    expect((await queue.get("t1"))?.status).toBe("failed");
-    expect(await queue.retry("t1")).toMatchObject({ status: "waiting" });
-    const second = await queue.take("w");
-    expect(second?.job.runId).toBe("t1");
-    expect(second?.checkpoint?.meta.seq).toBe(3);
-    expect(second?.attempts).toBe(1); // a retried run's allowance of backend retries starts again
-    await second?.saveCheckpoint(checkpointOf(4));
-    await queue.cancel("t1");
-    expect((await queue.get("t1"))?.status).toBe("cancelled");
-    await expect(queue.retry("t1")).resolves.toMatchObject({ status: "waiting" });
-    const third = await queue.take("w");
-    expect(third?.checkpoint?.meta.seq).toBe(4);
-    await third?.complete("done");
-    expect(await queue.result("t1")).toBe("done");
-    await queue.enqueue("echo", "y", { runId: "t2" });
-    await expect(queue.retry("t2")).rejects.toThrow(/only a failed or cancelled run/);
-    await expect(queue.retry("nope")).rejects.toThrow(/No run nope/);
   });
 });
