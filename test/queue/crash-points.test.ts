@@ -11,12 +11,12 @@
  * OutcomeUnknown instead of run again, and the model checks it. The worker and its run:
  * test/fixtures/durable/crash-points.ts.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createRunQueue, type RunQueue, type RunRecord } from "../../src/queue/index.ts";
 import { toolCall } from "../../src/testing/index.ts";
 import {
@@ -28,6 +28,7 @@ import {
   UNSAFE_CRASH_POINT,
 } from "../fixtures/durable/crash-points.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
+import { crashHarness, waitForLine } from "../helpers/crash-harness.ts";
 import { startTestPostgresServer, type TestPostgresServer } from "../helpers/postgres-server.ts";
 import { startTestRedisServer, type TestRedisServer } from "../helpers/redis-server.ts";
 
@@ -46,16 +47,7 @@ afterAll(async () => {
   await Promise.all([redis?.stop(), postgres?.stop()]);
 });
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "forge-crash-points-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { cleanups, tempDir, spawnFixture } = crashHarness("forge-crash-points-");
 
 /** Where the engine's queue lives: the server's URL, or the embedded queue's directory. */
 function whereOf(engine: Engine, dir: string): string {
@@ -78,34 +70,14 @@ async function openQueue(engine: Engine, where: string, name: string): Promise<R
 
 /** A worker process (test/fixtures/durable/crash-point-child.ts) that hangs at `crashPoint`. */
 function startChild(where: string, name: string, dir: string, crashPoint: CrashPoint): ChildProcess {
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      new URL("../fixtures/durable/crash-point-child.ts", import.meta.url).pathname,
-      where,
-      name,
-      dir,
-      String(LOCK_MS),
-      String(STALLED_INTERVAL_MS),
-      crashPoint,
-    ],
-    { stdio: "inherit" },
-  );
-  cleanups.push(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  return child;
-}
-
-async function waitForLine(dir: string, test: (line: string) => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 45_000;
-  while (!effectsLog(dir).some(test)) {
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}; log:\n${effectsLog(dir).join("\n")}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return spawnFixture(new URL("../fixtures/durable/crash-point-child.ts", import.meta.url), [
+    where,
+    name,
+    dir,
+    String(LOCK_MS),
+    String(STALLED_INTERVAL_MS),
+    crashPoint,
+  ]);
 }
 
 /** The history and effects of one run of the order workflow that nothing interrupted. */
@@ -184,10 +156,12 @@ async function killAt(engine: Engine, crashPoint: CrashPoint) {
   const where = whereOf(engine, dir);
   const child = startChild(where, name, dir, crashPoint);
   const exited = new Promise((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+  // Up to 45 s: the child's start, then its run up to the crash point.
   await waitForLine(
     dir,
     (line) => line.startsWith(`reached ${crashPoint}`),
     `the worker to reach ${crashPoint}`,
+    45_000,
   );
   child.kill("SIGKILL");
   expect(await exited).toBe("SIGKILL");

@@ -5,17 +5,14 @@
  * woken up has its writes refused; a batch on two worker processes, one killed.
  * The same child (test/fixtures/durable/bullmq-child.ts) and shop workflow as the Redis crash tests.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { WorkflowRunner } from "../../src/loop/runner.ts";
-import { createPostgresQueue, defineRegistry, startWorker } from "../../src/queue/index.ts";
-import { ScriptedClient, type ScriptStep, toolCall } from "../../src/testing/index.ts";
-import { shopScript, shopWorkflow } from "../fixtures/durable/shop.ts";
+import { afterAll, describe, expect, it } from "vitest";
+import { createPostgresQueue } from "../../src/queue/index.ts";
+import { type ScriptStep, toolCall } from "../../src/testing/index.ts";
+import { shopScript } from "../fixtures/durable/shop.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
+import { crashHarness, effectsLog, waitForLine } from "../helpers/crash-harness.ts";
 import { startTestPostgresServer, type TestPostgresServer } from "../helpers/postgres-server.ts";
 
 const LOCK_MS = 2_000;
@@ -29,81 +26,31 @@ afterAll(async () => {
   await postgres?.stop();
 });
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const { cleanups, tempDir, spawnFixture, startShopWorker } = crashHarness("forge-postgres-crash-");
 
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "forge-postgres-crash-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+/** Waits up to 60 s: a child's start and the lock and stall window. */
+const waitForEffect = (dir: string, test: (line: string) => boolean, what: string) =>
+  waitForLine(dir, test, what, 60_000);
 
-function effectsLog(dir: string): string[] {
-  try {
-    return readFileSync(join(dir, "effects.log"), "utf8").split("\n").filter(Boolean);
-  } catch {
-    return [];
-  }
-}
-
-async function waitForLine(dir: string, test: (line: string) => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!effectsLog(dir).some(test)) {
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}; log:\n${effectsLog(dir).join("\n")}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** A worker process on queue `name` of the test's PostgreSQL. */
+/** A worker process (test/fixtures/durable/bullmq-child.ts) on queue `name`. */
 function startChild(name: string, dir: string, mode: string): ChildProcess {
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      new URL("../fixtures/durable/bullmq-child.ts", import.meta.url).pathname,
-      postgres.url,
-      name,
-      dir,
-      String(LOCK_MS),
-      String(STALLED_INTERVAL_MS),
-      mode,
-    ],
-    { stdio: "inherit" },
-  );
-  cleanups.push(() => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGCONT");
-      child.kill("SIGKILL");
-    }
-  });
-  return child;
+  return spawnFixture(new URL("../fixtures/durable/bullmq-child.ts", import.meta.url), [
+    postgres.url,
+    name,
+    dir,
+    String(LOCK_MS),
+    String(STALLED_INTERVAL_MS),
+    mode,
+  ]);
 }
 
 /** A worker in this process on queue `name`, answering with `script`. */
-async function startLocalWorker(name: string, dir: string, script: ScriptStep[]) {
-  const queue = await createPostgresQueue({
-    connection: { url: postgres.url },
-    name,
-    lockMs: LOCK_MS,
-    stalledIntervalMs: STALLED_INTERVAL_MS,
-  });
-  cleanups.push(() => queue.close());
-  const runner = new WorkflowRunner({
-    client: new ScriptedClient(script),
-    contextManager: { maybeCompact: (messages) => messages },
-  });
-  const worker = startWorker({
-    queue,
-    registry: defineRegistry({ workflows: [shopWorkflow(dir)], runner }),
-    workerId: "survivor",
-    pollMs: 50,
-  });
-  cleanups.push(() => worker.close());
-  return { queue };
+function startLocalWorker(name: string, dir: string, script: ScriptStep[]) {
+  return startShopWorker(
+    { postgres: postgres.url, name, lockMs: LOCK_MS, stalledIntervalMs: STALLED_INTERVAL_MS },
+    dir,
+    script,
+  );
 }
 
 describe("a BullMQ worker process on PostgreSQL killed with SIGKILL mid-tool", () => {
@@ -117,7 +64,7 @@ describe("a BullMQ worker process on PostgreSQL killed with SIGKILL mid-tool", (
       const name = `crash-${randomUUID()}`;
       const child = startChild(name, dir, `hang:${hang}`);
       const exited = new Promise((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
-      await waitForLine(dir, (line) => line.startsWith(`start ${hang}`), `the worker to reach ${hang}`);
+      await waitForEffect(dir, (line) => line.startsWith(`start ${hang}`), `the worker to reach ${hang}`);
       child.kill("SIGKILL");
       expect(await exited).toBe("SIGKILL");
       const charge = effectsLog(dir).find((line) => line.startsWith("start charge_card")) ?? "";
@@ -154,7 +101,7 @@ describe("a BullMQ worker on PostgreSQL frozen with SIGSTOP past its lock", () =
     const name = `freeze-${randomUUID()}`;
     // The child's first inference takes 1.5 s of wall time: it is frozen in the middle of it.
     const child = startChild(name, dir, "slow-infer:1500");
-    await waitForLine(dir, (line) => line === "infer 0", "the worker's first inference");
+    await waitForEffect(dir, (line) => line === "infer 0", "the worker's first inference");
     child.kill("SIGSTOP");
 
     // Its lock runs out; another worker takes the run over and completes it.
@@ -164,7 +111,7 @@ describe("a BullMQ worker on PostgreSQL frozen with SIGSTOP past its lock", () =
     // Woken up, the frozen worker finishes its inference and tries to write its checkpoint before
     // the tool batch: refused, it stops without charging the card again.
     child.kill("SIGCONT");
-    await waitForLine(dir, (line) => line === "settled run-1 lost", "the woken worker to give the run up");
+    await waitForEffect(dir, (line) => line === "settled run-1 lost", "the woken worker to give the run up");
     const lines = effectsLog(dir);
     expect(lines.filter((line) => line.startsWith("start charge_card"))).toHaveLength(1);
     expect(lines.filter((line) => line.startsWith("effect charge_card"))).toHaveLength(1);
@@ -183,7 +130,7 @@ describe("a batch of runs on two BullMQ worker processes on PostgreSQL, one kill
     const doomed = startChild(name, dir, mode);
     const survivor = startChild(name, dir, mode);
     const exited = new Promise((resolve) => doomed.on("exit", (_code, signal) => resolve(signal)));
-    await waitForLine(dir, (line) => line.startsWith("start charge_card"), "the first charge");
+    await waitForEffect(dir, (line) => line.startsWith("start charge_card"), "the first charge");
     await new Promise((resolve) => setTimeout(resolve, 400));
     doomed.kill("SIGKILL");
     expect(await exited).toBe("SIGKILL");
