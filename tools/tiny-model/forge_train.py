@@ -523,7 +523,8 @@ def command_export(arguments) -> None:
     writer.add_rope_dimension_count(config["dim"] // config["heads"])
     writer.add_rope_freq_base(ROPE_BASE)
     writer.add_layer_norm_rms_eps(NORM_EPS)
-    writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    q8 = getattr(arguments, "quant", "f16") == "q8_0"
+    writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0 if q8 else gguf.LlamaFileType.MOSTLY_F16)
     writer.add_tokenizer_model("gpt2")
     writer.add_tokenizer_pre("qwen2")
     writer.add_token_list(tokens)
@@ -535,23 +536,30 @@ def command_export(arguments) -> None:
     writer.add_add_bos_token(False)
     writer.add_chat_template(template)
 
-    def f16(array):
-        return array.astype(numpy.float16)
+    def add(name, array):
+        """Matrices as f16, or as Q8_0 with --quant q8_0 (half the file); norms stay f32."""
+        if array.ndim < 2:
+            writer.add_tensor(name, array)
+        elif q8:
+            quantized = gguf.quants.quantize(array.astype(numpy.float32), gguf.GGMLQuantizationType.Q8_0)
+            writer.add_tensor(name, quantized, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+        else:
+            writer.add_tensor(name, array.astype(numpy.float16))
 
-    writer.add_tensor("token_embd.weight", f16(weights["embed.weight"]))
+    add("token_embd.weight", weights["embed.weight"])
     for block in range(config["layers"]):
         source_name, prefix = f"blocks.{block}", f"blk.{block}"
         writer.add_tensor(f"{prefix}.attn_norm.weight", weights[f"{source_name}.attn_norm.weight"])
-        writer.add_tensor(f"{prefix}.attn_q.weight", f16(weights[f"{source_name}.q.weight"]))
-        writer.add_tensor(f"{prefix}.attn_k.weight", f16(weights[f"{source_name}.k.weight"]))
-        writer.add_tensor(f"{prefix}.attn_v.weight", f16(weights[f"{source_name}.v.weight"]))
-        writer.add_tensor(f"{prefix}.attn_output.weight", f16(weights[f"{source_name}.o.weight"]))
+        add(f"{prefix}.attn_q.weight", weights[f"{source_name}.q.weight"])
+        add(f"{prefix}.attn_k.weight", weights[f"{source_name}.k.weight"])
+        add(f"{prefix}.attn_v.weight", weights[f"{source_name}.v.weight"])
+        add(f"{prefix}.attn_output.weight", weights[f"{source_name}.o.weight"])
         writer.add_tensor(f"{prefix}.ffn_norm.weight", weights[f"{source_name}.ffn_norm.weight"])
-        writer.add_tensor(f"{prefix}.ffn_gate.weight", f16(weights[f"{source_name}.gate.weight"]))
-        writer.add_tensor(f"{prefix}.ffn_up.weight", f16(weights[f"{source_name}.up.weight"]))
-        writer.add_tensor(f"{prefix}.ffn_down.weight", f16(weights[f"{source_name}.down.weight"]))
+        add(f"{prefix}.ffn_gate.weight", weights[f"{source_name}.gate.weight"])
+        add(f"{prefix}.ffn_up.weight", weights[f"{source_name}.up.weight"])
+        add(f"{prefix}.ffn_down.weight", weights[f"{source_name}.down.weight"])
     writer.add_tensor("output_norm.weight", weights["norm.weight"])
-    writer.add_tensor("output.weight", f16(weights["embed.weight"]))
+    add("output.weight", weights["embed.weight"])
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -638,6 +646,7 @@ def main() -> None:
     p.add_argument("--random", action="store_true", help="random weights of --size instead of a run's")
     p.add_argument("--size", choices=list(SIZES), default="test")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--quant", choices=["f16", "q8_0"], default="f16", help="type of the weight matrices")
     p = sub.add_parser("plot")
     p.add_argument("--dir", required=True)
     p.add_argument("--output", required=True)
