@@ -259,6 +259,14 @@ describe("POST /v1/responses in-process, input items", () => {
     ],
     [{ input: "q", tools: [{ ...search, parameters: { type: "array" } }] }, "tools[0].parameters", /object/],
     [{ input: [] }, "input", /./],
+    [{ model: "m" }, "input", /required/],
+    [
+      { input: "q", tools: [search, { type: "namespace", name: "n", description: "", tools: [search] }] },
+      "tools[1].tools[0].name",
+      /second function named 'search'/,
+    ],
+    [{ previous_response_id: "resp_1" }, "previous_response_id", /stateless/],
+    [{ input: "q", conversation: "conv_1" }, "conversation", /stateless/],
   ])("answers %j with a 400 naming %s", async (body, param, message) => {
     const backend = createFakeBackend([]);
     const response = await createProxy({ backend }).request("/v1/responses", json(body));

@@ -11,9 +11,9 @@ import {
   MessageType,
   type ToolCallInfo,
 } from "../../core/messages.ts";
-import { ProxyErrorKind, ProxyHttpError } from "../errors.ts";
+import type { ProxyHttpError } from "../errors.ts";
 import { parseArguments, textOfParts } from "../proxy-request.ts";
-import { parseWith } from "./parse-item.ts";
+import { invalidField, parseWith } from "./parse-item.ts";
 import {
   functionCallItemSchema,
   functionCallOutputItemSchema,
@@ -153,12 +153,5 @@ function unsupportedItem(param: string, kind: string | undefined): ProxyHttpErro
     kind === "item_reference"
       ? " (the proxy is stateless: send the referenced item itself)"
       : " (the proxy carries message, function_call, function_call_output and reasoning items)";
-  return new ProxyHttpError(
-    400,
-    ProxyErrorKind.INVALID_REQUEST,
-    `${param}: ${what} are not supported${why}`,
-    {
-      param,
-    },
-  );
+  return invalidField(param, `${what} are not supported${why}`);
 }

@@ -1,4 +1,4 @@
-/** One input item or tool checked against its own kind's schema, with the error naming the field. */
+/** One input item or tool checked against its own kind's schema, and the 400 naming a field. */
 import type { z } from "zod";
 import { formatPath, ProxyErrorKind, ProxyHttpError } from "../errors.ts";
 
@@ -12,9 +12,10 @@ export function parseWith<T extends z.ZodType>(schema: T, value: unknown, param:
   const issue = parsed.error.issues[0];
   const path = issue && issue.path.length > 0 ? formatPath(issue.path) : "";
   const where = path.length === 0 ? param : path.startsWith("[") ? `${param}${path}` : `${param}.${path}`;
-  return invalid(where, issue?.message ?? "invalid item");
+  throw invalidField(where, issue?.message ?? "invalid item");
 }
 
-function invalid(param: string, message: string): never {
-  throw new ProxyHttpError(400, ProxyErrorKind.INVALID_REQUEST, `${param}: ${message}`, { param });
+/** The 400 for a field the proxy cannot take, `param` naming it and opening the message. */
+export function invalidField(param: string, message: string): ProxyHttpError {
+  return new ProxyHttpError(400, ProxyErrorKind.INVALID_REQUEST, `${param}: ${message}`, { param });
 }

@@ -2,9 +2,10 @@
  * A Responses request → the proxy's `ProxyRequest`, served by the same chat service (and so the
  * same guardrails) as the chat-completions and Messages routes, plus what the answer echoes back.
  */
-import { ProxyErrorKind, ProxyHttpError } from "../errors.ts";
+import type { ProxyHttpError } from "../errors.ts";
 import { type ProxyRequest, pickExtraBody } from "../proxy-request.ts";
 import { historyFromResponses } from "./input.ts";
+import { invalidField } from "./parse-item.ts";
 import { RESPONSES_HANDLED_FIELDS, type ResponsesRequest, type TextFormat } from "./schema.ts";
 import { toolChoiceForBackend, toolsFromResponses } from "./tools.ts";
 
@@ -39,6 +40,7 @@ export function proxyRequestFromResponses(body: ResponsesRequest): ResponsesConv
   for (const param of ["previous_response_id", "conversation"] as const) {
     if (body[param] !== undefined && body[param] !== null) throw stateless(param);
   }
+  if (body.input === undefined) throw invalidField("input", "required (the whole conversation)");
   const wireTools = toolsFromResponses(body.tools ?? []);
   const tools = body.tool_choice === "none" ? [] : wireTools.specs;
   const extraBody = pickExtraBody(body, RESPONSES_HANDLED_FIELDS);
@@ -67,7 +69,7 @@ export function proxyRequestFromResponses(body: ResponsesRequest): ResponsesConv
       toolChoice: body.tool_choice ?? "auto",
       tools: body.tools ?? [],
       text: body.text ?? { format: { type: "text" } },
-      metadata: (body as { metadata?: unknown }).metadata ?? {},
+      metadata: body.metadata ?? {},
       namespaces: wireTools.namespaces,
     },
     skippedTools: wireTools.skipped,
@@ -83,10 +85,8 @@ function responseFormatOf(format: TextFormat | undefined): Record<string, unknow
 }
 
 function stateless(param: string): ProxyHttpError {
-  return new ProxyHttpError(
-    400,
-    ProxyErrorKind.INVALID_REQUEST,
-    `${param}: the proxy is stateless and stores no responses or conversations; send the whole conversation in \`input\` (previous items included) instead`,
-    { param },
+  return invalidField(
+    param,
+    "the proxy is stateless and stores no responses or conversations; send the whole conversation in `input` (previous items included) instead",
   );
 }

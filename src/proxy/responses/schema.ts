@@ -84,7 +84,8 @@ export type ResponsesToolChoice = z.infer<typeof responsesToolChoiceSchema>;
 /** `POST /v1/responses` body. */
 export const responsesRequestSchema = z.looseObject({
   model: z.string().optional(),
-  input: z.union([z.string(), z.array(z.looseObject({ type: z.string().optional() })).min(1)]),
+  // Optional here so that a request leaning on stored state gets the stateless 400, not "input: required".
+  input: z.union([z.string(), z.array(z.looseObject({ type: z.string().optional() })).min(1)]).optional(),
   instructions: z.string().nullish(),
   tools: z.array(z.looseObject({ type: z.string() })).nullish(),
   tool_choice: responsesToolChoiceSchema.nullish(),
@@ -95,6 +96,7 @@ export const responsesRequestSchema = z.looseObject({
   text: z.looseObject({ format: textFormatSchema.optional() }).nullish(),
   previous_response_id: z.string().nullish(),
   conversation: z.unknown().optional(),
+  metadata: z.unknown().optional(),
   stream: z.boolean().nullish(),
 });
 export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;

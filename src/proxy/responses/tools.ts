@@ -7,7 +7,7 @@
  */
 import type { ToolSpec } from "../../core/tools.ts";
 import { toolSpecFromWire } from "../tool-specs.ts";
-import { parseWith } from "./parse-item.ts";
+import { invalidField, parseWith } from "./parse-item.ts";
 import { functionToolSchema, namespaceToolSchema, type ResponsesToolChoice } from "./schema.ts";
 
 /** The request's tools as the guarded path serves them. */
@@ -19,16 +19,28 @@ export interface ResponsesTools {
   skipped: string[];
 }
 
-/** Convert the `tools` list. Throws `ProxyHttpError` (400) naming a malformed function tool. */
+/**
+ * Convert the `tools` list. Throws `ProxyHttpError` (400) naming a malformed function tool, or a
+ * function name given twice (a namespace's functions included).
+ */
 export function toolsFromResponses(tools: readonly { type: string }[]): ResponsesTools {
   const result: ResponsesTools = { specs: [], namespaces: new Map(), skipped: [] };
   const skip = (type: string) => {
     if (!result.skipped.includes(type)) result.skipped.push(type);
   };
+  const add = (spec: ToolSpec, param: string) => {
+    if (result.specs.some((known) => known.name === spec.name)) {
+      throw invalidField(
+        param,
+        `a second function named '${spec.name}' (namespaces are flattened: names must be unique)`,
+      );
+    }
+    result.specs.push(spec);
+  };
   tools.forEach((tool, index) => {
     const param = `tools[${index}]`;
     if (tool.type === "function") {
-      result.specs.push(functionSpec(tool, param));
+      add(functionSpec(tool, param), `${param}.name`);
     } else if (tool.type === "namespace") {
       const namespace = parseWith(namespaceToolSchema, tool, param);
       namespace.tools.forEach((inner, innerIndex) => {
@@ -36,8 +48,9 @@ export function toolsFromResponses(tools: readonly { type: string }[]): Response
           skip(`namespace.${inner.type}`);
           return;
         }
-        const spec = functionSpec(inner, `${param}.tools[${innerIndex}]`);
-        result.specs.push(spec);
+        const innerParam = `${param}.tools[${innerIndex}]`;
+        const spec = functionSpec(inner, innerParam);
+        add(spec, `${innerParam}.name`);
         result.namespaces.set(spec.name, namespace.name);
       });
     } else {
