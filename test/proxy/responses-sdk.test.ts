@@ -173,4 +173,18 @@ describe("openai SDK, streamed responses", () => {
     expect(JSON.parse(call.arguments)).toEqual({ city: "Lima" });
     expect(JSON.parse(argumentDeltas.join(""))).toEqual({ city: "Lima" });
   });
+
+  it("streams the model's reasoning as a reasoning item the stream helper accumulates, before the call", async () => {
+    const reply = toolCallCompletion([{ name: "get_weather", args: { city: "Quito" } }]);
+    const body = reply.body as { choices: { message: Record<string, unknown> }[] };
+    body.choices[0]!.message.reasoning_content = "The user wants Quito's weather.";
+    backend.push(reply);
+    const final = await client.responses
+      .stream({ model: "qwen3", input: "Weather in Quito?", tools: [weatherTool] })
+      .finalResponse();
+    expect(final.output.map((item) => item.type)).toEqual(["reasoning", "function_call"]);
+    const reasoning = final.output[0];
+    if (reasoning?.type !== "reasoning") throw new Error("expected a reasoning item first");
+    expect(reasoning.content).toEqual([{ type: "reasoning_text", text: "The user wants Quito's weather." }]);
+  });
 });
