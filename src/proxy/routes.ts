@@ -38,6 +38,9 @@ export interface RouteDeps {
   warn: (line: string) => void;
 }
 
+/** Skipped tool types reported per proxy, at most: the first ones a client names. */
+const MAX_REPORTED_TOOL_TYPES = 64;
+
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
 
 /**
@@ -103,10 +106,11 @@ export function openAIResponsesHandler(deps: RouteDeps) {
     );
     const { request, echo, skippedTools } = proxyRequestFromResponses(takeValue(body));
     for (const type of skippedTools) {
-      if (reported.has(type)) continue;
+      // The types are the client's words: a bounded set, quoted in the line.
+      if (reported.has(type) || reported.size >= MAX_REPORTED_TOOL_TYPES) continue;
       reported.add(type);
       deps.warn(
-        `forge proxy: /v1/responses skips tools of type '${type}': the proxy serves function tools only, the model will not see them`,
+        `forge proxy: /v1/responses skips tools of type ${JSON.stringify(type)}: the proxy serves function tools only, the model will not see them`,
       );
     }
     const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);

@@ -324,9 +324,9 @@ describe("POST /v1/responses in-process, tools and settings", () => {
     ]);
     // One line per skipped type per proxy, however many requests carry it.
     expect(warn.mock.calls.map((call) => call[0])).toEqual([
-      expect.stringContaining("'web_search'"),
-      expect.stringContaining("'namespace.custom'"),
-      expect.stringContaining("'custom'"),
+      expect.stringContaining('"web_search"'),
+      expect.stringContaining('"namespace.custom"'),
+      expect.stringContaining('"custom"'),
     ]);
   });
 
