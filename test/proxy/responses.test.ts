@@ -226,7 +226,7 @@ describe("POST /v1/responses in-process, input items", () => {
   });
 
   it.each([
-    [{ input: [{ type: "item_reference", id: "msg_1" }] }, "input[0].type", /stateless/],
+    [{ input: [{ type: "item_reference", id: "msg_1" }] }, "input[0].type", /stateless.*`store: false`/],
     [
       { input: [{ type: "custom_tool_call_output", call_id: "c", output: "x" }] },
       "input[0].type",

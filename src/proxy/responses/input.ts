@@ -151,7 +151,7 @@ function unsupportedItem(param: string, kind: string | undefined): ProxyHttpErro
   const what = kind === undefined ? "an item without a type" : `items of type '${kind}'`;
   const why =
     kind === "item_reference"
-      ? " (the proxy is stateless: send the referenced item itself)"
+      ? " (the proxy is stateless and stores no items: send the item itself, which clients do with `store: false`)"
       : " (the proxy carries message, function_call, function_call_output and reasoning items)";
   return invalidField(param, `${what} are not supported${why}`);
 }
