@@ -383,6 +383,83 @@ describe("POST /v1/responses in-process, tools and settings", () => {
   });
 });
 
+describe("POST /v1/responses in-process, a Codex-shaped turn", () => {
+  it("serves a request shaped as Codex CLI sends it: its function tool called, the rest skipped, OpenAI-only fields dropped", async () => {
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    const shell = {
+      type: "function",
+      name: "shell",
+      description: "Runs a shell command and returns its output.",
+      strict: false,
+      parameters: {
+        type: "object",
+        properties: { command: { type: "array", items: { type: "string" } }, workdir: { type: "string" } },
+        required: ["command"],
+        additionalProperties: false,
+      },
+    };
+    const backend = createFakeBackend([toolCall("shell", { command: ["ls"] }, "List the files first.")]);
+    const response = await createProxy({ backend }).request(
+      "/v1/responses",
+      json({
+        model: "qwen3-coder",
+        instructions: "You are Codex, a coding agent.",
+        input: [
+          {
+            type: "message",
+            role: "developer",
+            content: [{ type: "input_text", text: "<permissions instructions>" }],
+          },
+          { type: "message", role: "user", content: [{ type: "input_text", text: "<environment_context>" }] },
+          {
+            type: "message",
+            role: "user",
+            content: [{ type: "input_text", text: "What is in this folder?" }],
+          },
+        ],
+        tools: [
+          shell,
+          { type: "local_shell" },
+          { type: "web_search", external_web_access: false },
+          {
+            type: "custom",
+            name: "apply_patch",
+            description: "Edit files",
+            format: { type: "grammar", syntax: "lark", definition: "start: x" },
+          },
+        ],
+        tool_choice: "auto",
+        parallel_tool_calls: false,
+        reasoning: { effort: "medium", summary: "auto" },
+        store: false,
+        stream: true,
+        include: ["reasoning.encrypted_content"],
+        prompt_cache_key: "0199e3c0-session",
+        text: { verbosity: "medium" },
+      }),
+    );
+    expect(response.status).toBe(200);
+    const events = await eventsOf(response);
+    const done = events
+      .filter((event) => event.event === "response.output_item.done")
+      .map((event) => event.data.item);
+    expect(done).toEqual([
+      expect.objectContaining({
+        type: "reasoning",
+        content: [{ type: "reasoning_text", text: "List the files first." }],
+      }),
+      expect.objectContaining({ type: "function_call", name: "shell", arguments: '{"command":["ls"]}' }),
+    ]);
+    expect(events.at(-1)?.event).toBe("response.completed");
+    const call = backend.calls[0]!;
+    expect(call.model).toBe("qwen3-coder");
+    expect(call.extraBody).toEqual({ tool_choice: "auto", parallel_tool_calls: false });
+    const sent = backend.scripted.calls[0]!;
+    expect(sent.tools.map((tool) => tool.name)).toEqual(["shell", "respond"]);
+    expect(sent.messages.map((message) => message.role)).toEqual(["system", "system", "user", "user"]);
+  });
+});
+
 describe("POST /v1/responses in-process, streaming", () => {
   it("streams a message from response.created to response.completed, every event numbered", async () => {
     const backend = createFakeBackend([toolCall("respond", { message: "Hello there." })]);
