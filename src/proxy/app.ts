@@ -20,7 +20,12 @@ import { forwardToBackend } from "./passthrough.ts";
 import { DEFAULT_MAX_JSON_DEPTH } from "./read-body.ts";
 import { BodyReclaimer, DEFAULT_RECLAIM_AFTER_BYTES } from "./reclaim.ts";
 import { requestStatsOf } from "./request-stats.ts";
-import { anthropicMessagesHandler, openAIChatHandler, type RouteDeps } from "./routes.ts";
+import {
+  anthropicMessagesHandler,
+  openAIChatHandler,
+  openAIResponsesHandler,
+  type RouteDeps,
+} from "./routes.ts";
 import { AdmissionQueue, SerialQueue } from "./serial-queue.ts";
 import { type ProxyWatchOptions, watchChatService } from "./watch.ts";
 
@@ -90,6 +95,15 @@ export const DEFAULT_MAX_BODY_MEMORY_BYTES = 16 * 1024 * 1024;
 /** The header that carries a request's id: the client's when sane (word characters, `-`, `=`; 128 at most), else a UUID. */
 const REQUEST_ID_HEADER = "x-request-id";
 
+/** The routes that run the chat service, each behind the admission gate. */
+const CHAT_PATHS = [
+  "/v1/chat/completions",
+  "/chat/completions",
+  "/v1/messages",
+  "/v1/responses",
+  "/responses",
+];
+
 /** Default body limit: 10 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
@@ -129,6 +143,7 @@ export function createProxy(options: ProxyOptions): Hono {
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxJsonDepth: options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
     deadlineMs: options.deadlineMs ?? 0,
+    warn: (line) => console.warn(line),
   };
   const startedAt = Date.now();
   const app = new Hono();
@@ -189,12 +204,15 @@ export function createProxy(options: ProxyOptions): Hono {
     metrics.collectionRequested(),
   );
   const gate = admit(inFlight, bodyMemory, reclaimer, deps.maxBodyBytes);
-  for (const path of ["/v1/chat/completions", "/chat/completions", "/v1/messages"]) app.use(path, gate);
+  for (const path of CHAT_PATHS) app.use(path, gate);
   for (const path of ["/v1/models", "/models", "/props"]) app.use(path, gate);
   const chat = openAIChatHandler(deps);
   app.post("/v1/chat/completions", chat);
   app.post("/chat/completions", chat);
   app.post("/v1/messages", anthropicMessagesHandler(deps));
+  const responses = openAIResponsesHandler(deps);
+  app.post("/v1/responses", responses);
+  app.post("/responses", responses);
   for (const path of ["/v1/models", "/models", "/props"]) {
     app.get(path, (c) =>
       forwardToBackend(

@@ -15,6 +15,8 @@ const ROUTES: ReadonlySet<string> = new Set([
   "/v1/chat/completions",
   "/chat/completions",
   "/v1/messages",
+  "/v1/responses",
+  "/responses",
   "/v1/models",
   "/models",
   "/props",

@@ -1,6 +1,7 @@
 /**
- * The chat routes: OpenAI chat completions and Anthropic Messages. Each parses and validates its
- * body, runs the shared chat service, and renders the answer as JSON or SSE in its API's shape.
+ * The chat routes: OpenAI chat completions, OpenAI Responses and Anthropic Messages. Each parses
+ * and validates its body, runs the shared chat service, and renders the answer as JSON or SSE in
+ * its API's shape.
  */
 import type { Context } from "hono";
 import { messagesRequestSchema } from "./anthropic-schema.ts";
@@ -15,6 +16,12 @@ import { parseBody, readBodyText } from "./read-body.ts";
 import { renderMessage, renderMessageStream } from "./render-anthropic.ts";
 import { renderChatCompletion, renderChatCompletionStream } from "./render-openai.ts";
 import { requestStatsOf } from "./request-stats.ts";
+import {
+  proxyRequestFromResponses,
+  renderResponse,
+  renderResponseStream,
+  responsesRequestSchema,
+} from "./responses/index.ts";
 import type { SerialQueue } from "./serial-queue.ts";
 
 /** What the route handlers need. */
@@ -27,7 +34,12 @@ export interface RouteDeps {
   maxJsonDepth: number;
   /** Total deadline of a request in milliseconds (0: none); 504 past it. */
   deadlineMs: number;
+  /** Where a route reports what it left out of a request (a tool type it cannot serve). */
+  warn: (line: string) => void;
 }
+
+/** Skipped tool types reported per proxy, at most: the first ones a client names. */
+const MAX_REPORTED_TOOL_TYPES = 64;
 
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
 
@@ -76,6 +88,35 @@ export function anthropicMessagesHandler(deps: RouteDeps) {
     const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
     if (request.stream) return new Response(renderMessageStream(answer), { headers: SSE_HEADERS });
     return c.json(renderMessage(answer));
+  };
+}
+
+/**
+ * `POST /v1/responses`: OpenAI Responses in, Responses out, always through the guarded path (the
+ * backend speaks chat completions). Stateless: a `previous_response_id` is a 400. A tool type the
+ * loop cannot serve is skipped, reported once per proxy and type.
+ */
+export function openAIResponsesHandler(deps: RouteDeps) {
+  const reported = new Set<string>();
+  return async (c: Context): Promise<Response> => {
+    const body = parseBody(
+      await readBodyText(c, deps.maxBodyBytes),
+      responsesRequestSchema,
+      deps.maxJsonDepth,
+    );
+    const { request, echo, skippedTools } = proxyRequestFromResponses(takeValue(body));
+    for (const type of skippedTools) {
+      // The types are the client's words: a bounded set, quoted in the line.
+      if (reported.has(type) || reported.size >= MAX_REPORTED_TOOL_TYPES) continue;
+      reported.add(type);
+      deps.warn(
+        `forge proxy: /v1/responses skips tools of type ${JSON.stringify(type)}: the proxy serves function tools only, the model will not see them`,
+      );
+    }
+    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
+    const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
+    if (request.stream) return new Response(renderResponseStream(answer, echo), { headers: SSE_HEADERS });
+    return c.json(renderResponse(answer, echo));
   };
 }
 

@@ -128,6 +128,68 @@ const body = fc.oneof(
   fc.nat({ max: 40_000 }).map((size) => JSON.stringify({ ...validOpenAI, pad: "x".repeat(size) })),
 );
 
+const responsesItem = fc.record(
+  {
+    type: fc.constantFrom(
+      "message",
+      "function_call",
+      "function_call_output",
+      "reasoning",
+      "item_reference",
+      "x",
+    ),
+    role: role,
+    content: fc.oneof(
+      content,
+      fc.array(
+        fc.record({
+          type: fc.constantFrom("input_text", "output_text", "input_image", "reasoning_text"),
+          text: fc.oneof(fc.string(), fc.integer()),
+        }),
+      ),
+    ),
+    call_id: fc.oneof(fc.string(), fc.integer()),
+    name: fc.oneof(fc.constantFrom("get_weather", "respond"), fc.string()),
+    arguments: fc.oneof(fc.constant('{"city":"Oslo"}'), fc.string(), fc.jsonValue()),
+    output: fc.oneof(fc.string(), fc.jsonValue()),
+  },
+  { requiredKeys: [] },
+);
+const responsesTool = fc.record(
+  {
+    type: fc.constantFrom("function", "namespace", "web_search", "custom", 3),
+    name: fc.oneof(fc.constantFrom("get_weather", "respond", ""), fc.string()),
+    parameters: fc.oneof(fc.constant({ type: "object" }), fc.jsonValue(), fc.constant(null)),
+    tools: fc.array(fc.record({ type: fc.constantFrom("function", "custom"), name: fc.string() }), {
+      maxLength: 2,
+    }),
+  },
+  { requiredKeys: [] },
+);
+const randomResponsesRequest = fc
+  .record(
+    {
+      model: fc.oneof(fc.string(), fc.integer()),
+      input: fc.oneof(fc.string(), fc.array(responsesItem, { maxLength: 4 }), fc.jsonValue()),
+      instructions: fc.oneof(fc.string(), fc.integer(), fc.constant(null)),
+      tools: fc.oneof(fc.array(responsesTool, { maxLength: 3 }), fc.constant(null)),
+      tool_choice: fc.oneof(
+        fc.constantFrom("auto", "none", "required", "any"),
+        fc.record({ type: fc.constantFrom("function", "allowed_tools", "web_search"), name: fc.string() }),
+      ),
+      max_output_tokens: fc.oneof(fc.integer(), fc.string()),
+      text: fc.oneof(
+        fc.jsonValue(),
+        fc.record({ format: fc.record({ type: fc.constantFrom("json_schema", "json_object", "x") }) }),
+      ),
+      previous_response_id: fc.oneof(fc.string(), fc.constant(null)),
+      stream: fc.oneof(fc.boolean(), fc.string()),
+      extra: fc.jsonValue(),
+    },
+    { requiredKeys: [] },
+  )
+  .map((body) => JSON.stringify(body));
+
 describe("random and truncated bodies", () => {
   it("never crash the proxy, never get a 5xx, and leave it answering", async () => {
     await fc.assert(
@@ -156,6 +218,30 @@ describe("random and truncated bodies", () => {
       body: JSON.stringify(validOpenAI),
     });
     expect(answer.status).toBe(200);
+  });
+
+  it("never get a 5xx from /v1/responses, and every refusal is an OpenAI error body", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          randomResponsesRequest,
+          truncated({ input: [{ role: "user", content: "q" }] }),
+          fc.jsonValue().map((value) => JSON.stringify(value)),
+        ),
+        async (payload) => {
+          const response = await fetch(`${proxy.url}/v1/responses`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: payload,
+          });
+          const text = await response.text();
+          expect(response.status, `${payload.slice(0, 300)} → ${text.slice(0, 300)}`).toBeLessThan(500);
+          if (response.status >= 400)
+            expect(typeof (JSON.parse(text) as { error?: unknown }).error).toBe("object");
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it("survives a connection that promises a longer body than it sends and hangs up", async () => {
