@@ -132,6 +132,31 @@ export function openCalls(messages: readonly Message[]): ToolCallInfo[] {
   return [];
 }
 
+/**
+ * The calls of the batch before the one in flight (the TOOL_CALL message before the last one) that
+ * succeeded: answered by a TOOL_RESULT that is not a `[ToolError]` or `[Cancelled]` reply. A
+ * rejected batch's calls were answered by nudges and were not run, so none of them count.
+ */
+export function previousSucceededCalls(messages: readonly Message[]): ToolCallInfo[] {
+  const succeeded = new Set<string>();
+  let seen = 0;
+  for (let index = messages.length - 1; index >= 0; index -= 1) {
+    const message = messages[index] as Message;
+    if (message.metadata.type === MessageType.TOOL_CALL) {
+      seen += 1;
+      if (seen === 2) return (message.toolCalls ?? []).filter((call) => succeeded.has(call.callId));
+    } else if (
+      seen === 1 &&
+      message.metadata.type === MessageType.TOOL_RESULT &&
+      message.toolCallId !== undefined &&
+      !/^\[(ToolError|Cancelled)\]/.test(message.content)
+    ) {
+      succeeded.add(message.toolCallId);
+    }
+  }
+  return [];
+}
+
 /** Results for calls a cancellation interrupted, so every call keeps an answer. */
 export function cancelledResultMessages(calls: readonly ToolCallInfo[], stepIndex: number): Message[] {
   return calls.map((call) =>

@@ -19,6 +19,7 @@ import {
   decideResponse,
   type GuardCounters,
 } from "../guardrails/decisions.ts";
+import { repeatedCallNote } from "../guardrails/repeated-call.ts";
 import { type RejectDecision, rejectionReplies } from "../guardrails/replies.ts";
 import { argMatchedTools, pendingSteps, recordStep, type StepProgress } from "../guardrails/step-state.ts";
 import { contextWarningNudge } from "../prompts/nudges.ts";
@@ -127,15 +128,41 @@ export function keepOutcome(context: WorkflowContext, outcome: ToolOutcome): Con
 export function recordBatch(context: WorkflowContext, outcomes: readonly ToolOutcome[]): ContextUpdate {
   const counters = countersOf(countersAfterBatch(context, batchFailed(outcomes)));
   const decision = decideBatch(outcomes, context.config, counters);
+  const progress = recordSucceeded(context, outcomes);
   return {
-    ...append(context, build.toolResultMessages(outcomes, stepOf(context))),
+    ...append(
+      context,
+      build.toolResultMessages(withRepeatedCallNotes(context, outcomes, progress), stepOf(context)),
+    ),
     ...counters,
-    progress: recordSucceeded(context, outcomes),
+    progress,
     decision,
     outcomes: [],
     started: {},
     result: decision.kind === "finish" ? decision.result : null,
   };
+}
+
+/**
+ * Results of calls that repeat a call of the previous batch with the same arguments carry a note
+ * naming what to call instead (`repeatedCallNote`); off with step enforcement (the ablation).
+ */
+function withRepeatedCallNotes(
+  context: WorkflowContext,
+  outcomes: readonly ToolOutcome[],
+  progress: StepProgress,
+): readonly ToolOutcome[] {
+  if (!context.config.stepEnforcement) return outcomes;
+  const previous = build
+    .previousSucceededCalls(context.messages)
+    .map((call) => ({ tool: call.name, args: call.args }));
+  if (previous.length === 0) return outcomes;
+  const pending = pendingSteps(context.config.requiredSteps, progress);
+  return outcomes.map((outcome) => {
+    const note =
+      outcome.status === "ok" ? repeatedCallNote(outcome, previous, context.config, pending) : null;
+    return note === null ? outcome : { ...outcome, content: `${outcome.content}\n\n${note}` };
+  });
 }
 
 function recordSucceeded(context: WorkflowContext, outcomes: readonly ToolOutcome[]): StepProgress {

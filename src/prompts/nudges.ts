@@ -33,6 +33,21 @@ export function retryNudge(rawResponse: string, availableTools: readonly string[
   return lines.join("\n");
 }
 
+/**
+ * Note appended to the result of a call that repeats the previous turn's call with the same
+ * arguments: the result is the same, so say what to call instead (`next`: the pending required
+ * steps when `pending`, else the terminal tools).
+ */
+export function repeatedCallNudge(toolName: string, next: readonly string[], pending: boolean): string {
+  const names = next.map((name) => `'${name}'`).join(" or ");
+  if (next.length === 0) {
+    return `[RepeatedCall] You already called '${toolName}' with these arguments in your last turn; the result is the same. Do not call it again with the same arguments.`;
+  }
+  return pending
+    ? `[RepeatedCall] You already called '${toolName}' with these arguments in your last turn; the result is the same. Do not call it again: the steps still to do are ${names}. Call ${names} now.`
+    : `[RepeatedCall] You already called '${toolName}' with these arguments in your last turn; the result is the same, and you have what you need. Do not call it again: call ${names} now to finish.`;
+}
+
 /** Tool-error reply for a call to a tool that does not exist. */
 export function unknownToolNudge(toolName: string, availableTools: readonly string[]): string {
   return `[UnknownTool] The tool '${toolName}' does not exist. Available tools: ${availableTools.join(", ")}. Call one of these tools instead.`;
