@@ -98,6 +98,11 @@ export interface InferenceRequest {
   messages?: readonly Message[];
   /** Sent after the history with this request only (a context warning); never part of the history. */
   transient?: readonly Message[];
+  /**
+   * Tools left out of this request's tool list (the model just repeated a call to them with the same
+   * arguments); the loop still accepts calls to them.
+   */
+  withoutTools?: readonly string[];
 }
 
 /**
@@ -135,7 +140,7 @@ export function createInferenceLogic(
       const history = request.messages ?? historyOf(context);
       await checkpointOf(deps.checkpoint, parent, "inference");
       signal.throwIfAborted();
-      const tools = toolListOf(deps.toolSpecs);
+      const tools = offeredTools(toolListOf(deps.toolSpecs), request.withoutTools);
       const sent = request.transient?.length ? [...history, ...request.transient] : history;
       const replayed = applyReasoningReplay(sent, deps.reasoningReplay ?? "full");
       const messages = serialize(replayed, deps.client.apiFormat, parent);
@@ -171,6 +176,16 @@ function historyOf(context: WorkflowContext | undefined): readonly Message[] {
 }
 
 const toolLists = new WeakMap<readonly ToolSpec[], ToolSpec[] | undefined>();
+
+/** `tools` without those named in `without`, unless that would leave none. */
+function offeredTools(
+  tools: ToolSpec[] | undefined,
+  without: readonly string[] | undefined,
+): ToolSpec[] | undefined {
+  if (!tools || !without?.length) return tools;
+  const kept = tools.filter((tool) => !without.includes(tool.name));
+  return kept.length > 0 ? kept : tools;
+}
 
 /** The tool list handed to the client, copied once per tool set (none: undefined). */
 function toolListOf(toolSpecs: readonly ToolSpec[]): ToolSpec[] | undefined {

@@ -133,20 +133,20 @@ export function openCalls(messages: readonly Message[]): ToolCallInfo[] {
 }
 
 /**
- * The calls of the batch before the one in flight (the TOOL_CALL message before the last one) that
+ * The calls of the `back`-th last batch (1: the last TOOL_CALL message, 2: the one before) that
  * succeeded: answered by a TOOL_RESULT that is not a `[ToolError]` or `[Cancelled]` reply. A
  * rejected batch's calls were answered by nudges and were not run, so none of them count.
  */
-export function previousSucceededCalls(messages: readonly Message[]): ToolCallInfo[] {
+export function succeededBatchCalls(messages: readonly Message[], back: 1 | 2): ToolCallInfo[] {
   const succeeded = new Set<string>();
   let seen = 0;
   for (let index = messages.length - 1; index >= 0; index -= 1) {
     const message = messages[index] as Message;
     if (message.metadata.type === MessageType.TOOL_CALL) {
       seen += 1;
-      if (seen === 2) return (message.toolCalls ?? []).filter((call) => succeeded.has(call.callId));
+      if (seen === back) return (message.toolCalls ?? []).filter((call) => succeeded.has(call.callId));
+      succeeded.clear();
     } else if (
-      seen === 1 &&
       message.metadata.type === MessageType.TOOL_RESULT &&
       message.toolCallId !== undefined &&
       !/^\[(ToolError|Cancelled)\]/.test(message.content)

@@ -19,7 +19,7 @@ import {
   decideResponse,
   type GuardCounters,
 } from "../guardrails/decisions.ts";
-import { repeatedCallNote } from "../guardrails/repeated-call.ts";
+import { type ComparedCall, isSameCall, repeatedCallNote } from "../guardrails/repeated-call.ts";
 import { type RejectDecision, rejectionReplies } from "../guardrails/replies.ts";
 import { argMatchedTools, pendingSteps, recordStep, type StepProgress } from "../guardrails/step-state.ts";
 import { contextWarningNudge } from "../prompts/nudges.ts";
@@ -52,13 +52,41 @@ export function contextWarningOf(warnings: readonly ThresholdEvent[]): string | 
 }
 
 /** What a request carries: the context's history, plus this pass's transient context warning. */
-export function inferenceRequest(context: WorkflowContext): { messages: Message[]; transient?: Message[] } {
-  if (context.contextWarning === null) return { messages: context.messages };
+export function inferenceRequest(context: WorkflowContext): {
+  messages: Message[];
+  transient?: Message[];
+  withoutTools?: string[];
+} {
+  const withoutTools = repeatedTools(context);
+  const request = { messages: context.messages, ...(withoutTools.length > 0 && { withoutTools }) };
+  if (context.contextWarning === null) return request;
   const warning = createMessage(MessageRole.USER, context.contextWarning, {
     type: MessageType.CONTEXT_WARNING,
     stepIndex: stepOf(context),
   });
-  return { messages: context.messages, transient: [warning] };
+  return { ...request, transient: [warning] };
+}
+
+/**
+ * The tools the last batch called again with the same arguments as the batch before (both run,
+ * the second with a `[RepeatedCall]` note): the next request offers the model every other tool,
+ * so a grammar-constrained model cannot take the same call a third time in a row.
+ */
+function repeatedTools(context: WorkflowContext): string[] {
+  if (!context.config.stepEnforcement) return [];
+  const last = build.succeededBatchCalls(context.messages, 1).map(comparedCall);
+  if (last.length === 0) return [];
+  const previous = build.succeededBatchCalls(context.messages, 2).map(comparedCall);
+  const repeated = last.filter(
+    (call) =>
+      !context.config.terminalTools.includes(call.tool) &&
+      previous.some((before) => isSameCall(before, call)),
+  );
+  return [...new Set(repeated.map((call) => call.tool))];
+}
+
+function comparedCall(call: { name: string; args: Record<string, unknown> }): ComparedCall {
+  return { tool: call.name, args: call.args };
 }
 
 /** Decide what the response leads to, and count the failure it may be. */
@@ -153,9 +181,8 @@ function withRepeatedCallNotes(
   progress: StepProgress,
 ): readonly ToolOutcome[] {
   if (!context.config.stepEnforcement) return outcomes;
-  const previous = build
-    .previousSucceededCalls(context.messages)
-    .map((call) => ({ tool: call.name, args: call.args }));
+  // The batch in flight has no results yet: the one before it is the second last TOOL_CALL.
+  const previous = build.succeededBatchCalls(context.messages, 2).map(comparedCall);
   if (previous.length === 0) return outcomes;
   const pending = pendingSteps(context.config.requiredSteps, progress);
   return outcomes.map((outcome) => {

@@ -77,8 +77,13 @@ describe("the loop notes a repeated call on its result", () => {
     const [first, second] = results();
     expect(first).not.toContain("[RepeatedCall]");
     expect(second).toMatch(/^22°C and sunny in Paris\n\n\[RepeatedCall\] .*'report_weather'/s);
-    // The model sees the note in its next request.
+    // The model sees the note in its next request, whose tool list leaves the repeated tool out.
     expect(JSON.stringify(client.calls[2]?.messages)).toContain("[RepeatedCall]");
+    expect(client.calls.map((call) => call.tools.map((tool) => tool.name))).toEqual([
+      ["get_weather", "report_weather"],
+      ["get_weather", "report_weather"],
+      ["report_weather"],
+    ]);
   });
 
   it("says nothing when the previous call failed (a retry is not a repeat), or with step enforcement off", async () => {
