@@ -16,7 +16,7 @@ import type { HistoryCompactor } from "../machines/workflow.machine.ts";
 import { RESPOND_TOOL_NAME, respondTool } from "../tools/respond.ts";
 import { answerFromCalls, answerFromResponse, type ProxyAnswer } from "./answer.ts";
 import type { ProxyBackend } from "./backend.ts";
-import { createExactCounter, PromptLimitedClient, replyReserve } from "./prompt-limit.ts";
+import { askedReplyTokens, createExactCounter, PromptLimitedClient, replyReserve } from "./prompt-limit.ts";
 import type { ProxyRequest } from "./proxy-request.ts";
 import {
   CountingClient,
@@ -37,7 +37,8 @@ export interface ChatServiceOptions {
   reasoningReplay?: ReasoningReplay | undefined;
   /**
    * The context window compaction works in; when absent, the backend's context length (if it
-   * reports one). Each request's prompt limit is this less the reply's reserve (`replyReserve`).
+   * reports one). Each request's prompt limit is this less the reply's reserve (`replyReserve`);
+   * the reply's `max_tokens` is clamped to what the prompt leaves of it.
    */
   budgetTokens?: number | undefined;
   /** One backend job at a time (single-slot backends). */
@@ -86,7 +87,8 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     );
     const windowTokens = await budget();
     if (!windowTokens) return { compactor: NO_COMPACTION, client: counting, counting };
-    const promptLimit = Math.max(1, windowTokens - replyReserve(request.extraBody, windowTokens));
+    const reserve = replyReserve(request.extraBody, windowTokens);
+    const promptLimit = Math.max(1, windowTokens - reserve);
     // Each request is compacted on its own, so a target under the threshold would only cut more.
     const manager = new ContextManager({
       strategy: new TieredCompact(),
@@ -102,9 +104,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const compactor = countCompactions(manager, stats);
     // The counted prompt goes out as it was when nothing compacted it: no need to count it again.
     const compactionsBefore = stats.compactions;
-    const firstUnchanged = () =>
-      (fits || (exact !== null && exact <= promptLimit)) && stats.compactions === compactionsBefore;
-    const client = new PromptLimitedClient(counting, counter, promptLimit, firstUnchanged);
+    const firstCount = () => {
+      if (stats.compactions !== compactionsBefore) return null;
+      if (fits) return { tokens: null };
+      return exact !== null && exact <= promptLimit ? { tokens: exact } : null;
+    };
+    const limits = { promptLimit, windowTokens, reserve, askedReply: askedReplyTokens(request.extraBody) };
+    const client = new PromptLimitedClient(counting, counter, limits, firstCount);
     return { compactor, client, counting };
   }
 
