@@ -15,6 +15,8 @@ const ROUTES: ReadonlySet<string> = new Set([
   "/v1/chat/completions",
   "/chat/completions",
   "/v1/messages",
+  "/v1/messages/count_tokens",
+  "/messages/count_tokens",
   "/v1/models",
   "/models",
   "/props",
