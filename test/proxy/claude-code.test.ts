@@ -195,11 +195,10 @@ describe("POST /v1/messages/count_tokens", () => {
       .withResponse();
     expect(response.headers.get("x-forge-token-count")).toBe("exact");
     const rendered = backend.requests.find((request) => request.path === "/apply-template");
-    const names = (rendered?.body.tools as { function: { name: string } }[]).map(
-      (tool) => tool.function.name,
-    );
+    if (!rendered) throw new Error("the proxy did not render the prompt");
+    const names = (rendered.body.tools as { function: { name: string } }[]).map((tool) => tool.function.name);
     expect(names).toEqual(["get_weather", "respond"]);
-    expect((rendered?.body.messages as { role: string }[]).map((message) => message.role)).toEqual([
+    expect((rendered.body.messages as { role: string }[]).map((message) => message.role)).toEqual([
       "system",
       "user",
       "system",
