@@ -46,13 +46,33 @@ export const anthropicMessageSchema = z.looseObject({
 });
 export type AnthropicMessage = z.infer<typeof anthropicMessageSchema>;
 
-/** A client tool: name, description and the JSON Schema of its input. */
-export const anthropicToolSchema = z.looseObject({
-  name: z.string().regex(TOOL_NAME_PATTERN, "tool names are 1-64 letters, digits, '_' or '-'"),
-  description: z.string().optional(),
-  input_schema: z.record(z.string(), z.unknown()),
-});
+/**
+ * A client tool: name, description and the JSON Schema of its input. A server tool (a `type` other
+ * than `custom`, such as Claude Code's `web_search_20250305`) has no `input_schema`: Anthropic runs
+ * it, a local backend cannot, and the proxy drops it.
+ */
+export const anthropicToolSchema = z
+  .looseObject({
+    type: z.string().optional(),
+    name: z.string().regex(TOOL_NAME_PATTERN, "tool names are 1-64 letters, digits, '_' or '-'"),
+    description: z.string().optional(),
+    input_schema: z.record(z.string(), z.unknown()).optional(),
+  })
+  .superRefine((tool, context) => {
+    if (tool.input_schema === undefined && !isServerTool(tool)) {
+      context.addIssue({
+        code: "custom",
+        path: ["input_schema"],
+        message: "a client tool needs an input_schema",
+      });
+    }
+  });
 export type AnthropicTool = z.infer<typeof anthropicToolSchema>;
+
+/** Whether a tool is one of Anthropic's server tools (web search, code execution, …): typed, not `custom`. */
+export function isServerTool(tool: { type?: string | undefined }): boolean {
+  return tool.type !== undefined && tool.type !== "custom";
+}
 
 /** `POST /v1/messages` body. */
 export const messagesRequestSchema = z.looseObject({

@@ -15,6 +15,7 @@ import {
   type AnthropicBlock,
   type AnthropicMessage,
   type CountTokensRequest,
+  isServerTool,
 } from "./anthropic-schema.ts";
 import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
 import {
@@ -35,21 +36,26 @@ import { toolSpecFromWire } from "./tool-specs.ts";
  */
 export function proxyRequestFromAnthropic(body: CountTokensRequest): ProxyRequest {
   const toolChoice = body.tool_choice?.type;
-  const tools: ToolSpec[] =
-    toolChoice === "none"
-      ? []
-      : (body.tools ?? []).map((tool, index) =>
-          toolSpecFromWire(
-            { name: tool.name, description: tool.description, parameters: tool.input_schema },
-            `tools[${index}].input_schema`,
-          ),
-        );
+  // Server tools (web search, …) run at Anthropic; a local backend has none: dropped.
+  const tools: ToolSpec[] = [];
+  if (toolChoice !== "none") {
+    (body.tools ?? []).forEach((tool, index) => {
+      if (tool.input_schema === undefined || isServerTool(tool)) return;
+      tools.push(
+        toolSpecFromWire(
+          { name: tool.name, description: tool.description, parameters: tool.input_schema },
+          `tools[${index}].input_schema`,
+        ),
+      );
+    });
+  }
   const extraBody = pickExtraBody(body, ANTHROPIC_HANDLED_FIELDS);
   if (body.stop_sequences && body.stop_sequences.length > 0) extraBody.stop = body.stop_sequences;
   if (tools.length > 0 && body.tool_choice) {
+    const named = body.tool_choice.name;
     if (toolChoice === "any") extraBody.tool_choice = "required";
-    else if (toolChoice === "tool" && body.tool_choice.name) {
-      extraBody.tool_choice = { type: "function", function: { name: body.tool_choice.name } };
+    else if (toolChoice === "tool" && named && tools.some((tool) => tool.name === named)) {
+      extraBody.tool_choice = { type: "function", function: { name: named } };
     }
   }
   const history: Message[] = [];

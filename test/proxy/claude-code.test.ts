@@ -94,7 +94,10 @@ const claudeCodeRequest = {
       ],
     },
   ],
-  tools: [{ ...weatherToolAnthropic, cache_control: { type: "ephemeral" } }],
+  tools: [
+    { ...weatherToolAnthropic, cache_control: { type: "ephemeral" } },
+    { type: "web_search_20250305", name: "web_search", max_uses: 8 },
+  ],
   tool_choice: { type: "auto" },
   thinking: { type: "enabled", budget_tokens: 4000 },
   metadata: { user_id: "user_abc" },
@@ -122,6 +125,9 @@ function expectClaudeCodeTranslation(sent: Record<string, unknown>): void {
   expect(messages[4]?.content).toBe(`Screenshot taken.\n${IMAGE_PLACEHOLDER}`);
   expect(messages[5]?.content).toBe(`${IMAGE_PLACEHOLDER}\nAnd this one?`);
   expect(JSON.stringify(sent)).not.toContain("cache_control");
+  // The server tool (web search) runs at Anthropic only: dropped.
+  const tools = sent.tools as { function: { name: string } }[];
+  expect(tools.map((tool) => tool.function.name)).toEqual(["get_weather", "respond"]);
   // 4096-token window: the 32,000 asked for is clamped to what the prompt leaves.
   expect(sent.max_tokens).toBeGreaterThan(3000);
   expect(sent.max_tokens).toBeLessThan(4096);
@@ -158,6 +164,24 @@ describe("a Claude-Code-shaped Messages request", () => {
     expectClaudeCodeTranslation(backend.chatRequests[0]!.body);
     await expect.poll(() => lines.length).toBe(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ status: 200, images_omitted: 2, guardrail: null });
+  });
+
+  it("still refuses a client tool without input_schema, naming it", async () => {
+    const backend = await scripted([]);
+    const app = createProxy({ backend: createHttpBackend({ url: backend.url }) });
+    const response = await app.request("/v1/messages", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        max_tokens: 16,
+        messages: [{ role: "user", content: "hi" }],
+        tools: [{ name: "get_weather" }],
+      }),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      error: { message: expect.stringContaining("tools[0].input_schema") },
+    });
   });
 
   it("still refuses a block type it cannot turn into text, naming it", async () => {
