@@ -2,7 +2,8 @@
  * One access log line per request and the request metrics, written when the answer has been sent
  * (a streamed answer at its end). Hono's `logger` middleware prints method, path, status and time
  * only; this line also carries the request id, the model and what the guardrails did (retries,
- * rescues, nudges, compactions, whether they gave up, images omitted), which the chat service records in the request's `RequestStats`.
+ * rescues, nudges, compactions, whether they gave up, images omitted), which the chat service
+ * records in the request's `RequestStats`.
  */
 import type { ServerResponse } from "node:http";
 import type { MiddlewareHandler } from "hono";

@@ -139,11 +139,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     } catch (error) {
       const exhausted = exhaustionOf(error, counting.lastResponse);
       if (exhausted === null) throw error;
-      // Prose after every nudge is the model's answer when the client lets it answer in text.
-      if (!counting.lastAnswerWasText || !allowsTextAnswer(request.extraBody)) throw exhausted;
+      // Prose after every nudge is the model's answer when the client lets it answer in text
+      // (an empty text is no answer).
+      const prose = counting.lastAnswerWasText ? (exhausted.rawResponse ?? "") : "";
+      if (prose.trim().length === 0 || !allowsTextAnswer(request.extraBody)) throw exhausted;
       stats.gaveUp = true;
       const answer = answerFromResponse(
-        { content: exhausted.rawResponse ?? "" },
+        { content: prose },
         { model: modelName(request), idPrefix: request.callIdPrefix, prompt: request.messages },
       );
       return { ...answer, gaveUp: true };

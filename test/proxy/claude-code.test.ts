@@ -303,6 +303,21 @@ describe("a model that keeps answering prose after the nudges", () => {
       expect(JSON.parse(line)).toMatchObject({ status: 200, guardrail: "gave_up", retries: 1 });
   });
 
+  it("is retries_exhausted when the last answer is empty: no prose to give", async () => {
+    const backend = await scripted([textCompletion("prose"), textCompletion("")]);
+    const proxy = await proxyFor(backend, { maxRetries: 1 });
+    const error = await rejection(
+      anthropicClientFor(proxy).messages.create({
+        model: "m",
+        max_tokens: 64,
+        messages: [{ role: "user", content: "Weather in Paris?" }],
+        tools: [weatherToolAnthropic],
+      }),
+    );
+    expect(error).toBeInstanceOf(Anthropic.UnprocessableEntityError);
+    backend.assertDone();
+  });
+
   it("is retries_exhausted (422, not retried by the SDKs) when tool_choice demands a call", async () => {
     const backend = await scripted([textCompletion("prose"), textCompletion("more prose")]);
     const proxy = await proxyFor(backend, { maxRetries: 1 });
