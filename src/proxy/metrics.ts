@@ -40,6 +40,7 @@ export class ProxyMetrics {
   readonly #rescues: Counter<"route">;
   readonly #nudges: Counter<"route">;
   readonly #compactions: Counter<"route">;
+  readonly #gaveUp: Counter<"route">;
   readonly #inFlight: Gauge;
   readonly #collections: Counter;
 
@@ -77,6 +78,10 @@ export class ProxyMetrics {
       "Messages added to steer the model (nudges, unknown-tool errors)",
     );
     this.#compactions = counter("forge_proxy_compactions_total", "Histories compacted before a backend call");
+    this.#gaveUp = counter(
+      "forge_proxy_gave_up_total",
+      "Answers that are the model's prose after the last nudge (the guardrail gave up)",
+    );
     this.#inFlight = new Gauge({
       name: "forge_proxy_requests_in_flight",
       help: "Requests being served (streamed answers until their end)",
@@ -110,6 +115,7 @@ export class ProxyMetrics {
     if (stats.rescues > 0) this.#rescues.inc({ route }, stats.rescues);
     if (stats.nudges > 0) this.#nudges.inc({ route }, stats.nudges);
     if (stats.compactions > 0) this.#compactions.inc({ route }, stats.compactions);
+    if (stats.gaveUp) this.#gaveUp.inc({ route });
   }
 
   /** The Prometheus text exposition and its content type. */

@@ -301,6 +301,9 @@ describe("a model that keeps answering prose after the nudges", () => {
     await expect.poll(() => lines.length).toBe(2);
     for (const line of lines)
       expect(JSON.parse(line)).toMatchObject({ status: 200, guardrail: "gave_up", retries: 1 });
+    const metrics = await (await fetch(`${proxy.url}/forge/metrics`)).text();
+    expect(metrics).toContain('forge_proxy_gave_up_total{route="/v1/chat/completions"} 1');
+    expect(metrics).toContain('forge_proxy_gave_up_total{route="/v1/messages"} 1');
   });
 
   it("is retries_exhausted when the last answer is empty: no prose to give", async () => {
