@@ -191,6 +191,14 @@ describe("a reply reserve that fits real windows", () => {
       expect(clamped).toBeLessThan(WINDOW - 6000);
       await ask(4000);
       expect(backend.chatRequests[1]?.body.max_tokens).toBe(4000);
+      // OpenAI's newer name is clamped alike.
+      await client.chat.completions.create({
+        model: "m",
+        max_completion_tokens: 32_000,
+        messages: longPrompt,
+        tools: [weatherToolOpenAI],
+      });
+      expect(backend.chatRequests[2]?.body.max_completion_tokens).toBe(clamped);
     } finally {
       await proxy.close();
       await backend.close();
