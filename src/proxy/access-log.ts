@@ -2,7 +2,8 @@
  * One access log line per request and the request metrics, written when the answer has been sent
  * (a streamed answer at its end). Hono's `logger` middleware prints method, path, status and time
  * only; this line also carries the request id, the model and what the guardrails did (retries,
- * rescues, nudges, compactions), which the chat service records in the request's `RequestStats`.
+ * rescues, nudges, compactions, whether they gave up, images omitted), which the chat service
+ * records in the request's `RequestStats`.
  */
 import type { ServerResponse } from "node:http";
 import type { MiddlewareHandler } from "hono";
@@ -33,13 +34,17 @@ export interface AccessRecord {
   rescues: number;
   nudges: number;
   compactions: number;
+  /** `gave_up` when the model kept answering prose after the nudges and that prose was the answer. */
+  guardrail: "gave_up" | undefined;
+  /** Image parts replaced by a text placeholder. */
+  imagesOmitted: number;
 }
 
 /**
  * The line of one record.
  * @example
  * formatAccessLine(record, "text");
- * // time=2026-01-01T00:00:00.000Z id=5f0c… method=POST path=/v1/chat/completions status=200 ms=812.4 model="qwen3:8b" backend_ms=809.9 retries=1 rescues=0 nudges=1 compactions=0
+ * // time=2026-01-01T00:00:00.000Z id=5f0c… method=POST path=/v1/chat/completions status=200 ms=812.4 model="qwen3:8b" backend_ms=809.9 retries=1 rescues=0 nudges=1 compactions=0 guardrail=- images_omitted=0
  */
 export function formatAccessLine(record: AccessRecord, format: AccessLogFormat): string {
   const fields: [string, string | number | null][] = [
@@ -55,6 +60,8 @@ export function formatAccessLine(record: AccessRecord, format: AccessLogFormat):
     ["rescues", record.rescues],
     ["nudges", record.nudges],
     ["compactions", record.compactions],
+    ["guardrail", record.guardrail ?? null],
+    ["images_omitted", record.imagesOmitted],
   ];
   if (format === "json") return JSON.stringify(Object.fromEntries(fields));
   // Client-given text (path, model) is quoted when it could break the line or the pairs.
@@ -133,6 +140,8 @@ function recordOf(
     rescues: stats.rescues,
     nudges: stats.nudges,
     compactions: stats.compactions,
+    guardrail: stats.gaveUp ? "gave_up" : undefined,
+    imagesOmitted: stats.omittedImages,
   };
 }
 

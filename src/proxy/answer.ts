@@ -27,6 +27,8 @@ export interface ProxyAnswer {
   finishReason: "stop" | "tool_calls";
   /** Estimated (characters / 4): the backend's own counts do not survive validation and retries. */
   usage: { promptTokens: number; completionTokens: number };
+  /** The guardrail gave up: the model kept answering prose after the nudges, and `content` is that prose. */
+  gaveUp?: boolean;
 }
 
 /**

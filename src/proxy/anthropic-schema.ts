@@ -36,20 +36,43 @@ export const anthropicBlockSchema = z.union([
 ]);
 export type AnthropicBlock = z.infer<typeof anthropicBlockSchema>;
 
-/** One turn: user or assistant, with a string or a list of blocks. */
+/**
+ * One turn: user or assistant, with a string or a list of blocks. Claude Code also sends
+ * `role: "system"` turns inside `messages`; they keep their place in the history.
+ */
 export const anthropicMessageSchema = z.looseObject({
-  role: z.enum(["user", "assistant"]),
+  role: z.enum(["user", "assistant", "system"]),
   content: z.union([z.string(), z.array(anthropicBlockSchema)]),
 });
 export type AnthropicMessage = z.infer<typeof anthropicMessageSchema>;
 
-/** A client tool: name, description and the JSON Schema of its input. */
-export const anthropicToolSchema = z.looseObject({
-  name: z.string().regex(TOOL_NAME_PATTERN, "tool names are 1-64 letters, digits, '_' or '-'"),
-  description: z.string().optional(),
-  input_schema: z.record(z.string(), z.unknown()),
-});
+/**
+ * A client tool: name, description and the JSON Schema of its input. A server tool (a `type` other
+ * than `custom`, such as Claude Code's `web_search_20250305`) has no `input_schema`: Anthropic runs
+ * it, a local backend cannot, and the proxy drops it.
+ */
+export const anthropicToolSchema = z
+  .looseObject({
+    type: z.string().optional(),
+    name: z.string().regex(TOOL_NAME_PATTERN, "tool names are 1-64 letters, digits, '_' or '-'"),
+    description: z.string().optional(),
+    input_schema: z.record(z.string(), z.unknown()).optional(),
+  })
+  .superRefine((tool, context) => {
+    if (tool.input_schema === undefined && !isServerTool(tool)) {
+      context.addIssue({
+        code: "custom",
+        path: ["input_schema"],
+        message: "a client tool needs an input_schema",
+      });
+    }
+  });
 export type AnthropicTool = z.infer<typeof anthropicToolSchema>;
+
+/** Whether a tool is one of Anthropic's server tools (web search, code execution, …): typed, not `custom`. */
+export function isServerTool(tool: { type?: string | undefined }): boolean {
+  return tool.type !== undefined && tool.type !== "custom";
+}
 
 /** `POST /v1/messages` body. */
 export const messagesRequestSchema = z.looseObject({
@@ -66,7 +89,29 @@ export const messagesRequestSchema = z.looseObject({
 });
 export type MessagesRequest = z.infer<typeof messagesRequestSchema>;
 
-/** Fields the proxy translates itself; everything else is forwarded to the backend as-is. */
+/** `POST /v1/messages/count_tokens` body: a Messages body without `max_tokens`. */
+export const countTokensRequestSchema = messagesRequestSchema.extend({
+  max_tokens: z.number().int().positive().optional(),
+});
+export type CountTokensRequest = z.infer<typeof countTokensRequestSchema>;
+
+/**
+ * Anthropic-only request fields an OpenAI-compatible backend cannot use: accepted, and dropped on
+ * purpose (listed in docs/proxy.md). `cache_control` on blocks and tools is dropped with them, as
+ * only the blocks' text and the tools' schemas are read.
+ */
+export const ANTHROPIC_DROPPED_FIELDS: readonly string[] = [
+  "metadata",
+  "thinking",
+  "output_config",
+  "context_management",
+  "betas",
+  "service_tier",
+  "container",
+  "mcp_servers",
+];
+
+/** Fields the proxy translates itself or drops; everything else is forwarded to the backend as-is. */
 export const ANTHROPIC_HANDLED_FIELDS: ReadonlySet<string> = new Set([
   "model",
   "messages",
@@ -75,10 +120,5 @@ export const ANTHROPIC_HANDLED_FIELDS: ReadonlySet<string> = new Set([
   "tool_choice",
   "stop_sequences",
   "stream",
-  // Anthropic-only fields an OpenAI-compatible backend cannot use.
-  "metadata",
-  "thinking",
-  "service_tier",
-  "container",
-  "mcp_servers",
+  ...ANTHROPIC_DROPPED_FIELDS,
 ]);

@@ -12,6 +12,7 @@ import { DEFAULT_LIMITS } from "../guardrails/limits.ts";
 import { type AccessLogOptions, observeRequests } from "./access-log.ts";
 import type { BackendHealth, ProxyBackend } from "./backend.ts";
 import { createChatService } from "./chat-service.ts";
+import { createTokenCounter } from "./count-tokens.ts";
 import { RequestDeadline } from "./deadline.ts";
 import { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
 import { guardHostAndOrigin } from "./host-guard.ts";
@@ -21,6 +22,7 @@ import { DEFAULT_MAX_JSON_DEPTH } from "./read-body.ts";
 import { BodyReclaimer, DEFAULT_RECLAIM_AFTER_BYTES } from "./reclaim.ts";
 import { requestStatsOf } from "./request-stats.ts";
 import {
+  anthropicCountTokensHandler,
   anthropicMessagesHandler,
   openAIChatHandler,
   openAIResponsesHandler,
@@ -139,6 +141,7 @@ export function createProxy(options: ProxyOptions): Hono {
   const deps: RouteDeps = {
     backend,
     service,
+    countTokens: createTokenCounter(backend, { reasoningReplay: options.reasoningReplay }),
     queue,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxJsonDepth: options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
@@ -204,7 +207,7 @@ export function createProxy(options: ProxyOptions): Hono {
     metrics.collectionRequested(),
   );
   const gate = admit(inFlight, bodyMemory, reclaimer, deps.maxBodyBytes);
-  for (const path of CHAT_PATHS) app.use(path, gate);
+  for (const path of [...CHAT_PATHS, ...COUNT_TOKENS_PATHS]) app.use(path, gate);
   for (const path of ["/v1/models", "/models", "/props"]) app.use(path, gate);
   const chat = openAIChatHandler(deps);
   app.post("/v1/chat/completions", chat);
@@ -213,6 +216,8 @@ export function createProxy(options: ProxyOptions): Hono {
   const responses = openAIResponsesHandler(deps);
   app.post("/v1/responses", responses);
   app.post("/responses", responses);
+  const countTokens = anthropicCountTokensHandler(deps);
+  for (const path of COUNT_TOKENS_PATHS) app.post(path, countTokens);
   for (const path of ["/v1/models", "/models", "/props"]) {
     app.get(path, (c) =>
       forwardToBackend(
@@ -227,13 +232,17 @@ export function createProxy(options: ProxyOptions): Hono {
   return app;
 }
 
+/** Anthropic's token counting, with and without `/v1` (as for the model list). */
+const COUNT_TOKENS_PATHS = ["/v1/messages/count_tokens", "/messages/count_tokens"];
+
 /** The API a path belongs to, for the error body shape. */
 export function apiOfPath(path: string): ProxyApi {
-  return path.startsWith("/v1/messages") ? "anthropic" : "openai";
+  return path.startsWith("/v1/messages") || path.startsWith("/messages") ? "anthropic" : "openai";
 }
 
 function errorResponse(c: Context, error: ProxyHttpError): Response {
   if (error.retryAfterSeconds !== undefined) c.header("retry-after", String(error.retryAfterSeconds));
+  if (error.shouldRetry !== undefined) c.header("x-should-retry", String(error.shouldRetry));
   // 499 (client gone) is nginx's convention; nobody reads it, but it must not look like a 5xx.
   return c.json(errorBody(apiOfPath(c.req.path), error), error.status as 400);
 }

@@ -2,7 +2,8 @@
  * The proxy's per-request work, shared by the OpenAI and Anthropic routes: inject `respond`, count
  * the prompt (exactly when the backend has a tokenizer), run the runner's front half
  * (`runInference`: compaction, folding, send, validate, rescue, retry nudges), and shape the
- * validated batch into an answer.
+ * validated batch into an answer; or, when the tries ran out, the model's prose (the client allowing
+ * text) or `retries_exhausted`.
  */
 
 import { ContextManager, TieredCompact } from "../context/index.ts";
@@ -11,12 +12,13 @@ import { serializeHistory } from "../core/messages.ts";
 import { applyReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
 import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
 import type { LLMClient } from "../core/types.ts";
-import { runInference } from "../loop/inference.ts";
+import { type InferenceResult, runInference } from "../loop/inference.ts";
 import type { HistoryCompactor } from "../machines/workflow.machine.ts";
 import { RESPOND_TOOL_NAME, respondTool } from "../tools/respond.ts";
 import { answerFromCalls, answerFromResponse, type ProxyAnswer } from "./answer.ts";
 import type { ProxyBackend } from "./backend.ts";
-import { createExactCounter, PromptLimitedClient, replyReserve } from "./prompt-limit.ts";
+import { allowsTextAnswer, exhaustionOf } from "./exhaustion.ts";
+import { askedReplyTokens, createExactCounter, PromptLimitedClient, replyReserve } from "./prompt-limit.ts";
 import type { ProxyRequest } from "./proxy-request.ts";
 import {
   CountingClient,
@@ -37,7 +39,8 @@ export interface ChatServiceOptions {
   reasoningReplay?: ReasoningReplay | undefined;
   /**
    * The context window compaction works in; when absent, the backend's context length (if it
-   * reports one). Each request's prompt limit is this less the reply's reserve (`replyReserve`).
+   * reports one). Each request's prompt limit is this less the reply's reserve (`replyReserve`);
+   * the reply's `max_tokens` is clamped to what the prompt leaves of it.
    */
   budgetTokens?: number | undefined;
   /** One backend job at a time (single-slot backends). */
@@ -86,7 +89,8 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     );
     const windowTokens = await budget();
     if (!windowTokens) return { compactor: NO_COMPACTION, client: counting, counting };
-    const promptLimit = Math.max(1, windowTokens - replyReserve(request.extraBody, windowTokens));
+    const reserve = replyReserve(request.extraBody, windowTokens);
+    const promptLimit = Math.max(1, windowTokens - reserve);
     // Each request is compacted on its own, so a target under the threshold would only cut more.
     const manager = new ContextManager({
       strategy: new TieredCompact(),
@@ -102,9 +106,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const compactor = countCompactions(manager, stats);
     // The counted prompt goes out as it was when nothing compacted it: no need to count it again.
     const compactionsBefore = stats.compactions;
-    const firstUnchanged = () =>
-      (fits || (exact !== null && exact <= promptLimit)) && stats.compactions === compactionsBefore;
-    const client = new PromptLimitedClient(counting, counter, promptLimit, firstUnchanged);
+    const firstCount = () => {
+      if (stats.compactions !== compactionsBefore) return null;
+      if (fits) return { tokens: null };
+      return exact !== null && exact <= promptLimit ? { tokens: exact } : null;
+    };
+    const limits = { promptLimit, windowTokens, reserve, askedReply: askedReplyTokens(request.extraBody) };
+    const client = new PromptLimitedClient(counting, counter, limits, firstCount);
     return { compactor, client, counting };
   }
 
@@ -116,16 +124,32 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const respondInjected = !request.tools.some((tool) => tool.name === RESPOND_TOOL_NAME);
     const tools = respondInjected ? [...request.tools, RESPOND_SPEC] : request.tools;
     const { compactor, client, counting } = await prepare(request, tools, signal, stats);
-    const result = await runInference({
-      client,
-      contextManager: compactor,
-      messages: request.messages,
-      tools,
-      maxRetries: options.maxRetries,
-      rescueEnabled: options.rescueEnabled,
-      onMessage: (message) => noteAppendedMessage(stats, message),
-      signal,
-    });
+    let result: InferenceResult;
+    try {
+      result = await runInference({
+        client,
+        contextManager: compactor,
+        messages: request.messages,
+        tools,
+        maxRetries: options.maxRetries,
+        rescueEnabled: options.rescueEnabled,
+        onMessage: (message) => noteAppendedMessage(stats, message),
+        signal,
+      });
+    } catch (error) {
+      const exhausted = exhaustionOf(error, counting.lastResponse);
+      if (exhausted === null) throw error;
+      // Prose after every nudge is the model's answer when the client lets it answer in text
+      // (an empty text is no answer).
+      const prose = counting.lastAnswerWasText ? (exhausted.rawResponse ?? "") : "";
+      if (prose.trim().length === 0 || !allowsTextAnswer(request.extraBody)) throw exhausted;
+      stats.gaveUp = true;
+      const answer = answerFromResponse(
+        { content: prose },
+        { model: modelName(request), idPrefix: request.callIdPrefix, prompt: request.messages },
+      );
+      return { ...answer, gaveUp: true };
+    }
     // A batch accepted from a text answer is one the rescue parsed out of the text.
     if (counting.lastAnswerWasText) stats.rescues += 1;
     return answerFromCalls(result.toolCalls, {
@@ -158,6 +182,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const messages = applyReasoningReplay(incoming.messages, options.reasoningReplay ?? "none");
       const request = messages === incoming.messages ? incoming : { ...incoming, messages: [...messages] };
       stats.model = request.model;
+      stats.omittedImages += request.omittedImages ?? 0;
       const answer = request.tools.length > 0 ? answerWithTools : answerWithoutTools;
       const run = () => answer(request, signal, stats);
       return queue ? queue.run(run, signal) : run();

@@ -46,6 +46,11 @@ export class ProxyHttpError extends ForgeError {
   readonly retryAfterSeconds: number | undefined;
   /** For `context_length_exceeded`: the prompt's tokens and the most it may have, when known. */
   readonly contextOverflow: ContextOverflow | undefined;
+  /**
+   * Sent as `x-should-retry`, which the openai and Anthropic SDKs obey over their own rule (they
+   * retry 408, 409, 429 and 5xx); undefined: not sent.
+   */
+  readonly shouldRetry: boolean | undefined;
 
   constructor(
     status: number,
@@ -57,6 +62,7 @@ export class ProxyHttpError extends ForgeError {
       cause?: unknown;
       retryAfterSeconds?: number;
       contextOverflow?: ContextOverflow;
+      shouldRetry?: boolean;
     } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -66,6 +72,7 @@ export class ProxyHttpError extends ForgeError {
     this.details = options.details ?? {};
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.contextOverflow = options.contextOverflow;
+    this.shouldRetry = options.shouldRetry;
   }
 }
 
@@ -119,18 +126,25 @@ export function formatPath(path: readonly PropertyKey[]): string {
 }
 
 /**
+ * The status of `retries_exhausted`: 422, which the SDKs do not retry. The proxy already made
+ * `--max-retries + 1` calls; an SDK retrying a 5xx would multiply them (one turn of an agent became
+ * 24 backend calls), and the same request meets the same model.
+ */
+export const RETRIES_EXHAUSTED_STATUS = 422;
+
+/**
  * Map anything thrown while serving a request to a `ProxyHttpError`: backend HTTP errors keep
- * their 4xx status (408 becomes 504), unreachable backends are 502, exhausted retries are 502
- * with the model's last raw output.
+ * their 4xx status (408 becomes 504), unreachable backends are 502, exhausted retries are 422
+ * (not retried by the SDKs) with the model's last raw output.
  */
 export function toProxyHttpError(error: unknown): ProxyHttpError {
   if (error instanceof ProxyHttpError) return error;
   if (error instanceof ToolCallError) {
     return new ProxyHttpError(
-      502,
+      RETRIES_EXHAUSTED_STATUS,
       ProxyErrorKind.RETRIES_EXHAUSTED,
       `The model did not produce a valid tool call: ${error.message}`,
-      { details: { raw_response: error.rawResponse }, cause: error },
+      { details: { raw_response: error.rawResponse }, cause: error, shouldRetry: false },
     );
   }
   if (error instanceof ContextBudgetExceeded) {

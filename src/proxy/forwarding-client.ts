@@ -103,12 +103,17 @@ export class ForwardingChatClient implements LLMClient {
 
   /**
    * The client's own body with the history and tools replaced (and `options.sampling` over its
-   * sampling fields); `stream` is always false.
+   * sampling fields, `maxTokens` over `max_completion_tokens` too); `stream` is always false.
    */
   #request(messages: Record<string, unknown>[], tools: ToolSpec[], options: SendOptions): ChatRequest {
     const fields = options.sampling
       ? { ...this.#extraBody, ...openAISamplingFields(options.sampling) }
       : this.#extraBody;
+    // A clamped reply length replaces the client's, in whichever name it sent it.
+    const maxTokens = options.sampling?.maxTokens;
+    if (maxTokens !== undefined && this.#extraBody.max_completion_tokens !== undefined) {
+      fields.max_completion_tokens = maxTokens;
+    }
     return { messages, tools, model: this.#model, fields, onUsage: options.onUsage };
   }
 }

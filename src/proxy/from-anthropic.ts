@@ -14,33 +14,52 @@ import {
   ANTHROPIC_HANDLED_FIELDS,
   type AnthropicBlock,
   type AnthropicMessage,
-  type MessagesRequest,
+  type CountTokensRequest,
+  isServerTool,
 } from "./anthropic-schema.ts";
 import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
-import { type ProxyRequest, pickExtraBody, textOfParts } from "./proxy-request.ts";
+import {
+  IMAGE_PLACEHOLDER,
+  type ImageTally,
+  isImagePart,
+  type ProxyRequest,
+  pickExtraBody,
+  textOfParts,
+} from "./proxy-request.ts";
 import { toolSpecFromWire } from "./tool-specs.ts";
 
-/** Convert a validated Messages body. Throws `ProxyHttpError` (400) naming a bad field. */
-export function proxyRequestFromAnthropic(body: MessagesRequest): ProxyRequest {
+/**
+ * Convert a validated Messages body (or a count_tokens body, which has no `max_tokens`). Throws
+ * `ProxyHttpError` (400) naming a bad field. A `system` turn inside `messages` becomes a system
+ * message at its place; image blocks (in turns and tool results) become a text placeholder,
+ * counted in `omittedImages`.
+ */
+export function proxyRequestFromAnthropic(body: CountTokensRequest): ProxyRequest {
   const toolChoice = body.tool_choice?.type;
-  const tools: ToolSpec[] =
-    toolChoice === "none"
-      ? []
-      : (body.tools ?? []).map((tool, index) =>
-          toolSpecFromWire(
-            { name: tool.name, description: tool.description, parameters: tool.input_schema },
-            `tools[${index}].input_schema`,
-          ),
-        );
+  // Server tools (web search, …) run at Anthropic; a local backend has none: dropped.
+  const tools: ToolSpec[] = [];
+  if (toolChoice !== "none") {
+    (body.tools ?? []).forEach((tool, index) => {
+      if (tool.input_schema === undefined || isServerTool(tool)) return;
+      tools.push(
+        toolSpecFromWire(
+          { name: tool.name, description: tool.description, parameters: tool.input_schema },
+          `tools[${index}].input_schema`,
+        ),
+      );
+    });
+  }
   const extraBody = pickExtraBody(body, ANTHROPIC_HANDLED_FIELDS);
   if (body.stop_sequences && body.stop_sequences.length > 0) extraBody.stop = body.stop_sequences;
   if (tools.length > 0 && body.tool_choice) {
+    const named = body.tool_choice.name;
     if (toolChoice === "any") extraBody.tool_choice = "required";
-    else if (toolChoice === "tool" && body.tool_choice.name) {
-      extraBody.tool_choice = { type: "function", function: { name: body.tool_choice.name } };
+    else if (toolChoice === "tool" && named && tools.some((tool) => tool.name === named)) {
+      extraBody.tool_choice = { type: "function", function: { name: named } };
     }
   }
   const history: Message[] = [];
+  const images: ImageTally = { omitted: 0 };
   if (body.system !== undefined) {
     const system = typeof body.system === "string" ? body.system : textOfParts(body.system, "system");
     if (system.length > 0) {
@@ -49,9 +68,10 @@ export function proxyRequestFromAnthropic(body: MessagesRequest): ProxyRequest {
   }
   const callNames = new Map<string, string>();
   body.messages.forEach((message, index) => {
-    history.push(...historyFromTurn(message, `messages[${index}].content`, callNames));
+    history.push(...historyFromTurn(message, `messages[${index}].content`, callNames, images));
   });
   return {
+    ...(images.omitted > 0 && { omittedImages: images.omitted }),
     model: body.model,
     messages: history,
     tools,
@@ -62,12 +82,23 @@ export function proxyRequestFromAnthropic(body: MessagesRequest): ProxyRequest {
   };
 }
 
-/** One Anthropic turn → forge messages: tool results first (as role `tool`), then text and calls. */
+/**
+ * One Anthropic turn → forge messages: tool results first (as role `tool`), then text and calls;
+ * a system turn is one system message (its text blocks joined).
+ */
 function historyFromTurn(
   message: AnthropicMessage,
   param: string,
   callNames: Map<string, string>,
+  images: ImageTally,
 ): Message[] {
+  if (message.role === "system") {
+    const text =
+      typeof message.content === "string"
+        ? message.content
+        : textOfParts(message.content as { type: string; text?: string }[], param, undefined, images);
+    return [createMessage(MessageRole.SYSTEM, text, { type: MessageType.SYSTEM_PROMPT })];
+  }
   const isUser = message.role === "user";
   if (typeof message.content === "string") {
     return [
@@ -109,7 +140,7 @@ function historyFromTurn(
             ? ""
             : typeof result.content === "string"
               ? result.content
-              : textOfParts(result.content, `${where}.content`);
+              : textOfParts(result.content, `${where}.content`, undefined, images);
         results.push(
           createMessage(
             MessageRole.TOOL,
@@ -121,6 +152,11 @@ function historyFromTurn(
         break;
       }
       default:
+        if (isImagePart(block)) {
+          images.omitted += 1;
+          texts.push(IMAGE_PLACEHOLDER);
+          break;
+        }
         throw unsupported(`${where}.type`, `content of type '${block.type}' is not supported (text only)`);
     }
   });

@@ -11,7 +11,14 @@ import {
 } from "../core/messages.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import { type ChatCompletionRequest, OPENAI_HANDLED_FIELDS, type OpenAIMessage } from "./openai-schema.ts";
-import { type ProxyRequest, parseArguments, pickExtraBody, randomId, textOfParts } from "./proxy-request.ts";
+import {
+  type ImageTally,
+  type ProxyRequest,
+  parseArguments,
+  pickExtraBody,
+  randomId,
+  textOfParts,
+} from "./proxy-request.ts";
 import { toolSpecFromWire } from "./tool-specs.ts";
 
 /** True when the request gives the model tools to call (and does not forbid calling them). */
@@ -33,9 +40,12 @@ export function proxyRequestFromOpenAI(body: ChatCompletionRequest): ProxyReques
         ),
       )
     : [];
+  const images: ImageTally = { omitted: 0 };
+  const messages = historyFromOpenAI(body.messages, images);
   return {
+    ...(images.omitted > 0 && { omittedImages: images.omitted }),
     model: body.model,
-    messages: historyFromOpenAI(body.messages),
+    messages,
     tools,
     stream: body.stream === true,
     includeUsage: body.stream_options?.include_usage === true,
@@ -47,8 +57,14 @@ export function proxyRequestFromOpenAI(body: ChatCompletionRequest): ProxyReques
 // Without tools the backend must not receive a tool_choice that names none of them.
 const WITHOUT_TOOL_CHOICE: ReadonlySet<string> = new Set([...OPENAI_HANDLED_FIELDS, "tool_choice"]);
 
-/** OpenAI messages → forge history, tagging each message with the type compaction needs. */
-export function historyFromOpenAI(messages: readonly OpenAIMessage[]): Message[] {
+/**
+ * OpenAI messages → forge history, tagging each message with the type compaction needs. Image
+ * parts become a text placeholder, counted in `images` (default: not counted).
+ */
+export function historyFromOpenAI(
+  messages: readonly OpenAIMessage[],
+  images: ImageTally = { omitted: 0 },
+): Message[] {
   const history: Message[] = [];
   const callNames = new Map<string, string>();
   messages.forEach((message, index) => {
@@ -57,20 +73,20 @@ export function historyFromOpenAI(messages: readonly OpenAIMessage[]): Message[]
       case "system":
       case "developer":
         history.push(
-          createMessage(MessageRole.SYSTEM, contentText(message.content, param), {
+          createMessage(MessageRole.SYSTEM, contentText(message.content, param, images), {
             type: MessageType.SYSTEM_PROMPT,
           }),
         );
         break;
       case "user":
         history.push(
-          createMessage(MessageRole.USER, contentText(message.content, param), {
+          createMessage(MessageRole.USER, contentText(message.content, param, images), {
             type: MessageType.USER_INPUT,
           }),
         );
         break;
       case "assistant": {
-        const content = contentText(message.content, param);
+        const content = contentText(message.content, param, images);
         // The reasoning a client hands back (as this proxy answered it); the replay policy decides if it goes upstream.
         const reasoning = (message as { reasoning_content?: unknown }).reasoning_content;
         if (typeof reasoning === "string" && reasoning.trim().length > 0) {
@@ -103,7 +119,7 @@ export function historyFromOpenAI(messages: readonly OpenAIMessage[]): Message[]
         history.push(
           createMessage(
             MessageRole.TOOL,
-            contentText(message.content, param),
+            contentText(message.content, param, images),
             { type: MessageType.TOOL_RESULT },
             { toolCallId: message.tool_call_id, ...(toolName !== undefined && { toolName }) },
           ),
@@ -115,8 +131,12 @@ export function historyFromOpenAI(messages: readonly OpenAIMessage[]): Message[]
   return history;
 }
 
-function contentText(content: OpenAIMessage["content"] | undefined, param: string): string {
+function contentText(
+  content: OpenAIMessage["content"] | undefined,
+  param: string,
+  images: ImageTally,
+): string {
   if (typeof content === "string") return content;
   if (content === null || content === undefined) return "";
-  return textOfParts(content, param);
+  return textOfParts(content, param, undefined, images);
 }

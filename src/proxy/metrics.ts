@@ -17,6 +17,8 @@ const ROUTES: ReadonlySet<string> = new Set([
   "/v1/messages",
   "/v1/responses",
   "/responses",
+  "/v1/messages/count_tokens",
+  "/messages/count_tokens",
   "/v1/models",
   "/models",
   "/props",
@@ -40,6 +42,7 @@ export class ProxyMetrics {
   readonly #rescues: Counter<"route">;
   readonly #nudges: Counter<"route">;
   readonly #compactions: Counter<"route">;
+  readonly #gaveUp: Counter<"route">;
   readonly #inFlight: Gauge;
   readonly #collections: Counter;
 
@@ -77,6 +80,10 @@ export class ProxyMetrics {
       "Messages added to steer the model (nudges, unknown-tool errors)",
     );
     this.#compactions = counter("forge_proxy_compactions_total", "Histories compacted before a backend call");
+    this.#gaveUp = counter(
+      "forge_proxy_gave_up_total",
+      "Answers that are the model's prose after the last nudge (the guardrail gave up)",
+    );
     this.#inFlight = new Gauge({
       name: "forge_proxy_requests_in_flight",
       help: "Requests being served (streamed answers until their end)",
@@ -110,6 +117,7 @@ export class ProxyMetrics {
     if (stats.rescues > 0) this.#rescues.inc({ route }, stats.rescues);
     if (stats.nudges > 0) this.#nudges.inc({ route }, stats.nudges);
     if (stats.compactions > 0) this.#compactions.inc({ route }, stats.compactions);
+    if (stats.gaveUp) this.#gaveUp.inc({ route });
   }
 
   /** The Prometheus text exposition and its content type. */

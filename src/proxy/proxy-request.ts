@@ -21,6 +21,23 @@ export interface ProxyRequest {
   extraBody: Record<string, unknown>;
   /** Prefix of the ids given to returned tool calls, as the client's API spells them (`call_`, `toolu_`). */
   callIdPrefix: string;
+  /** Image parts replaced by {@link IMAGE_PLACEHOLDER} (the guarded path is text-only); absent: none. */
+  omittedImages?: number;
+}
+
+/** What an image part becomes on the guarded path: forge histories are text, so no backend gets images through it. */
+export const IMAGE_PLACEHOLDER = "[image omitted: the backend takes no images]";
+
+/** Counts the image parts a conversion replaced with {@link IMAGE_PLACEHOLDER}. */
+export interface ImageTally {
+  omitted: number;
+}
+
+const IMAGE_PART_TYPES: ReadonlySet<string> = new Set(["image", "image_url", "input_image"]);
+
+/** Whether a content part is an image (Anthropic `image`, OpenAI `image_url`, Responses `input_image`). */
+export function isImagePart(part: { type: string }): boolean {
+  return IMAGE_PART_TYPES.has(part.type);
 }
 
 /** Every field of `body` the proxy does not interpret itself. */
@@ -35,15 +52,24 @@ export function pickExtraBody(
   return extra;
 }
 
-/** The text of content parts; a non-text part cannot enter a forge history (400 naming it). */
+/**
+ * The text of content parts; a non-text part cannot enter a forge history (400 naming it), except
+ * an image when `images` is given: it becomes {@link IMAGE_PLACEHOLDER}, counted there.
+ */
 export function textOfParts(
   parts: readonly { type: string; text?: string | undefined }[],
   param: string,
   textTypes: ReadonlySet<string> = TEXT_PART_TYPES,
+  images?: ImageTally,
 ): string {
   let text = "";
   for (let index = 0; index < parts.length; index++) {
     const part = parts[index] as { type: string; text?: string | undefined };
+    if (images && isImagePart(part)) {
+      images.omitted += 1;
+      text = text.length === 0 ? IMAGE_PLACEHOLDER : `${text}\n${IMAGE_PLACEHOLDER}`;
+      continue;
+    }
     if (!textTypes.has(part.type) || typeof part.text !== "string") {
       throw new ProxyHttpError(
         400,

@@ -22,6 +22,10 @@ export interface RequestStats {
   nudges: number;
   /** Histories compacted before a call. */
   compactions: number;
+  /** The guardrail gave up: the model kept answering prose after the nudges, and that prose is the answer. */
+  gaveUp: boolean;
+  /** Image parts replaced by a text placeholder (the guarded path is text-only). */
+  omittedImages: number;
   /** Sees the request's messages, compactions and backend calls as they happen (`forge proxy --watch`). */
   observer?: RequestObserver | undefined;
 }
@@ -43,7 +47,16 @@ export interface RequestObserver {
 
 /** Fresh counters. */
 export function createRequestStats(): RequestStats {
-  return { model: undefined, backendMs: 0, backendCalls: 0, rescues: 0, nudges: 0, compactions: 0 };
+  return {
+    model: undefined,
+    backendMs: 0,
+    backendCalls: 0,
+    rescues: 0,
+    nudges: 0,
+    compactions: 0,
+    gaveUp: false,
+    omittedImages: 0,
+  };
 }
 
 /** Retries: backend calls past the first. */
@@ -99,13 +112,15 @@ export function countCompactions(inner: HistoryCompactor, stats: RequestStats): 
   };
 }
 
-/** A client that times and counts every call to `inner`, and remembers whether the last answer was text. */
+/** A client that times and counts every call to `inner`, and remembers its last answer. */
 export class CountingClient implements LLMClient {
   readonly apiFormat: LLMClient["apiFormat"];
   readonly #inner: LLMClient;
   readonly #stats: RequestStats;
   /** Whether the last completed answer was text (not a tool-call list). */
   lastAnswerWasText = false;
+  /** The last completed answer; null before the first. */
+  lastResponse: LLMResponse | null = null;
 
   constructor(inner: LLMClient, stats: RequestStats) {
     this.apiFormat = inner.apiFormat;
@@ -121,6 +136,7 @@ export class CountingClient implements LLMClient {
     try {
       const response = await this.#inner.send(...args);
       this.lastAnswerWasText = !Array.isArray(response);
+      this.lastResponse = response;
       observe(response, null);
       return response;
     } catch (error) {

@@ -4,9 +4,11 @@
  * its API's shape.
  */
 import type { Context } from "hono";
-import { messagesRequestSchema } from "./anthropic-schema.ts";
+import type { ProxyAnswer } from "./answer.ts";
+import { countTokensRequestSchema, messagesRequestSchema } from "./anthropic-schema.ts";
 import type { ProxyBackend } from "./backend.ts";
 import type { ChatService } from "./chat-service.ts";
+import { TOKEN_COUNT_HEADER, type TokenCounter } from "./count-tokens.ts";
 import { RequestDeadline } from "./deadline.ts";
 import { proxyRequestFromAnthropic } from "./from-anthropic.ts";
 import { openAIRequestHasTools, proxyRequestFromOpenAI } from "./from-openai.ts";
@@ -36,10 +38,15 @@ export interface RouteDeps {
   deadlineMs: number;
   /** Where a route reports what it left out of a request (a tool type it cannot serve). */
   warn: (line: string) => void;
+  /** Counts a request's prompt for `count_tokens`. */
+  countTokens: TokenCounter;
 }
 
 /** Skipped tool types reported per proxy, at most: the first ones a client names. */
 const MAX_REPORTED_TOOL_TYPES = 64;
+
+/** Set on an answer whose guardrail gave up: the model kept answering prose after the nudges. */
+export const GUARDRAIL_HEADER = "x-forge-guardrail";
 
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
 
@@ -71,10 +78,10 @@ export function openAIChatHandler(deps: RouteDeps) {
     const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
     if (request.stream) {
       return new Response(renderChatCompletionStream(answer, { includeUsage: request.includeUsage }), {
-        headers: SSE_HEADERS,
+        headers: { ...SSE_HEADERS, ...guardrailHeaders(answer) },
       });
     }
-    return c.json(renderChatCompletion(answer));
+    return c.json(renderChatCompletion(answer), 200, guardrailHeaders(answer));
   };
 }
 
@@ -86,8 +93,12 @@ export function anthropicMessagesHandler(deps: RouteDeps) {
     );
     const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
     const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
-    if (request.stream) return new Response(renderMessageStream(answer), { headers: SSE_HEADERS });
-    return c.json(renderMessage(answer));
+    if (request.stream) {
+      return new Response(renderMessageStream(answer), {
+        headers: { ...SSE_HEADERS, ...guardrailHeaders(answer) },
+      });
+    }
+    return c.json(renderMessage(answer), 200, guardrailHeaders(answer));
   };
 }
 
@@ -115,9 +126,35 @@ export function openAIResponsesHandler(deps: RouteDeps) {
     }
     const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
     const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
-    if (request.stream) return new Response(renderResponseStream(answer, echo), { headers: SSE_HEADERS });
-    return c.json(renderResponse(answer, echo));
+    if (request.stream) {
+      return new Response(renderResponseStream(answer, echo), {
+        headers: { ...SSE_HEADERS, ...guardrailHeaders(answer) },
+      });
+    }
+    return c.json(renderResponse(answer, echo), 200, guardrailHeaders(answer));
   };
+}
+
+/**
+ * `POST /v1/messages/count_tokens`: `{ input_tokens }` of the prompt the backend would get,
+ * exact through its tokenizer or estimated, as `x-forge-token-count` says.
+ */
+export function anthropicCountTokensHandler(deps: RouteDeps) {
+  return async (c: Context): Promise<Response> => {
+    const request = proxyRequestFromAnthropic(
+      parseBody(await readBodyText(c, deps.maxBodyBytes), countTokensRequestSchema, deps.maxJsonDepth).value,
+    );
+    requestStatsOf(c).model = request.model;
+    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
+    const count = await deadline.run((signal) => deps.countTokens(request, signal));
+    return c.json({ input_tokens: count.inputTokens }, 200, {
+      [TOKEN_COUNT_HEADER]: count.exact ? "exact" : "estimate",
+    });
+  };
+}
+
+function guardrailHeaders(answer: ProxyAnswer): Record<string, string> {
+  return answer.gaveUp ? { [GUARDRAIL_HEADER]: "gave-up" } : {};
 }
 
 /** The parsed value of a body whose text is dropped: a large body's text is garbage from here on. */

@@ -7,9 +7,15 @@
 import { describe, expect, it } from "vitest";
 import { BackendError, ContextBudgetExceeded } from "../../src/core/errors.ts";
 import { errorBody, ProxyErrorKind, toProxyHttpError } from "../../src/proxy/errors.ts";
-import { replyReserve } from "../../src/proxy/prompt-limit.ts";
-import { openAIClientFor, startTestProxy, weatherToolOpenAI } from "./helpers/proxy-fixture.ts";
-import { startScriptedBackend, toolCallCompletion } from "./helpers/scripted-backend.ts";
+import { clampReplyTokens, replyReserve } from "../../src/proxy/prompt-limit.ts";
+import {
+  anthropicClientFor,
+  openAIClientFor,
+  startTestProxy,
+  weatherToolAnthropic,
+  weatherToolOpenAI,
+} from "./helpers/proxy-fixture.ts";
+import { scriptedTokenCount, startScriptedBackend, toolCallCompletion } from "./helpers/scripted-backend.ts";
 
 const LLAMA_OVERFLOW = JSON.stringify({
   error: {
@@ -73,13 +79,28 @@ describe("context overflow errors", () => {
 });
 
 describe("replyReserve", () => {
-  it("reserves the request's max_tokens, else an eighth of the window up to 1024", () => {
-    expect(replyReserve({ max_tokens: 300 }, 2048)).toBe(300);
-    expect(replyReserve({ max_completion_tokens: 200, max_tokens: 300 }, 2048)).toBe(200);
+  it("reserves an eighth of the window up to 1024, or the request's max_tokens when it asks less", () => {
+    expect(replyReserve({ max_tokens: 100 }, 2048)).toBe(100);
+    expect(replyReserve({ max_completion_tokens: 200, max_tokens: 100 }, 2048)).toBe(200);
     expect(replyReserve({}, 2048)).toBe(256);
     expect(replyReserve({}, 32_768)).toBe(1024);
-    expect(replyReserve({ max_tokens: 5000 }, 2048)).toBe(2047);
     expect(replyReserve({ max_tokens: "many" }, 2048)).toBe(256);
+  });
+
+  it("never takes a large max_tokens out of the window: agents send 32,000 whatever the window", () => {
+    expect(replyReserve({ max_tokens: 300 }, 2048)).toBe(256);
+    expect(replyReserve({ max_tokens: 5000 }, 2048)).toBe(256);
+    expect(replyReserve({ max_tokens: 32_000 }, 32_768)).toBe(1024);
+  });
+});
+
+describe("clampReplyTokens", () => {
+  it("clamps the reply to what the prompt leaves of the window, never below the reserve", () => {
+    const limits = { windowTokens: 32_768, reserve: 1024 };
+    expect(clampReplyTokens(32_000, { ...limits, promptTokens: 5000 })).toBe(27_768);
+    expect(clampReplyTokens(20_000, { ...limits, promptTokens: 5000 })).toBeUndefined();
+    expect(clampReplyTokens(32_000, { ...limits, promptTokens: 32_000 })).toBe(1024);
+    expect(clampReplyTokens(undefined, { ...limits, promptTokens: 5000 })).toBeUndefined();
   });
 });
 
@@ -110,6 +131,74 @@ describe("exact counting on a backend without a tokenizer", () => {
       }
       expect(tokenizerCalls()).toHaveLength(1);
       expect(backend.chatRequests).toHaveLength(4);
+    } finally {
+      await proxy.close();
+      await backend.close();
+    }
+  });
+});
+
+describe("a reply reserve that fits real windows", () => {
+  const WINDOW = 32_768;
+  // 25,000 characters: about 5,000 tokens for the scripted tokenizer, 6,250 by estimate.
+  const longPrompt = [{ role: "user" as const, content: `Summarize: ${"lorem ".repeat(4165)}` }];
+
+  it("serves a 5k-token prompt asking max_tokens 32000 of a 32k window, the reply clamped to the exact rest", async () => {
+    const backend = await startScriptedBackend(
+      [toolCallCompletion([{ name: "respond", args: { message: "Done." } }])],
+      { contextLength: WINDOW, tokenizer: true },
+    );
+    const proxy = await startTestProxy({ backendUrl: backend.url });
+    try {
+      const message = await anthropicClientFor(proxy).messages.create({
+        model: "m",
+        max_tokens: 32_000,
+        messages: longPrompt,
+        tools: [weatherToolAnthropic],
+      });
+      expect(message.content).toEqual([{ type: "text", text: "Done." }]);
+      const tokenized = backend.requests.filter((request) => request.path === "/tokenize");
+      expect(tokenized).toHaveLength(1);
+      const promptTokens = scriptedTokenCount(String(tokenized[0]?.body.content));
+      expect(promptTokens).toBeGreaterThan(5000);
+      expect(promptTokens).toBeLessThan(5500);
+      expect(backend.chatRequests[0]?.body.max_tokens).toBe(WINDOW - promptTokens);
+      backend.assertDone();
+    } finally {
+      await proxy.close();
+      await backend.close();
+    }
+  });
+
+  it("clamps by estimate on a backend without a tokenizer, and leaves a max_tokens that fits alone", async () => {
+    const backend = await startScriptedBackend([], {
+      contextLength: WINDOW,
+      fallback: toolCallCompletion([{ name: "respond", args: { message: "Done." } }]),
+    });
+    const proxy = await startTestProxy({ backendUrl: backend.url });
+    try {
+      const client = openAIClientFor(proxy);
+      const ask = (max_tokens: number) =>
+        client.chat.completions.create({
+          model: "m",
+          max_tokens,
+          messages: longPrompt,
+          tools: [weatherToolOpenAI],
+        });
+      expect((await ask(32_000)).choices[0]?.message.content).toBe("Done.");
+      const clamped = backend.chatRequests[0]?.body.max_tokens as number;
+      expect(clamped).toBeGreaterThan(WINDOW - 8000);
+      expect(clamped).toBeLessThan(WINDOW - 6000);
+      await ask(4000);
+      expect(backend.chatRequests[1]?.body.max_tokens).toBe(4000);
+      // OpenAI's newer name is clamped alike.
+      await client.chat.completions.create({
+        model: "m",
+        max_completion_tokens: 32_000,
+        messages: longPrompt,
+        tools: [weatherToolOpenAI],
+      });
+      expect(backend.chatRequests[2]?.body.max_completion_tokens).toBe(clamped);
     } finally {
       await proxy.close();
       await backend.close();

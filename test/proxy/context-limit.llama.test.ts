@@ -14,11 +14,13 @@ import {
 } from "../../src/clients/llama-server-tokenizer.ts";
 import { ContextManager, TieredCompact } from "../../src/context/index.ts";
 import { type Message, serializeHistory } from "../../src/core/messages.ts";
+import { toOpenAITool } from "../../src/core/tools.ts";
 import { createChatService } from "../../src/proxy/chat-service.ts";
 import { createHttpBackend } from "../../src/proxy/http-backend.ts";
 import { createRequestStats } from "../../src/proxy/request-stats.ts";
 import type { RunningProxy } from "../../src/proxy/server.ts";
 import { toolSpecFromWire } from "../../src/proxy/tool-specs.ts";
+import { respondTool } from "../../src/tools/respond.ts";
 import { executedBatch, systemPrompt, userInput } from "../context/history-fixtures.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { startTestLlamaServer, type TestLlamaServer } from "../helpers/llama-server-process.ts";
@@ -89,6 +91,48 @@ describe("exact prompt counts (llama-server /apply-template + /tokenize)", () =>
     const withoutTools = await tokenizer.countPrompt(messages, []);
     expect(withTools).toBe(body.usage.prompt_tokens);
     expect(withTools - withoutTools).toBeGreaterThan(20);
+  });
+});
+
+describe("count_tokens against llama-server", () => {
+  it("is exact: the prompt_tokens llama-server reports for what the proxy would send, respond included", async () => {
+    const { data, response } = await anthropicClientFor(proxy)
+      .messages.countTokens({
+        model: "m",
+        system: "You answer weather questions.",
+        messages: [{ role: "user", content: "Weather in Paris?" }],
+        tools: [weatherToolAnthropic],
+      })
+      .withResponse();
+    expect(response.headers.get("x-forge-token-count")).toBe("exact");
+    const answer = await fetch(`${server.baseUrl}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        messages: [
+          { role: "system", content: "You answer weather questions." },
+          { role: "user", content: "Weather in Paris?" },
+        ],
+        tools: [weatherToolOpenAI, toOpenAITool(respondTool().spec)],
+        max_tokens: 1,
+        cache_prompt: false,
+      }),
+    });
+    const body = (await answer.json()) as { usage: { prompt_tokens: number } };
+    expect(data.input_tokens).toBe(body.usage.prompt_tokens);
+  });
+});
+
+describe("a max_tokens larger than the window", () => {
+  it("is served with the reply clamped to what the prompt leaves, not refused", async () => {
+    const message = await anthropicClientFor(proxy).messages.create({
+      model: "m",
+      max_tokens: 32_000,
+      system: "You answer weather questions.",
+      messages: [{ role: "user", content: "Weather in Paris?" }],
+    });
+    expect(message.type).toBe("message");
+    expect(message.usage.output_tokens).toBeLessThan(WINDOW);
   });
 });
 

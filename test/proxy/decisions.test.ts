@@ -30,7 +30,7 @@ describe("toProxyHttpError", () => {
       [new BackendError(500, "boom"), 502, "backend_error"],
       [new BackendError(401, "bad key"), 502, "backend_error"],
       [new BackendError(400, '{"error":{"message":"too long"}}'), 400, "backend_error"],
-      [new ToolCallError("Retries exhausted", "last words"), 502, "retries_exhausted"],
+      [new ToolCallError("Retries exhausted", "last words"), 422, "retries_exhausted"],
       [new WorkflowCancelledError([], [], 1), 499, "client_closed"],
       [Object.assign(new Error("connect"), { code: "ECONNREFUSED" }), 502, "backend_unreachable"],
       [new Error("surprise"), 500, "internal"],
@@ -246,7 +246,7 @@ describe("request conversion", () => {
     expect(() => parse([{ type: "tool_use", id: "t", name: "f", input: {} }])).toThrow(
       expect.objectContaining({ status: 400, param: "messages[0].content[0]" }),
     );
-    expect(() => parse([{ type: "image", source: {} }])).toThrow(
+    expect(() => parse([{ type: "document", source: {} }])).toThrow(
       expect.objectContaining({ status: 400, param: "messages[0].content[0].type" }),
     );
   });

@@ -187,13 +187,13 @@ describe("client mistakes (400, 404, 413)", () => {
     expect((error as InstanceType<typeof Anthropic.APIError>).message).toContain("max_tokens");
   });
 
-  it("rejects image content on a guarded request with 400 naming the part", async () => {
+  it("rejects a content part it cannot turn into text on a guarded request with 400 naming the part", async () => {
     const response = await post(
       "/v1/chat/completions",
       JSON.stringify({
         model: "m",
         tools: [weatherToolOpenAI],
-        messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:," } }] }],
+        messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "" } }] }],
       }),
     );
     expect(response.status).toBe(400);
@@ -340,7 +340,7 @@ describe("backend faults (502, 504) and exhausted retries", () => {
     }
   });
 
-  it("answers 502 with the last raw output when retries run out, after max-retries + 1 calls", async () => {
+  it("answers 422 (not retried by the SDKs) with the last raw output when retries run out, after max-retries + 1 calls", async () => {
     const backend = await startScriptedBackend([
       textCompletion("first prose"),
       textCompletion("second prose"),
@@ -348,16 +348,19 @@ describe("backend faults (502, 504) and exhausted retries", () => {
     ]);
     const proxy = await startTestProxy({ backendUrl: backend.url, maxRetries: 2 });
     try {
+      // tool_choice demands a call: prose is no answer (with "auto" it would be, see claude-code.test.ts).
       const error = await rejection(
         openAIClientFor(proxy).chat.completions.create({
           model: "m",
           messages: ask,
           tools: [weatherToolOpenAI],
+          tool_choice: "required",
         }),
       );
-      expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+      expect(error).toBeInstanceOf(OpenAI.UnprocessableEntityError);
       const apiError = error as InstanceType<typeof OpenAI.APIError>;
-      expect(apiError.status).toBe(502);
+      expect(apiError.status).toBe(422);
+      expect(apiError.headers?.get("x-should-retry")).toBe("false");
       expect(apiError.code).toBe("retries_exhausted");
       expect(apiError.error).toMatchObject({ raw_response: "third prose" });
       expect(backend.chatRequests).toHaveLength(3);
@@ -370,9 +373,11 @@ describe("backend faults (502, 504) and exhausted retries", () => {
           max_tokens: 5,
           messages: ask,
           tools: [weatherToolAnthropic],
+          tool_choice: { type: "any" },
         }),
       );
-      expect((anthropic as InstanceType<typeof Anthropic.APIError>).status).toBe(502);
+      expect(anthropic).toBeInstanceOf(Anthropic.UnprocessableEntityError);
+      expect((anthropic as InstanceType<typeof Anthropic.APIError>).status).toBe(422);
       expect((anthropic as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
         type: "error",
         error: { type: "api_error", raw_response: "c" },

@@ -121,13 +121,25 @@ describe("POST /v1/responses in-process, answers", () => {
     expect(backend.forwarded).toEqual([]);
   });
 
-  it("answers a model that never calls a tool with a 502 in the OpenAI error shape", async () => {
+  it("answers prose after the nudges as the answer when tool_choice is auto, saying the guardrail gave up", async () => {
     const backend = createFakeBackend([text("prose"), text("prose"), text("prose")]);
     const response = await createProxy({ backend, maxRetries: 2 }).request(
       "/v1/responses",
       json({ input: "q", tools: [search] }),
     );
-    expect(response.status).toBe(502);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-forge-guardrail")).toBe("gave-up");
+    expect(JSON.stringify(await response.json())).toContain('"text":"prose"');
+  });
+
+  it("answers a model that never calls a required tool with a 422 (not retried) in the OpenAI error shape", async () => {
+    const backend = createFakeBackend([text("prose"), text("prose"), text("prose")]);
+    const response = await createProxy({ backend, maxRetries: 2 }).request(
+      "/v1/responses",
+      json({ input: "q", tools: [search], tool_choice: "required" }),
+    );
+    expect(response.status).toBe(422);
+    expect(response.headers.get("x-should-retry")).toBe("false");
     const body = (await response.json()) as { error: Record<string, unknown> };
     expect(body.error).toMatchObject({
       type: "server_error",

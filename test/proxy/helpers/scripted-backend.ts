@@ -51,6 +51,25 @@ export interface ScriptedBackendOptions {
   fallback?: BackendStep;
   /** `n_ctx` reported by `/props` (default 4096). */
   contextLength?: number;
+  /**
+   * Answer llama-server's `POST /apply-template` and `POST /tokenize` (default: 404, as a server
+   * without a tokenizer): the template is {@link scriptedTemplate}, a token every five characters.
+   */
+  tokenizer?: boolean;
+}
+
+/** The prompt the scripted `/apply-template` renders: each message's role and content, then the tools' JSON. */
+export function scriptedTemplate(body: Record<string, unknown>): string {
+  const messages = (body.messages ?? []) as { role?: unknown; content?: unknown }[];
+  const turns = messages.map(
+    (message) => `<|${String(message.role)}|>${JSON.stringify(message.content ?? "")}`,
+  );
+  return `${turns.join("\n")}${body.tools ? `\n<|tools|>${JSON.stringify(body.tools)}` : ""}`;
+}
+
+/** The tokens the scripted `/tokenize` counts in a text: one per five characters. */
+export function scriptedTokenCount(text: string): number {
+  return Math.ceil(text.length / 5);
 }
 
 /** Start the backend on 127.0.0.1 with a free port. */
@@ -89,6 +108,11 @@ export async function startScriptedBackend(
       };
     } else if (path === "/props") {
       reply = { body: { default_generation_settings: { n_ctx: options.contextLength ?? 4096 } } };
+    } else if (options.tokenizer && request.method === "POST" && path === "/apply-template") {
+      reply = { body: { prompt: scriptedTemplate(request.body) } };
+    } else if (options.tokenizer && request.method === "POST" && path === "/tokenize") {
+      const content = typeof request.body.content === "string" ? request.body.content : "";
+      reply = { body: { tokens: new Array(scriptedTokenCount(content)).fill(1) } };
     } else if (path === "/health") {
       reply = { body: { status: "ok" } };
     } else {
