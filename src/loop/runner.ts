@@ -2,8 +2,9 @@
  * WorkflowRunner: a thin facade that builds the workflow machine, runs one actor per `run()`,
  * and turns its output into the terminal tool's result or a typed error.
  */
-import { type InspectionEvent, type Snapshot, toPromise } from "xstate";
+import type { InspectionEvent, Snapshot } from "xstate";
 import { WorkflowCancelledError } from "../core/errors.ts";
+import { assertMessages } from "../core/message-schema.ts";
 import { createMessage, type Message, MessageRole, MessageType } from "../core/messages.ts";
 import { assertReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
 import type { ToolSpec } from "../core/tools.ts";
@@ -23,9 +24,10 @@ import {
   type WorkflowConfig,
   type WorkflowInput,
 } from "../machines/workflow-context.ts";
-import { type ActorStart, BoundMachine } from "./bound-machine.ts";
+import { type ActorStart, BoundMachine, startActor } from "./bound-machine.ts";
 import { assertResumable, type Checkpoint, type CheckpointMeta, checkpointHookFor } from "./checkpoint.ts";
 import { errorFromOutput } from "./failure.ts";
+import { assertResumeMeta, assertWorkflowSnapshot } from "./snapshot-schema.ts";
 
 /** Options of `WorkflowRunner`. */
 export interface WorkflowRunnerOptions {
@@ -201,7 +203,8 @@ export class WorkflowRunner {
   }
 
   /**
-   * The input a workflow actor starts from: the seeded history, or a fresh system prompt and user
+   * The input a workflow actor starts from: the seeded history (checked: `InvalidMessageError`
+   * naming the field when it is not a list of messages), or a fresh system prompt and user
    * message (which are reported to `onMessage`, as messages of this run).
    */
   inputFor(
@@ -211,7 +214,7 @@ export class WorkflowRunner {
   ): WorkflowInput {
     let messages: Message[];
     if (runOptions.initialMessages) {
-      messages = [...runOptions.initialMessages];
+      messages = [...assertMessages(runOptions.initialMessages, "initialMessages")];
     } else {
       messages = [
         createMessage(MessageRole.SYSTEM, renderSystemPrompt(workflow.systemPrompt, runOptions.promptVars), {
@@ -228,11 +231,15 @@ export class WorkflowRunner {
     };
   }
 
-  /** Run a workflow; resolves with the terminal tool's return value or rejects with a typed error. */
+  /**
+   * Run a workflow; resolves with the terminal tool's return value or rejects with a typed error
+   * (`InvalidMessageError` for `initialMessages` that are not messages, before anything runs).
+   */
   async run(workflow: Workflow, userMessage: string, runOptions: RunOptions = {}): Promise<unknown> {
+    const { initialMessages } = runOptions;
     if (runOptions.signal?.aborted) {
       throw new WorkflowCancelledError(
-        runOptions.initialMessages ? [...runOptions.initialMessages] : [],
+        initialMessages ? [...assertMessages(initialMessages, "initialMessages")] : [],
         [],
         0,
       );
@@ -243,13 +250,18 @@ export class WorkflowRunner {
     return this.#drive(workflow, { input }, runOptions);
   }
 
-  /** Resume a run from a persisted snapshot (`actor.getPersistedSnapshot()`, JSON round-tripped). */
+  /**
+   * Resume a run from a persisted snapshot (`actor.getPersistedSnapshot()`, JSON round-tripped).
+   * The snapshot and `meta` are checked first: `InvalidSnapshotError` naming the damaged field
+   * (e.g. `context.iteration`), `CheckpointMismatchError` for another workflow or machine version.
+   */
   async resume(
     workflow: Workflow,
     snapshot: Snapshot<unknown>,
     runOptions: ResumeOptions = {},
   ): Promise<unknown> {
-    if (runOptions.meta) assertResumable(workflow, runOptions.meta);
+    if (runOptions.meta) assertResumable(workflow, assertResumeMeta(runOptions.meta));
+    assertWorkflowSnapshot(snapshot);
     return this.#drive(workflow, { snapshot }, runOptions);
   }
 
@@ -282,9 +294,9 @@ export class WorkflowRunner {
     };
     signal?.addEventListener("abort", cancel, { once: true });
     try {
-      actor.start();
+      const settled = startActor(actor);
       if (signal?.aborted) cancel();
-      const output: WorkflowOutput = await toPromise(actor);
+      const output: WorkflowOutput = await settled;
       if (output.status === "done") return output.result;
       throw errorFromOutput(output, actorError, toolErrors);
     } finally {
