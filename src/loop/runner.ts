@@ -35,7 +35,8 @@ export interface WorkflowRunnerOptions {
   /**
    * Compacts each run's history. A `ContextManager` gives every run a manager of its own
    * (`forRun`: its backend count, calibration and warnings), so runs under way at once never mix;
-   * a compactor without `forRun` is shared by every run.
+   * the copy keeps a subclass's overrides and the instance's own properties (an overridden
+   * `maybeCompact` is what each run calls). A compactor without `forRun` is shared by every run.
    */
   contextManager: HistoryCompactor & { resetWarnings?: () => void };
   /** LLM calls per run, retries included. */
