@@ -98,7 +98,8 @@ export interface ResumeOptions
    * The meta stored with the snapshot (from the checkpoint hook): checked against this runner's
    * workflow definition and machine version first, `CheckpointMismatchError` on a difference.
    */
-  meta?: Pick<CheckpointMeta, "workflow" | "definitionHash" | "machineVersion">;
+  meta?: Pick<CheckpointMeta, "workflow" | "definitionHash" | "machineVersion"> &
+    Partial<Pick<CheckpointMeta, "seq">>;
 }
 
 /** Callbacks of a spawned workflow machine that see the original errors (they never enter its context). */
@@ -106,6 +107,11 @@ export interface WorkflowHooks
   extends Pick<WorkflowMachineDeps, "onActorError" | "onToolError" | "unsafeInterrupted" | "priority"> {
   /** Persist each checkpoint of the spawned actor (see {@link Checkpoint}). */
   checkpoint?: Checkpoint;
+  /**
+   * The `seq` of the checkpoint the actor is restored from, when its snapshot does not carry it:
+   * its checkpoints are numbered on from there. Default 0.
+   */
+  checkpointSeq?: number;
 }
 
 /**
@@ -187,7 +193,9 @@ export class WorkflowRunner {
       ...(options.contextWarnings !== undefined && { contextWarnings: options.contextWarnings }),
       ...(hooks.onActorError && { onActorError: hooks.onActorError }),
       ...(hooks.onToolError && { onToolError: hooks.onToolError }),
-      ...(hooks.checkpoint && { checkpoint: checkpointHookFor(workflow, hooks.checkpoint) }),
+      ...(hooks.checkpoint && {
+        checkpoint: checkpointHookFor(workflow, hooks.checkpoint, hooks.checkpointSeq),
+      }),
       ...(hooks.unsafeInterrupted && { unsafeInterrupted: hooks.unsafeInterrupted }),
       ...(hooks.priority !== undefined && { priority: hooks.priority }),
     };
@@ -263,13 +271,14 @@ export class WorkflowRunner {
   ): Promise<unknown> {
     if (runOptions.meta) assertResumable(workflow, assertResumeMeta(runOptions.meta));
     assertWorkflowSnapshot(snapshot);
-    return this.#drive(workflow, { snapshot }, runOptions);
+    return this.#drive(workflow, { snapshot }, runOptions, runOptions.meta?.seq);
   }
 
   async #drive(
     workflow: Workflow,
     start: ActorStart,
     runOptions: Pick<RunOptions, "signal" | "checkpoint" | "unsafeInterrupted" | "priority">,
+    checkpointSeq?: number,
   ): Promise<unknown> {
     const { signal } = runOptions;
     let actorError: unknown;
@@ -280,6 +289,7 @@ export class WorkflowRunner {
         onActorError: (error) => (actorError = error),
         onToolError: (callId, error) => toolErrors.set(callId, error),
         ...(runOptions.checkpoint && { checkpoint: runOptions.checkpoint }),
+        ...(checkpointSeq !== undefined && { checkpointSeq }),
         ...(runOptions.unsafeInterrupted && { unsafeInterrupted: runOptions.unsafeInterrupted }),
         ...(runOptions.priority !== undefined && { priority: runOptions.priority }),
       },

@@ -90,6 +90,11 @@ export interface WorkflowContext extends GuardCounters {
   /** Result of the terminal tool once it succeeded. */
   result: unknown;
   failure: WorkflowFailure | null;
+  /**
+   * The `seq` of the checkpoint this context was persisted with: set only in the snapshots the
+   * checkpoint hook hands out, so a run restored from one numbers its checkpoints on from it.
+   */
+  checkpointSeq?: number;
 }
 
 /** What a workflow actor starts from. */
