@@ -3,6 +3,7 @@
  * and turns its output into the terminal tool's result or a typed error.
  */
 import type { InspectionEvent, Snapshot } from "xstate";
+import { assertInteger } from "../context/validate-option.ts";
 import { WorkflowCancelledError } from "../core/errors.ts";
 import { assertMessages } from "../core/message-schema.ts";
 import { createMessage, type Message, MessageRole, MessageType } from "../core/messages.ts";
@@ -64,6 +65,15 @@ export interface WorkflowRunnerOptions {
   rescueEnabled?: boolean;
   /** Off: premature terminal calls and prerequisites are not enforced (for ablation). */
   stepEnforcement?: boolean;
+  /**
+   * When a run is cancelled while a tool runs, how long (ms) it waits for that call before it
+   * settles: the tools' signal is aborted at once and no further call of the batch starts; a call
+   * that returns within the grace is recorded as completed (its result in the history and
+   * `completedSteps`), one still running after it as cancelled. `run()` rejects with
+   * `WorkflowCancelledError` once the wait is over. Default 5000; 0 does not wait for a call in
+   * flight.
+   */
+  cancelGraceMs?: number;
   retryNudge?: RetryNudge;
   /** An inspector, e.g. `createBrowserInspector().inspect` from `@statelyai/inspect`. */
   inspect?: (event: InspectionEvent) => void;
@@ -129,6 +139,8 @@ export class WorkflowRunner {
     resolveLimits("WorkflowRunner", options);
     if (options.reasoningReplay !== undefined)
       assertReasoningReplay("WorkflowRunner", options.reasoningReplay);
+    if (options.cancelGraceMs !== undefined)
+      assertInteger("WorkflowRunner", "cancelGraceMs", options.cancelGraceMs, 0);
     this.options = { ...options };
   }
 
@@ -147,6 +159,7 @@ export class WorkflowRunner {
       ...resolveLimits("WorkflowRunner", options),
       rescueEnabled: options.rescueEnabled ?? true,
       stepEnforcement: options.stepEnforcement ?? true,
+      ...(options.cancelGraceMs !== undefined && { cancelGraceMs: options.cancelGraceMs }),
     });
   }
 
