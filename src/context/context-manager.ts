@@ -142,8 +142,13 @@ export class ContextManager {
    * backend's last count, the calibration, the warnings fired. `WorkflowRunner` takes one for each
    * run, so runs under way at once on one runner never count, calibrate or warn from each other's
    * histories. `hooks` are called after this manager's own `onCompact` / `onThreshold`, with the
-   * same event object. The copy is a `ContextManager`: a subclass overrides `forRun` to keep its
-   * own behaviour in each run.
+   * same event object.
+   *
+   * The copy keeps this manager's behaviour: it has the same prototype (a subclass's overrides,
+   * e.g. of `maybeCompact`, are called in every run) and a shallow copy of its own properties (a
+   * method set on the instance, a subclass's fields; an object such a field holds is shared with
+   * the runs, a number is the run's own). The subclass's constructor is not run again. A subclass
+   * that needs more (a fresh field per run) overrides `forRun` and adjusts `super.forRun()`.
    * @example const perRun = contextManager.forRun({ onCompact: (event) => log(event) });
    */
   forRun(hooks: Pick<ContextManagerOptions, "onCompact" | "onThreshold"> = {}): ContextManager {
@@ -158,6 +163,12 @@ export class ContextManager {
       ...chained("onThreshold", this.#onThreshold, hooks.onThreshold),
     });
     manager.#toolTokens = this.#toolTokens;
+    // The caller's class and instance overrides, so the loop calls what it was given.
+    Object.setPrototypeOf(manager, Object.getPrototypeOf(this));
+    for (const key of Reflect.ownKeys(this)) {
+      const descriptor = Object.getOwnPropertyDescriptor(this, key);
+      if (descriptor) Object.defineProperty(manager, key, descriptor);
+    }
     return manager;
   }
 

@@ -155,6 +155,36 @@ export class CheckpointMismatchError extends ForgeError {
   }
 }
 
+/**
+ * A history handed to the library (`initialMessages`, `runInference`'s `messages`) is not a list of
+ * messages: `field` names the first offending one, e.g. `initialMessages[1].content`.
+ */
+export class InvalidMessageError extends ForgeError {
+  readonly field: string;
+  /** Every problem found, one line each (`field: what was wrong`). */
+  readonly issues: string[];
+  constructor(field: string, issues: string[]) {
+    super(`Invalid message history: ${issues.join("; ")}`);
+    this.field = field;
+    this.issues = issues;
+  }
+}
+
+/**
+ * A persisted snapshot or its checkpoint meta cannot be resumed: it is damaged or not a workflow
+ * actor's snapshot. `field` names the first offending field, e.g. `context.iteration`.
+ */
+export class InvalidSnapshotError extends ForgeError {
+  readonly field: string;
+  /** Every problem found, one line each (`field: what was wrong`). */
+  readonly issues: string[];
+  constructor(field: string, issues: string[]) {
+    super(`Cannot resume from this checkpoint: ${issues.join("; ")}`);
+    this.field = field;
+    this.issues = issues;
+  }
+}
+
 /** Context still exceeds the budget after compaction. */
 export class ContextBudgetExceeded extends ForgeError {
   readonly estimatedTokens: number;

@@ -37,7 +37,11 @@ export interface ToolCallContext {
   callId: string;
   /** `${runId}:${callId}`: pass it to the services the tool calls so a repeated call is recognised. */
   idempotencyKey: string;
-  /** Aborted when the run is cancelled. */
+  /**
+   * Aborted when the run is cancelled. The run then waits for the call up to its grace
+   * (`WorkflowRunnerOptions.cancelGraceMs`, default 5 s): a value returned within it is recorded
+   * as the call's result; an error thrown after the abort records the call as cancelled.
+   */
   signal: AbortSignal;
   /** 1 for the first execution; more when a resumed run re-runs a call that was started before. */
   attempt: number;

@@ -5,12 +5,13 @@
  * the loop, so the runner and `runInference` build it once and look each actor's deps up by actor
  * instead of building a machine per run. Deps never enter the context or the snapshot.
  */
-import { type AnyActorRef, createActor, type InspectionEvent, type Snapshot } from "xstate";
+import { type AnyActorRef, createActor, type InspectionEvent, type Snapshot, toPromise } from "xstate";
 import {
   createWorkflowMachine,
   type WorkflowActor,
   type WorkflowMachine,
   type WorkflowMachineDeps,
+  type WorkflowOutput,
 } from "../machines/workflow.machine.ts";
 import type { WorkflowInput } from "../machines/workflow-context.ts";
 
@@ -55,4 +56,16 @@ export class BoundMachine {
     if (deps === undefined) throw new Error("A workflow actor ran without its deps (BoundMachine)");
     return deps;
   }
+}
+
+/**
+ * Start a workflow actor and settle with its output, or reject with the error it failed with.
+ * The listener is subscribed before the actor starts: an error in its first step (a compactor that
+ * throws, a snapshot that cannot be restored) rejects here instead of reaching XState's unhandled
+ * error report, which rethrows it outside any promise and ends the process.
+ */
+export function startActor(actor: WorkflowActor): Promise<WorkflowOutput> {
+  const output = toPromise(actor);
+  actor.start();
+  return output;
 }

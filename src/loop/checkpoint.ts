@@ -21,7 +21,12 @@ const RESUMABLE_MACHINE_VERSIONS: readonly number[] = [2, MACHINE_VERSION];
 
 /** What comes with each checkpoint's snapshot. Store it beside the snapshot. */
 export interface CheckpointMeta extends CheckpointPoint {
-  /** 1, 2, … per actor: the order of this run's checkpoints (a later one supersedes). */
+  /**
+   * 1, 2, … the order of this run's checkpoints (a later one supersedes). A resumed run goes on
+   * counting from the checkpoint it resumed from (the snapshot carries its `seq` in
+   * `context.checkpointSeq`), so the highest `seq` of a run is its latest checkpoint across
+   * restarts too.
+   */
   seq: number;
   /** The workflow's name. */
   workflow: string;
@@ -58,13 +63,17 @@ export function workflowDefinitionHash(workflow: Workflow): string {
   return createHash("sha256").update(JSON.stringify(definition)).digest("hex").slice(0, 16);
 }
 
-/** The machine's checkpoint hook for a run of `workflow`, adding the meta the caller stores. */
-export function checkpointHookFor(workflow: Workflow, checkpoint: Checkpoint) {
+/**
+ * The machine's checkpoint hook for a run of `workflow`, adding the meta the caller stores. Each
+ * snapshot handed out carries its `seq` (`context.checkpointSeq`): a run restored from it numbers
+ * its checkpoints on from there, as it does from `fromSeq` (a resumed checkpoint's `meta.seq`).
+ */
+export function checkpointHookFor(workflow: Workflow, checkpoint: Checkpoint, fromSeq = 0) {
   const definitionHash = workflowDefinitionHash(workflow);
-  let seq = 0;
+  let seq = fromSeq;
   return (snapshot: unknown, point: CheckpointPoint) => {
-    seq += 1;
-    return checkpoint(snapshot, {
+    seq = Math.max(seq, checkpointSeqOf(snapshot)) + 1;
+    return checkpoint(withCheckpointSeq(snapshot, seq), {
       ...point,
       seq,
       workflow: workflow.name,
@@ -72,6 +81,18 @@ export function checkpointHookFor(workflow: Workflow, checkpoint: Checkpoint) {
       machineVersion: MACHINE_VERSION,
     });
   };
+}
+
+/** The `seq` of the checkpoint a restored workflow snapshot was written with (0: none). */
+function checkpointSeqOf(snapshot: unknown): number {
+  const seq = (snapshot as { context?: { checkpointSeq?: unknown } } | null)?.context?.checkpointSeq;
+  return typeof seq === "number" && Number.isFinite(seq) ? seq : 0;
+}
+
+function withCheckpointSeq(snapshot: unknown, seq: number): unknown {
+  const { context } = snapshot as { context?: object };
+  if (typeof context !== "object" || context === null) return snapshot;
+  return { ...(snapshot as object), context: { ...context, checkpointSeq: seq } };
 }
 
 /** Refuse a checkpoint written for another workflow definition or machine version. */

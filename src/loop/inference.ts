@@ -4,7 +4,7 @@
  * in inference-only mode: one code path, not a copy. The machine is built once; each call's
  * client and callbacks are bound to its own actor.
  */
-import { toPromise } from "xstate";
+import { assertMessages } from "../core/message-schema.ts";
 import type { Message } from "../core/messages.ts";
 import { assertReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
 import type { ToolSpec } from "../core/tools.ts";
@@ -13,7 +13,7 @@ import { DEFAULT_LIMITS } from "../guardrails/limits.ts";
 import type { RetryNudge } from "../guardrails/response-validator.ts";
 import type { HistoryCompactor, WorkflowMachineDeps, WorkflowOutput } from "../machines/workflow.machine.ts";
 import { createWorkflowConfig } from "../machines/workflow-context.ts";
-import { BoundMachine } from "./bound-machine.ts";
+import { BoundMachine, startActor } from "./bound-machine.ts";
 import { errorFromOutput } from "./failure.ts";
 
 /** Options of `runInference`. */
@@ -47,9 +47,11 @@ let shared: BoundMachine | undefined;
 
 /**
  * Get one valid batch of tool calls from the model, nudging and retrying as the runner does.
- * Throws `ToolCallError` (with the last raw output) when retries run out.
+ * Throws `ToolCallError` (with the last raw output) when retries run out, `InvalidMessageError`
+ * (before any call) when `messages` is not a history.
  */
 export async function runInference(options: RunInferenceOptions): Promise<InferenceResult> {
+  assertMessages(options.messages, "messages");
   const maxRetries = options.maxRetries ?? DEFAULT_LIMITS.maxRetriesPerStep;
   let actorError: unknown;
   const config = createWorkflowConfig({
@@ -84,9 +86,9 @@ export async function runInference(options: RunInferenceOptions): Promise<Infere
   };
   options.signal?.addEventListener("abort", cancel, { once: true });
   try {
-    actor.start();
+    const settled = startActor(actor);
     if (options.signal?.aborted) cancel();
-    const output: WorkflowOutput = await toPromise(actor);
+    const output: WorkflowOutput = await settled;
     if (output.status === "responded" && output.toolCalls) {
       return { toolCalls: output.toolCalls, messages: output.messages, iterations: output.iteration };
     }

@@ -2,8 +2,10 @@
  * WorkflowRunner: a thin facade that builds the workflow machine, runs one actor per `run()`,
  * and turns its output into the terminal tool's result or a typed error.
  */
-import { type InspectionEvent, type Snapshot, toPromise } from "xstate";
+import type { InspectionEvent, Snapshot } from "xstate";
+import { assertInteger } from "../context/validate-option.ts";
 import { WorkflowCancelledError } from "../core/errors.ts";
+import { assertMessages } from "../core/message-schema.ts";
 import { createMessage, type Message, MessageRole, MessageType } from "../core/messages.ts";
 import { assertReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
 import type { ToolSpec } from "../core/tools.ts";
@@ -23,9 +25,10 @@ import {
   type WorkflowConfig,
   type WorkflowInput,
 } from "../machines/workflow-context.ts";
-import { type ActorStart, BoundMachine } from "./bound-machine.ts";
+import { type ActorStart, BoundMachine, startActor } from "./bound-machine.ts";
 import { assertResumable, type Checkpoint, type CheckpointMeta, checkpointHookFor } from "./checkpoint.ts";
 import { errorFromOutput } from "./failure.ts";
+import { assertResumeMeta, assertWorkflowSnapshot } from "./snapshot-schema.ts";
 
 /** Options of `WorkflowRunner`. */
 export interface WorkflowRunnerOptions {
@@ -33,7 +36,8 @@ export interface WorkflowRunnerOptions {
   /**
    * Compacts each run's history. A `ContextManager` gives every run a manager of its own
    * (`forRun`: its backend count, calibration and warnings), so runs under way at once never mix;
-   * a compactor without `forRun` is shared by every run.
+   * the copy keeps a subclass's overrides and the instance's own properties (an overridden
+   * `maybeCompact` is what each run calls). A compactor without `forRun` is shared by every run.
    */
   contextManager: HistoryCompactor & { resetWarnings?: () => void };
   /** LLM calls per run, retries included. */
@@ -61,6 +65,15 @@ export interface WorkflowRunnerOptions {
   rescueEnabled?: boolean;
   /** Off: premature terminal calls and prerequisites are not enforced (for ablation). */
   stepEnforcement?: boolean;
+  /**
+   * When a run is cancelled while a tool runs, how long (ms) it waits for that call before it
+   * settles: the tools' signal is aborted at once and no further call of the batch starts; a call
+   * that returns within the grace is recorded as completed (its result in the history and
+   * `completedSteps`), one still running after it as cancelled. `run()` rejects with
+   * `WorkflowCancelledError` once the wait is over. Default 5000; 0 does not wait for a call in
+   * flight.
+   */
+  cancelGraceMs?: number;
   retryNudge?: RetryNudge;
   /** An inspector, e.g. `createBrowserInspector().inspect` from `@statelyai/inspect`. */
   inspect?: (event: InspectionEvent) => void;
@@ -95,7 +108,8 @@ export interface ResumeOptions
    * The meta stored with the snapshot (from the checkpoint hook): checked against this runner's
    * workflow definition and machine version first, `CheckpointMismatchError` on a difference.
    */
-  meta?: Pick<CheckpointMeta, "workflow" | "definitionHash" | "machineVersion">;
+  meta?: Pick<CheckpointMeta, "workflow" | "definitionHash" | "machineVersion"> &
+    Partial<Pick<CheckpointMeta, "seq">>;
 }
 
 /** Callbacks of a spawned workflow machine that see the original errors (they never enter its context). */
@@ -103,6 +117,11 @@ export interface WorkflowHooks
   extends Pick<WorkflowMachineDeps, "onActorError" | "onToolError" | "unsafeInterrupted" | "priority"> {
   /** Persist each checkpoint of the spawned actor (see {@link Checkpoint}). */
   checkpoint?: Checkpoint;
+  /**
+   * The `seq` of the checkpoint the actor is restored from, when its snapshot does not carry it:
+   * its checkpoints are numbered on from there. Default 0.
+   */
+  checkpointSeq?: number;
 }
 
 /**
@@ -120,6 +139,8 @@ export class WorkflowRunner {
     resolveLimits("WorkflowRunner", options);
     if (options.reasoningReplay !== undefined)
       assertReasoningReplay("WorkflowRunner", options.reasoningReplay);
+    if (options.cancelGraceMs !== undefined)
+      assertInteger("WorkflowRunner", "cancelGraceMs", options.cancelGraceMs, 0);
     this.options = { ...options };
   }
 
@@ -138,6 +159,7 @@ export class WorkflowRunner {
       ...resolveLimits("WorkflowRunner", options),
       rescueEnabled: options.rescueEnabled ?? true,
       stepEnforcement: options.stepEnforcement ?? true,
+      ...(options.cancelGraceMs !== undefined && { cancelGraceMs: options.cancelGraceMs }),
     });
   }
 
@@ -184,7 +206,9 @@ export class WorkflowRunner {
       ...(options.contextWarnings !== undefined && { contextWarnings: options.contextWarnings }),
       ...(hooks.onActorError && { onActorError: hooks.onActorError }),
       ...(hooks.onToolError && { onToolError: hooks.onToolError }),
-      ...(hooks.checkpoint && { checkpoint: checkpointHookFor(workflow, hooks.checkpoint) }),
+      ...(hooks.checkpoint && {
+        checkpoint: checkpointHookFor(workflow, hooks.checkpoint, hooks.checkpointSeq),
+      }),
       ...(hooks.unsafeInterrupted && { unsafeInterrupted: hooks.unsafeInterrupted }),
       ...(hooks.priority !== undefined && { priority: hooks.priority }),
     };
@@ -201,7 +225,8 @@ export class WorkflowRunner {
   }
 
   /**
-   * The input a workflow actor starts from: the seeded history, or a fresh system prompt and user
+   * The input a workflow actor starts from: the seeded history (checked: `InvalidMessageError`
+   * naming the field when it is not a list of messages), or a fresh system prompt and user
    * message (which are reported to `onMessage`, as messages of this run).
    */
   inputFor(
@@ -211,7 +236,7 @@ export class WorkflowRunner {
   ): WorkflowInput {
     let messages: Message[];
     if (runOptions.initialMessages) {
-      messages = [...runOptions.initialMessages];
+      messages = [...assertMessages(runOptions.initialMessages, "initialMessages")];
     } else {
       messages = [
         createMessage(MessageRole.SYSTEM, renderSystemPrompt(workflow.systemPrompt, runOptions.promptVars), {
@@ -228,11 +253,15 @@ export class WorkflowRunner {
     };
   }
 
-  /** Run a workflow; resolves with the terminal tool's return value or rejects with a typed error. */
+  /**
+   * Run a workflow; resolves with the terminal tool's return value or rejects with a typed error
+   * (`InvalidMessageError` for `initialMessages` that are not messages, before anything runs).
+   */
   async run(workflow: Workflow, userMessage: string, runOptions: RunOptions = {}): Promise<unknown> {
+    const { initialMessages } = runOptions;
     if (runOptions.signal?.aborted) {
       throw new WorkflowCancelledError(
-        runOptions.initialMessages ? [...runOptions.initialMessages] : [],
+        initialMessages ? [...assertMessages(initialMessages, "initialMessages")] : [],
         [],
         0,
       );
@@ -243,20 +272,26 @@ export class WorkflowRunner {
     return this.#drive(workflow, { input }, runOptions);
   }
 
-  /** Resume a run from a persisted snapshot (`actor.getPersistedSnapshot()`, JSON round-tripped). */
+  /**
+   * Resume a run from a persisted snapshot (`actor.getPersistedSnapshot()`, JSON round-tripped).
+   * The snapshot and `meta` are checked first: `InvalidSnapshotError` naming the damaged field
+   * (e.g. `context.iteration`), `CheckpointMismatchError` for another workflow or machine version.
+   */
   async resume(
     workflow: Workflow,
     snapshot: Snapshot<unknown>,
     runOptions: ResumeOptions = {},
   ): Promise<unknown> {
-    if (runOptions.meta) assertResumable(workflow, runOptions.meta);
-    return this.#drive(workflow, { snapshot }, runOptions);
+    if (runOptions.meta) assertResumable(workflow, assertResumeMeta(runOptions.meta));
+    assertWorkflowSnapshot(snapshot);
+    return this.#drive(workflow, { snapshot }, runOptions, runOptions.meta?.seq);
   }
 
   async #drive(
     workflow: Workflow,
     start: ActorStart,
     runOptions: Pick<RunOptions, "signal" | "checkpoint" | "unsafeInterrupted" | "priority">,
+    checkpointSeq?: number,
   ): Promise<unknown> {
     const { signal } = runOptions;
     let actorError: unknown;
@@ -267,6 +302,7 @@ export class WorkflowRunner {
         onActorError: (error) => (actorError = error),
         onToolError: (callId, error) => toolErrors.set(callId, error),
         ...(runOptions.checkpoint && { checkpoint: runOptions.checkpoint }),
+        ...(checkpointSeq !== undefined && { checkpointSeq }),
         ...(runOptions.unsafeInterrupted && { unsafeInterrupted: runOptions.unsafeInterrupted }),
         ...(runOptions.priority !== undefined && { priority: runOptions.priority }),
       },
@@ -282,9 +318,9 @@ export class WorkflowRunner {
     };
     signal?.addEventListener("abort", cancel, { once: true });
     try {
-      actor.start();
+      const settled = startActor(actor);
       if (signal?.aborted) cancel();
-      const output: WorkflowOutput = await toPromise(actor);
+      const output: WorkflowOutput = await settled;
       if (output.status === "done") return output.result;
       throw errorFromOutput(output, actorError, toolErrors);
     } finally {

@@ -64,7 +64,10 @@ export class SlotWorker {
       },
     });
     const { inspect } = this.runner.options;
-    this.#actor = createActor(machine, { ...(inspect && { inspect }) }).start();
+    const actor = createActor(machine, { ...(inspect && { inspect }) });
+    // Listening before start: a failing worker rejects its jobs instead of ending the process.
+    actor.subscribe({ error: (error) => this.#fail(actor, error) });
+    this.#actor = actor.start();
     return this;
   }
 
@@ -157,6 +160,13 @@ export class SlotWorker {
     const queued = actor.getSnapshot().context.queue.some((job) => job.id === id);
     actor.send({ type: "job.cancel", id });
     if (queued) this.#rejectQueued(id);
+  }
+
+  /** The worker actor failed (a bug, not a job's error): every job not yet settled rejects with it. */
+  #fail(actor: SlotWorkerActor, error: unknown): void {
+    if (this.#actor === actor) this.#actor = null;
+    this.#stopped = true;
+    for (const job of this.#jobs.values()) job.reject(error);
   }
 
   #rejectQueued(id: string): void {

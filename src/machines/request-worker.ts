@@ -9,7 +9,8 @@
  * The request in flight is part of the worker's snapshot, so a persisted workflow snapshot taken
  * while a request was running restarts that request when it is restored, as a promise actor
  * would. Stopping the worker (the workflow reaching a final state, e.g. on cancel) aborts the
- * request's signal.
+ * request's signal. An `abort` from the parent aborts the request's signal too, but its answer
+ * still comes (the workflow waits for tools in flight when a run is cancelled).
  */
 import type { ActorLogic, ActorRef, AnyActorRef, Snapshot } from "xstate";
 
@@ -25,8 +26,14 @@ export type RequestWorkerSnapshot<TRequest> = Snapshot<undefined> & {
   pending: PendingRequest<TRequest> | null;
 };
 
-/** Events a worker accepts: a request from its parent. */
-export type RequestWorkerEvent<TRequest> = { type: "request"; request: TRequest } | { type: "xstate.stop" };
+/**
+ * Events a worker accepts: a request from its parent, or `abort`: abort the request in flight's
+ * signal and still answer it (with whatever the handler settles with).
+ */
+export type RequestWorkerEvent<TRequest> =
+  | { type: "request"; request: TRequest }
+  | { type: "abort" }
+  | { type: "xstate.stop" };
 
 /** What a worker sends its parent. */
 export type RequestWorkerAnswer<TName extends string, TOutput> =
@@ -60,6 +67,8 @@ type WorkerRef<TRequest> = ActorRef<RequestWorkerSnapshot<TRequest>, RequestWork
  */
 const controllers = new WeakMap<AnyActorRef, AbortController>();
 const settled = new WeakSet<object>();
+/** Pending requests aborted by `abort`, whose answers are still delivered. */
+const answeredWhenAborted = new WeakSet<object>();
 
 function controllerFor(self: AnyActorRef): AbortController {
   let controller = controllers.get(self);
@@ -105,7 +114,8 @@ export function fromRequests<TName extends string, TRequest, TOutput>(
     answer: RequestWorkerAnswer<TName, TOutput>,
   ) => {
     const snapshot = self.getSnapshot();
-    if (signal.aborted || snapshot.status !== "active" || snapshot.pending !== pending) return;
+    if (signal.aborted && !answeredWhenAborted.has(pending)) return;
+    if (snapshot.status !== "active" || snapshot.pending !== pending) return;
     settled.add(pending);
     self._parent?.send(answer);
   };
@@ -147,6 +157,12 @@ export function fromRequests<TName extends string, TRequest, TOutput>(
           defer(() => launch(self, pending));
           return { ...snapshot, seq: pending.seq, pending };
         }
+        case "abort":
+          if (snapshot.pending !== null && !settled.has(snapshot.pending)) {
+            answeredWhenAborted.add(snapshot.pending);
+            abortWorker(self);
+          }
+          return snapshot;
         case "xstate.stop":
           // Only a request still in flight needs aborting (an abort builds a DOMException with a
           // stack trace, a real cost for the proxy's one-call actors).

@@ -237,7 +237,10 @@ export interface ToolExecutionRequest {
  * (a failure is reported like a throwing tool named ToolArgumentError). Tool errors become
  * outcomes for the model; a return value that cannot be serialized is a ToolOutputError. Each
  * finished call is also sent to the workflow as `tools.outcome`, so a run cancelled mid-batch
- * keeps the results of the calls that did run.
+ * keeps the results of the calls that did run. Once the signal is aborted (the run was cancelled)
+ * no further call starts, and the batch resolves with the calls that finished: one in flight at
+ * the abort counts if it still returns a value (a tool that throws after the abort is taken to
+ * have been stopped by it, and is left out).
  */
 export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) {
   return fromRequests(
@@ -251,7 +254,7 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
       const track = parent !== undefined && (checkpoint !== undefined || request.calls.length > 1);
       const outcomes: ToolOutcome[] = [];
       for (const call of request.calls) {
-        signal.throwIfAborted();
+        if (signal.aborted) break;
         const context = (parent?.getSnapshot() as { context?: WorkflowContext } | undefined)?.context;
         const finished = context?.outcomes.find((outcome) => outcome.callId === call.callId);
         if (finished) {
@@ -271,6 +274,7 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
             // call is not re-run at all).
             parent.send({ type: "tools.started", callId: call.callId });
             await checkpointOf(checkpoint, parent, "call_started", call.callId);
+            if (signal.aborted) break;
           }
           const runId = context?.runId ?? "standalone";
           outcome = await executeCall(tools, call, deps.onToolError, {
@@ -282,6 +286,7 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
             resumed: attempt > 1,
           });
         }
+        if (signal.aborted && outcome.status !== "ok") break;
         outcomes.push(outcome);
         if (track && !signal.aborted) {
           parent?.send({ type: "tools.outcome", outcome });

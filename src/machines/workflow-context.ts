@@ -22,7 +22,16 @@ export interface WorkflowConfig extends GuardRules {
   maxIterations: number;
   /** On: stop after the first valid batch (the proxy's front half); nothing is executed. */
   inferenceOnly: boolean;
+  /**
+   * How long a cancelled run waits for the tool call in flight, in ms: one that returns within it
+   * is recorded as completed. Default {@link DEFAULT_CANCEL_GRACE_MS} (also for snapshots older
+   * than this field).
+   */
+  cancelGraceMs?: number;
 }
+
+/** How long a cancelled run waits for the tool call in flight by default: 5 s. */
+export const DEFAULT_CANCEL_GRACE_MS = 5_000;
 
 /** The outcome of one tool call of an executed batch. */
 export interface ToolOutcome {
@@ -90,6 +99,11 @@ export interface WorkflowContext extends GuardCounters {
   /** Result of the terminal tool once it succeeded. */
   result: unknown;
   failure: WorkflowFailure | null;
+  /**
+   * The `seq` of the checkpoint this context was persisted with: set only in the snapshots the
+   * checkpoint hook hands out, so a run restored from one numbers its checkpoints on from it.
+   */
+  checkpointSeq?: number;
 }
 
 /** What a workflow actor starts from. */
@@ -112,6 +126,7 @@ export function createWorkflowConfig(
     rescueEnabled: true,
     stepEnforcement: true,
     inferenceOnly: false,
+    cancelGraceMs: DEFAULT_CANCEL_GRACE_MS,
     ...config,
   };
 }

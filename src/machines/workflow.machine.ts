@@ -17,6 +17,7 @@ import {
 } from "./workflow-actors.ts";
 import {
   createWorkflowContext,
+  DEFAULT_CANCEL_GRACE_MS,
   type ToolOutcome,
   type WorkflowContext,
   type WorkflowInput,
@@ -70,6 +71,9 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
         derived(depsOf(workflow), toolDepsCache, toolExecutionDepsOf),
       ),
     },
+    delays: {
+      cancelGrace: ({ context }) => context.config.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
+    },
     guards: {
       decided: ({ context }, params: { kind: Decision["kind"] }) => context.decision?.kind === params.kind,
       iterationsExhausted: ({ context }) => context.iteration >= context.config.maxIterations,
@@ -99,6 +103,8 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
         type: "request" as const,
         request: { calls: openCalls(context.messages) },
       })),
+      // Aborts the tools' signal; the batch still answers with the calls that finished.
+      abortTools: sendTo("executeTools", { type: "abort" as const }),
       decideOnResponse: assign(({ context, event, self }) =>
         update.decideOnResponse(context, responseOf(event), depsOf(self).toolSpecs),
       ),
@@ -119,6 +125,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
         event.type === "tools.outcome" ? update.keepOutcome(context, event.outcome) : {},
       ),
       recordBatch: assign(({ context, event }) => update.recordBatch(context, outcomesOf(event))),
+      keepBatchOutcomes: assign(({ event }) => ({ outcomes: outcomesOf(event) })),
       closeOpenCalls: assign(({ context }) => update.closeOpenCalls(context)),
       failWithDecision: assign(({ context }) => update.failWith(context)),
       failMaxIterations: assign(({ context }) => update.failMaxIterations(context)),
@@ -208,6 +215,25 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
           "tools.outcome": { actions: "keepOutcome" },
           "tools.done": { target: "review", actions: ["recordBatch", "reportAppended"] },
           "tools.error": { target: "failed", actions: actorFailure("tools") },
+          "workflow.cancel": { target: "cancelling" },
+        },
+      },
+      cancelling: {
+        description:
+          "Cancelled while tools ran: their signal is aborted and no further call starts; the call in flight has the grace (cancelGraceMs) to return, and is recorded as completed if it does, as cancelled if not.",
+        entry: "abortTools",
+        after: {
+          cancelGrace: { target: "cancelled", actions: ["closeOpenCalls", "reportAppended"] },
+        },
+        on: {
+          "tools.started": { actions: "markStarted" },
+          "tools.outcome": { actions: "keepOutcome" },
+          "tools.done": {
+            target: "cancelled",
+            actions: ["keepBatchOutcomes", "closeOpenCalls", "reportAppended"],
+          },
+          "tools.error": { target: "cancelled", actions: ["closeOpenCalls", "reportAppended"] },
+          "workflow.cancel": { actions: [] },
         },
       },
       review: {

@@ -143,6 +143,11 @@ export class ServerManager {
       },
     });
     this.#wireEvents();
+    // Listening before start: an error in the statechart is logged and rejects the caller's
+    // `start()` / `stop()` (their waitFor), instead of reaching XState's unhandled error report.
+    this.actor.subscribe({
+      error: (error) => this.#log(`error: ${error instanceof Error ? error.message : String(error)}`),
+    });
     this.actor.start();
   }
 

@@ -9,7 +9,7 @@ function parentMachine(handler: (request: string, signal: AbortSignal) => Promis
   return setup({
     types: {
       context: {} as { answers: string[] },
-      events: {} as Answer | { type: "go"; text: string } | { type: "finish" },
+      events: {} as Answer | { type: "go"; text: string } | { type: "abort" } | { type: "finish" },
     },
     actors: { echo: fromRequests("echo", handler) },
   }).createMachine({
@@ -28,6 +28,8 @@ function parentMachine(handler: (request: string, signal: AbortSignal) => Promis
       },
       waiting: {
         on: {
+          abort: { actions: sendTo("echo", { type: "abort" as const }) },
+          finish: "done",
           "echo.done": {
             target: "idle",
             actions: assign({ answers: ({ context, event }) => [...context.answers, event.output] }),
@@ -47,6 +49,36 @@ function workerSnapshot(actor: { getPersistedSnapshot(): unknown }) {
 }
 
 describe("fromRequests worker", () => {
+  it("abort aborts the request's signal and still delivers its answer; stopping drops it", async () => {
+    const signals: AbortSignal[] = [];
+    const releases: (() => void)[] = [];
+    const actor = createActor(
+      parentMachine(
+        (request, signal) =>
+          new Promise((resolve) => {
+            signals.push(signal);
+            releases.push(() => resolve(`${request} after abort: ${signal.aborted}`));
+          }),
+      ),
+    );
+    actor.start();
+    actor.send({ type: "go", text: "one" });
+    actor.send({ type: "abort" });
+    expect(signals[0]?.aborted).toBe(true);
+    releases[0]?.();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(actor.getSnapshot().context.answers).toEqual(["one after abort: true"]);
+    expect(actor.getSnapshot().value).toBe("idle");
+    // A second request runs with a fresh signal; stopping the worker drops its answer.
+    actor.send({ type: "go", text: "two" });
+    expect(signals[1]?.aborted).toBe(false);
+    actor.send({ type: "finish" });
+    expect(signals[1]?.aborted).toBe(true);
+    releases[1]?.();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(actor.getSnapshot().context.answers).toEqual(["one after abort: true"]);
+  });
+
   it("answers each request with one event and keeps only a request in flight in the persisted snapshot", async () => {
     let release: (() => void) | undefined;
     const actor = createActor(
