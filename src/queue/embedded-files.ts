@@ -101,7 +101,11 @@ export function writeFileDurably(path: string, text: string): void {
     rmSync(temporary, { force: true });
     throw error;
   }
-  syncDirectory(dirname(path));
+  // The rename is done: readers see the new file, so the write has happened and is not reported
+  // as failed (the caller would believe the old content); a disk failing this far fails the next write.
+  try {
+    syncDirectory(dirname(path));
+  } catch {}
 }
 
 /**
@@ -119,7 +123,9 @@ export function createFileDurably(path: string, text: string): boolean {
   } finally {
     rmSync(temporary, { force: true });
   }
-  syncDirectory(dirname(path));
+  try {
+    syncDirectory(dirname(path)); // as in writeFileDurably: the file is in place either way
+  } catch {}
   return true;
 }
 
