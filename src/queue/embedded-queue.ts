@@ -7,7 +7,7 @@
  * their last checkpoint. A run file that cannot be read is moved aside to `dir/quarantine/`.
  */
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
   createFileDurably,
@@ -17,26 +17,23 @@ import {
   quarantineFile,
   readRunFile,
   type StoredRun,
-  syncDirectory,
   writeFileDurably,
 } from "./embedded-files.ts";
+import { createEmbeddedLease, type LeaseHost } from "./embedded-lease.ts";
 import { DirectoryLock } from "./embedded-lock.ts";
+import { answerPruneRequests, askToPrune, pruneRuns } from "./embedded-prune.ts";
 import {
   assertPriority,
   assertPruneOptions,
   assertRunId,
   type EnqueueOptions,
-  type FinishedStatus,
-  isPrunable,
   LeaseLostError,
   type PruneOptions,
-  QueueFencedError,
-  type RunJob,
+  type QueueFencedError,
   type RunLease,
   type RunQueue,
   type RunRecord,
   type RunStatus,
-  type StoredCheckpoint,
 } from "./run-queue.ts";
 import { Waiters } from "./waiters.ts";
 
@@ -111,13 +108,6 @@ export async function createEmbeddedQueue(options: EmbeddedQueueOptions): Promis
   return queue;
 }
 
-/** A client's prune request, as a file in `prune/`, and the worker's answer beside it. */
-interface PruneRequest {
-  olderThanMs: number;
-  status: FinishedStatus[];
-}
-type PruneAnswer = { removed: number } | { error: string };
-
 class EmbeddedQueue implements EmbeddedRunQueue {
   readonly #dir: string;
   readonly #queueDir: string;
@@ -176,6 +166,29 @@ class EmbeddedQueue implements EmbeddedRunQueue {
     this.#controllers.clear();
     this.#waiters.notifyAll();
   }
+
+  /** What this queue's leases write through. */
+  readonly #leaseHost: LeaseHost = {
+    current: (runId) => this.#runs.get(runId),
+    isClosed: () => this.#closed,
+    assertHolder: (runId) => this.#assertHolder(runId),
+    write: (run) => this.#write(run),
+    takeRequests: () => {
+      this.#takeCancelRequests();
+      this.#takePruneRequests();
+    },
+    end: (runId, controller) => {
+      if (this.#controllers.get(runId) === controller) this.#controllers.delete(runId);
+    },
+    abandon: (runId, error) => {
+      this.#pausedUntil = Date.now() + 1_000;
+      this.#warn(
+        `run ${runId}: a write failed (${error.message}); it will wait again and resume from its last checkpoint`,
+      );
+      this.#waiters.notify("enqueued");
+    },
+    notifyWork: () => this.#waiters.notify("enqueued"),
+  };
 
   /** In a worker, throw `QueueFencedError` unless the directory is still this process's. */
   #assertHolder(runId?: string): void {
@@ -326,7 +339,7 @@ class EmbeddedQueue implements EmbeddedRunQueue {
     this.#write(run);
     const controller = new AbortController();
     this.#controllers.set(run.runId, controller);
-    return this.#leaseOf(run, token, controller);
+    return createEmbeddedLease(this.#leaseHost, run, token, controller);
   }
 
   /**
@@ -433,116 +446,37 @@ class EmbeddedQueue implements EmbeddedRunQueue {
   async prune(options: PruneOptions): Promise<number> {
     const { olderThanMs, status } = assertPruneOptions(options);
     this.#assertOpen();
-    if (this.#mode === "client") return this.#askToPrune({ olderThanMs, status: [...status] });
+    if (this.#mode === "client") {
+      return askToPrune(
+        this.#queueDir,
+        { olderThanMs, status: [...status] },
+        {
+          assertOpen: () => this.#assertOpen(),
+          pruneHere: (lock) => {
+            this.#scan();
+            return pruneRuns(this.#queueDir, this.#runs, { olderThanMs, status: [...status] }, lock);
+          },
+        },
+      );
+    }
     this.#assertHolder();
     this.#scan();
     // Requests made before this prune go first: a retry asked for still happens.
     this.#takeCancelRequests();
     this.#takeRetryRequests();
-    return this.#prune({ olderThanMs, status: [...status] }, this.#lock as DirectoryLock);
-  }
-
-  /**
-   * Delete the run files `request` names, in a process that holds the directory (`lock`, checked
-   * before each delete). A delete is one unlink: a reader racing it finds the whole file or none
-   * (ENOENT, which every read here expects).
-   */
-  #prune(request: PruneRequest, lock: DirectoryLock): number {
-    if (this.#mode === "client") this.#scan();
-    const status = new Set(request.status);
-    const cutoff = Date.now() - request.olderThanMs;
-    let removed = 0;
-    for (const run of [...this.#runs.values()]) {
-      if (!isPrunable(run, status, cutoff)) continue;
-      // A retry asked for and not yet carried out wins: the run is about to wait again.
-      if (existsSync(join(this.#queueDir, "retry", run.runId))) continue;
-      lock.assertHeld(run.runId);
-      rmSync(join(this.#dir, `${run.runId}.json`), { force: true });
-      // A cancel left for the pruned (finished) run must not reach a new run of the same id.
-      rmSync(join(this.#queueDir, "cancel", run.runId), { force: true });
-      this.#runs.delete(run.runId);
-      removed += 1;
-    }
-    if (removed > 0) syncDirectory(this.#dir);
-    return removed;
+    return pruneRuns(
+      this.#queueDir,
+      this.#runs,
+      { olderThanMs, status: [...status] },
+      this.#lock as DirectoryLock,
+    );
   }
 
   /** A worker carries out prune requests clients left as files, and answers each beside it. */
   #takePruneRequests(): void {
     this.#assertHolder();
-    const dir = join(this.#queueDir, "prune");
-    for (const name of readdirSync(dir)) {
-      if (!name.endsWith(".json") || name.startsWith(".")) continue;
-      const id = name.slice(0, -".json".length);
-      let answer: PruneAnswer;
-      try {
-        const { olderThanMs, status } = assertPruneOptions(JSON.parse(readFileSync(join(dir, name), "utf8")));
-        answer = { removed: this.#prune({ olderThanMs, status: [...status] }, this.#lock as DirectoryLock) };
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
-        if (error instanceof QueueFencedError) throw error;
-        answer = { error: (error as Error).message };
-      }
-      writeFileDurably(join(dir, `${id}.done`), JSON.stringify(answer));
-      rmSync(join(dir, name), { force: true });
-    }
-  }
-
-  /**
-   * A client's prune: leave a request for the worker that holds the directory and wait for its
-   * answer (at its next take or checkpoint); when no worker holds it, take the lock and prune here.
-   */
-  async #askToPrune(request: PruneRequest): Promise<number> {
-    const pruneDir = join(this.#queueDir, "prune");
-    const id = randomUUID();
-    const requestPath = join(pruneDir, `${id}.json`);
-    const answerPath = join(pruneDir, `${id}.done`);
-    writeFileDurably(requestPath, JSON.stringify(request));
-    try {
-      for (;;) {
-        this.#assertOpen();
-        if (existsSync(answerPath)) {
-          const answer = JSON.parse(readFileSync(answerPath, "utf8")) as PruneAnswer;
-          rmSync(answerPath, { force: true });
-          if ("error" in answer) throw new Error(`The worker could not prune: ${answer.error}`);
-          return answer.removed;
-        }
-        if (!(await DirectoryLock.isHeld(this.#queueDir))) {
-          const removed = await this.#pruneHoldingLock(requestPath, request);
-          if (removed !== undefined) return removed;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    } finally {
-      // Given up (the queue closed): a request nobody waits for any more is withdrawn, and an
-      // answer that came meanwhile is not left behind.
-      rmSync(requestPath, { force: true });
-      rmSync(answerPath, { force: true });
-    }
-  }
-
-  /** Prune under the directory's lock when it is free and the request still unclaimed; else undefined. */
-  async #pruneHoldingLock(requestPath: string, request: PruneRequest): Promise<number | undefined> {
-    const lock = new DirectoryLock(this.#queueDir);
-    try {
-      await lock.acquire();
-    } catch {
-      return undefined; // a worker took the directory meanwhile: it answers
-    }
-    try {
-      // Claimed by taking it away: a worker that read it first has answered or will.
-      const claimed = `${requestPath}.mine`;
-      try {
-        renameSync(requestPath, claimed);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-        throw error;
-      }
-      rmSync(claimed, { force: true });
-      return this.#prune(request, lock);
-    } finally {
-      await lock.release();
-    }
+    const lock = this.#lock as DirectoryLock;
+    answerPruneRequests(this.#queueDir, (request) => pruneRuns(this.#queueDir, this.#runs, request, lock));
   }
 
   async close(): Promise<void> {
@@ -556,90 +490,6 @@ class EmbeddedQueue implements EmbeddedRunQueue {
   /** Wait until something changes for `runId` (or anything, for workers waiting for work). */
   waitForWork(signal?: AbortSignal): Promise<void> {
     return this.#waiters.next("enqueued", { signal: signal });
-  }
-
-  #leaseOf(run: StoredRun, token: string, controller: AbortController): RunLease {
-    const { runId } = run;
-    // Set when a write through this lease failed: the run is left to #recoverAbandoned.
-    let abandoned: Error | undefined;
-    // Fenced: only the lease's holder may write, only while the run is active under it, and only
-    // while this process still holds the directory (checked again just before each write).
-    const owned = (): StoredRun => {
-      const current = this.#runs.get(runId);
-      if (this.#closed) throw new LeaseLostError(runId, "the queue closed");
-      if (abandoned) throw new LeaseLostError(runId, `a write failed (${abandoned.message})`);
-      this.#assertHolder(runId);
-      if (current?.lease !== token || current.status !== "active") {
-        throw new LeaseLostError(runId, current ? `the run is ${current.status}` : "the run is gone");
-      }
-      return current;
-    };
-    // A write that fails (not a refused one) leaves the run active with nobody on it: the lease is
-    // given up, its run stops, and the next take puts it back to waiting.
-    const guarded = <T>(write: () => T): T => {
-      try {
-        return write();
-      } catch (error) {
-        if (!(error instanceof LeaseLostError) && !abandoned) {
-          abandoned = error as Error;
-          this.#pausedUntil = Date.now() + 1_000;
-          this.#warn(
-            `run ${runId}: a write failed (${(error as Error).message}); it will wait again and resume from its last checkpoint`,
-          );
-          if (this.#controllers.get(runId) === controller) this.#controllers.delete(runId);
-          controller.abort(error);
-          this.#waiters.notify("enqueued");
-        }
-        throw error;
-      }
-    };
-    const finish = (update: Partial<StoredRun>) =>
-      guarded(() => {
-        const { lease: _lease, ...rest } = owned();
-        this.#write({ ...rest, ...update, finishedAt: Date.now() });
-        this.#controllers.delete(runId);
-      });
-    const job: RunJob = {
-      runId,
-      workflow: run.workflow,
-      message: run.message,
-      priority: run.priority,
-      ...(run.promptVars && { promptVars: run.promptVars }),
-    };
-    return {
-      job,
-      checkpoint: run.checkpoint,
-      attempts: run.attempts,
-      signal: controller.signal,
-      saveCheckpoint: async (checkpoint: StoredCheckpoint) =>
-        guarded(() => {
-          owned();
-          this.#takeCancelRequests(); // a client's cancel reaches an active run at its next checkpoint
-          this.#takePruneRequests(); // and a client waiting on a prune hears back while runs are long
-          this.#write({ ...owned(), checkpoint });
-        }),
-      complete: async (result: unknown) => finish({ status: "completed", result: result ?? null }),
-      fail: async (error, { retry } = { retry: false }) => {
-        if (retry) {
-          guarded(() => {
-            const { lease: _lease, ...rest } = owned();
-            this.#write({ ...rest, status: "waiting", error });
-            this.#controllers.delete(runId);
-          });
-          this.#waiters.notify("enqueued");
-          return;
-        }
-        finish({ status: "failed", error });
-      },
-      release: async () => {
-        guarded(() => {
-          const { lease: _lease, ...rest } = owned();
-          this.#write({ ...rest, status: "waiting" });
-          this.#controllers.delete(runId);
-        });
-        this.#waiters.notify("enqueued");
-      },
-    };
   }
 
   /** Write a run's file durably, in a worker only while it still holds the directory. */
