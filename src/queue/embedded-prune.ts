@@ -47,10 +47,23 @@ export function pruneRuns(
   return removed;
 }
 
-/** A worker carries out the prune requests clients left as files (`prune`), and answers each beside it. */
-export function answerPruneRequests(queueDir: string, prune: (request: PruneRequest) => number): void {
+/**
+ * A worker carries out the prune requests clients left as files (`prune`), and answers each beside
+ * it. An entry that is not a file is left alone and told to `onStray`.
+ */
+export function answerPruneRequests(
+  queueDir: string,
+  prune: (request: PruneRequest) => number,
+  onStray: (name: string, reason: string) => void,
+): void {
   const dir = join(queueDir, "prune");
-  for (const name of readdirSync(dir)) {
+  for (const name of readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => {
+      if (entry.isFile()) return true;
+      onStray(entry.name, "not a file");
+      return false;
+    })
+    .map((entry) => entry.name)) {
     if (!name.endsWith(".json") || name.startsWith(".")) continue;
     const id = name.slice(0, -".json".length);
     let answer: PruneAnswer;

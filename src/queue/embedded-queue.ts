@@ -267,12 +267,17 @@ class EmbeddedQueue implements EmbeddedRunQueue {
         runIds.push(name);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
-        if (this.#strays.has(`${kind}/${name}`)) continue;
-        this.#strays.add(`${kind}/${name}`);
-        this.#warn(`ignoring ${kind}/${name}: ${(error as Error).message}`);
+        this.#warnStray(`${kind}/${name}`, (error as Error).message);
       }
     }
     return runIds;
+  }
+
+  /** Say once (not at every take) that a request file is ignored. */
+  #warnStray(path: string, reason: string): void {
+    if (this.#strays.has(path)) return;
+    this.#strays.add(path);
+    this.#warn(`ignoring ${path}: ${reason}`);
   }
 
   /** A worker honours cancel requests clients left as files. */
@@ -476,7 +481,11 @@ class EmbeddedQueue implements EmbeddedRunQueue {
   #takePruneRequests(): void {
     this.#assertHolder();
     const lock = this.#lock as DirectoryLock;
-    answerPruneRequests(this.#queueDir, (request) => pruneRuns(this.#queueDir, this.#runs, request, lock));
+    answerPruneRequests(
+      this.#queueDir,
+      (request) => pruneRuns(this.#queueDir, this.#runs, request, lock),
+      (name, reason) => this.#warnStray(`prune/${name}`, reason),
+    );
   }
 
   async close(): Promise<void> {

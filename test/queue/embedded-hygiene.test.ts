@@ -198,12 +198,13 @@ describe("unreadable and hostile run files", () => {
     expect((await queue.enqueue("echo", "x", { runId: "order.17" })).runId).toBe("order.17");
   });
 
-  it("ignores a stray file (and a directory) in cancel/ and retry/ with one warning each; the worker works on", async () => {
+  it("ignores a stray file (and a directory) in cancel/, retry/ and prune/ with one warning each; the worker works on", async () => {
     const dir = tempDir();
     const { queue, warnings } = await open(dir);
     writeFileSync(join(dir, "cancel", "not a run id"), "");
     mkdirSync(join(dir, "cancel", "sub"));
     writeFileSync(join(dir, "retry", "17"), "");
+    mkdirSync(join(dir, "prune", "d.json"));
     const { workflow, runner } = echo();
     const errors: unknown[] = [];
     const worker = startWorker({
@@ -222,6 +223,7 @@ describe("unreadable and hostile run files", () => {
     expect(warnings.sort()).toEqual([
       expect.stringMatching(/^ignoring cancel\/not a run id: its name is not a run id/),
       expect.stringMatching(/^ignoring cancel\/sub: /),
+      "ignoring prune/d.json: not a file",
       expect.stringMatching(/^ignoring retry\/17: its name is not a run id/),
     ]);
   });
