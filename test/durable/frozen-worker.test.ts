@@ -8,6 +8,7 @@
  * the crash-point matrix counts them), the unsafe charge is started at most once per key, and no
  * finished run goes back to active. The workers: test/fixtures/durable/frozen-worker-child.ts.
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createEmbeddedQueue } from "../../src/queue/index.ts";
@@ -128,6 +129,10 @@ describe("a worker frozen past the lock's staleness, then woken after another to
         expect(ofRun("finish"), `finish of run-${index}`).toHaveLength(1);
         expect(ofRun("charge_card").length, `charge_card of run-${index}`).toBeLessThanOrEqual(1);
       }
+      // The first worker exited without removing the second's lock, and the second works on.
+      expect(existsSync(join(queueDir, "queue.lock"))).toBe(true);
+      await client.enqueue("order", "run-after", { runId: "run-after" });
+      expect(await client.result("run-after")).toBe("finish done for run-after");
     },
     120_000,
   );
