@@ -26,6 +26,8 @@ import { RunIdSchema, type RunRecord } from "./run-queue.ts";
 export interface StoredRun extends RunRecord {
   /** The holder's lease token while active. */
   lease?: string;
+  /** The directory's epoch of the worker that wrote it (its writes are fenced on that epoch). */
+  epoch?: number;
 }
 
 const ErrorSchema = z.object({ name: z.string(), message: z.string() });
@@ -48,6 +50,7 @@ const StoredRunSchema = z
     enqueuedAt: z.number(),
     finishedAt: z.number().optional(),
     lease: z.string().optional(),
+    epoch: z.number().int().optional(),
   })
   .passthrough();
 

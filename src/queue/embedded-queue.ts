@@ -504,13 +504,15 @@ class EmbeddedQueue implements EmbeddedRunQueue {
   /** Write a run's file durably, in a worker only while it still holds the directory. */
   #write(run: StoredRun): void {
     this.#assertHolder(run.runId);
+    // Each write carries the epoch it was fenced on: the file says which holder wrote it last.
+    const stored: StoredRun = this.#lock ? { ...run, epoch: this.#lock.epoch } : run;
     try {
-      writeFileDurably(join(this.#dir, `${run.runId}.json`), JSON.stringify(run));
+      writeFileDurably(join(this.#dir, `${run.runId}.json`), JSON.stringify(stored));
     } catch (error) {
       this.#pausedUntil = Date.now() + 1_000;
       throw error;
     }
-    this.#runs.set(run.runId, run);
+    this.#runs.set(run.runId, stored);
     this.#waiters.notify(run.runId);
   }
 
@@ -520,6 +522,6 @@ class EmbeddedQueue implements EmbeddedRunQueue {
 }
 
 function publicRecord(run: StoredRun): RunRecord {
-  const { lease: _lease, ...record } = run;
+  const { lease: _lease, epoch: _epoch, ...record } = run;
   return record;
 }

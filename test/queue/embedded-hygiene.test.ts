@@ -5,7 +5,16 @@
  * fail with ENOSPC) leaving no temp file and no run stuck active, and a second process taking the
  * directory over (fenced writes, QueueFencedError, the worker stopping).
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -349,8 +358,11 @@ describe("another process takes the directory over (this one frozen past the loc
     await expect(first.enqueue("echo", "y", { runId: "r2" })).rejects.toThrow(QueueFencedError);
     expect(warnings).toEqual([expect.stringMatching(/taken over by another process.*This worker stops/)]);
 
-    // The run is the second holder's, as it left it; closing the first leaves the second's lock.
+    // The run is the second holder's, as it left it (its file says so); closing the first leaves
+    // the second's lock.
     expect(await second.get("r1")).toMatchObject({ status: "waiting", checkpoint: { meta: { seq: 1 } } });
+    expect(JSON.parse(readFileSync(join(dir, "runs", "r1.json"), "utf8"))).toMatchObject({ epoch: 2 });
+    expect(await second.get("r1")).not.toHaveProperty("epoch");
     await first.close();
     expect(existsSync(join(dir, "queue.lock"))).toBe(true);
     const next = await second.take("w2");
