@@ -7,8 +7,14 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Command, InvalidArgumentError } from "commander";
-import type { RunQueue, RunRecord, RunRegistry, RunStatus } from "../queue/index.ts";
-import { engineOf, FINISHED_STATUSES, type FinishedStatus, urlWithoutPassword } from "../queue/run-queue.ts";
+import type { EmbeddedRunQueue, RunQueue, RunRecord, RunRegistry, RunStatus } from "../queue/index.ts";
+import {
+  engineOf,
+  FINISHED_STATUSES,
+  type FinishedStatus,
+  QueueFencedError,
+  urlWithoutPassword,
+} from "../queue/run-queue.ts";
 
 const DEFAULT_QUEUE_DIR = ".forge/queue";
 const QUEUE_HELP = "the queue: a directory (embedded), or a redis:// or postgres:// URL (BullMQ)";
@@ -62,21 +68,26 @@ export function registerQueueCommands(program: Command): void {
         ...(watch && { watch }),
         ...(endpoints && { endpoints }),
         onSettled: (runId, outcome) => console.error(`${runId} ${outcome}`),
+        onError: (error) => {
+          console.error(`forge worker: ${(error as Error)?.stack ?? String(error)}`);
+          // Another process took the directory while this one was frozen: its lanes have stopped.
+          if (error instanceof QueueFencedError) stop(1);
+        },
       });
       console.error(
         `forge worker on ${where(options.queue)}: ${[...registry.workflows.keys()].join(", ")}${endpoints ? `, inferring through ${options.endpoint.map(urlWithoutPassword).join(", ")}` : ""}${options.watch ? `, runs reported to ${options.watch}` : ""} (Ctrl-C hands runs back)`,
       );
-      const stop = () => {
+      function stop(code = 0) {
         worker
           .close()
           .then(() => Promise.all([queue.close(), endpoints?.close()]))
           .then(
-            () => process.exit(0),
+            () => process.exit(code),
             () => process.exit(1),
           );
-      };
-      process.once("SIGINT", stop);
-      process.once("SIGTERM", stop);
+      }
+      process.once("SIGINT", () => stop());
+      process.once("SIGTERM", () => stop());
     });
 
   program
@@ -120,6 +131,10 @@ export function registerQueueCommands(program: Command): void {
       await withQueue(options.queue, async (queue) => {
         for (const run of await queue.list(options.status ? { status: options.status } : {})) {
           console.log(`${run.runId}\t${run.status}\t${run.workflow}\tattempts=${run.attempts}`);
+        }
+        // An embedded queue's unreadable run files, moved aside: said on stderr, the listing stays runs only.
+        for (const file of (await (queue as Partial<EmbeddedRunQueue>).quarantined?.()) ?? []) {
+          console.error(`quarantined ${file.from} (${file.reason}): ${file.path}`);
         }
       });
     });

@@ -1,37 +1,39 @@
 /**
  * The embedded run queue: no server, one process. Each run is a JSON file in `dir/runs/`,
- * replaced atomically (temp file + rename) on every change, so a `kill -9` leaves every run as its
- * last completed write. A lock file keeps a second process off the same directory; on open, runs
- * a dead process left active go back to waiting and resume from their last checkpoint.
+ * replaced durably (temp file, fsync, rename, fsync of the directory) on every change, so a
+ * `kill -9` or a power loss leaves every run as its last completed write. A lock file keeps a
+ * second process off the same directory, and every write is fenced on the directory's epoch (see
+ * `embedded-lock.ts`); on open, runs a dead process left active go back to waiting and resume from
+ * their last checkpoint. A run file that cannot be read is moved aside to `dir/quarantine/`.
  */
 import { randomUUID } from "node:crypto";
-import {
-  existsSync,
-  linkSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import lockfile from "proper-lockfile";
+import {
+  createFileDurably,
+  isRunId,
+  listQuarantined,
+  type QuarantinedFile,
+  quarantineFile,
+  readRunFile,
+  type StoredRun,
+  writeFileDurably,
+} from "./embedded-files.ts";
+import { createEmbeddedLease, type LeaseHost } from "./embedded-lease.ts";
+import { DirectoryLock } from "./embedded-lock.ts";
+import { answerPruneRequests, askToPrune, pruneRuns } from "./embedded-prune.ts";
 import {
   assertPriority,
   assertPruneOptions,
   assertRunId,
   type EnqueueOptions,
-  type FinishedStatus,
-  isPrunable,
   LeaseLostError,
   type PruneOptions,
-  type RunJob,
+  type QueueFencedError,
   type RunLease,
   type RunQueue,
   type RunRecord,
   type RunStatus,
-  type StoredCheckpoint,
 } from "./run-queue.ts";
 import { Waiters } from "./waiters.ts";
 
@@ -51,12 +53,20 @@ export interface EmbeddedQueueOptions {
    * through a request file; it cannot take runs.
    */
   mode?: "worker" | "client";
+  /**
+   * Hears what the queue set aside rather than failing on: a run file it could not read (moved to
+   * `dir/quarantine/`), a stray file in `cancel/` or `retry/`, a run whose write failed (it waits
+   * again), the directory taken over by another process. Default: one line on stderr.
+   */
+  onWarning?: (message: string) => void;
 }
 
-/** What the queue keeps beside a run's public record: who holds it. */
-interface StoredRun extends RunRecord {
-  /** The holder's lease token while active. */
-  lease?: string;
+/** The embedded queue: a `RunQueue`, plus what it moved aside. */
+export interface EmbeddedRunQueue extends RunQueue {
+  /** The files moved aside to `dir/quarantine/` because they could not be read, oldest first. */
+  quarantined(): Promise<QuarantinedFile[]>;
+  /** Resolves when a run may be waiting (a worker idles on it). */
+  waitForWork(signal?: AbortSignal): Promise<void>;
 }
 
 /**
@@ -65,62 +75,66 @@ interface StoredRun extends RunRecord {
  * const queue = await createEmbeddedQueue({ dir: ".forge/runs" });
  * await queue.enqueue("weather", "Weather in Paris?", { runId: "order-17" });
  */
-export async function createEmbeddedQueue(options: EmbeddedQueueOptions): Promise<RunQueue> {
+export async function createEmbeddedQueue(options: EmbeddedQueueOptions): Promise<EmbeddedRunQueue> {
   const runsDir = join(options.dir, "runs");
-  mkdirSync(runsDir, { recursive: true });
-  mkdirSync(join(options.dir, "cancel"), { recursive: true });
-  mkdirSync(join(options.dir, "retry"), { recursive: true });
-  mkdirSync(join(options.dir, "prune"), { recursive: true });
+  for (const sub of ["runs", "cancel", "retry", "prune", "quarantine"]) {
+    mkdirSync(join(options.dir, sub), { recursive: true });
+  }
+  const warn =
+    options.onWarning ?? ((message: string) => console.warn(`forge queue ${options.dir}: ${message}`));
   if (options.mode === "client") {
-    const queue = new EmbeddedQueue(runsDir, async () => {}, "client");
+    const queue = new EmbeddedQueue(runsDir, undefined, warn);
     queue.recover();
     return queue;
   }
-  let unlock: () => Promise<void>;
+  // The queue is made first so that a takeover noticed at any time reaches its leases.
+  let queue: EmbeddedQueue | undefined;
+  const lock = new DirectoryLock(options.dir, (error) => queue?.fence(error));
   try {
-    const retries = Math.ceil((options.waitForLockMs ?? 0) / 500);
-    unlock = await lockfile.lock(options.dir, {
-      ...lockOptions(options.dir),
-      retries: { retries, minTimeout: 500, maxTimeout: 500, factor: 1 },
-    });
+    await lock.acquire(options.waitForLockMs ?? 0);
   } catch (error) {
     throw new Error(
       `The run queue in ${options.dir} is open in another process (${(error as Error).message}). Stop that process, or give this one another directory.`,
       { cause: error },
     );
   }
-  const queue = new EmbeddedQueue(runsDir, unlock, "worker");
-  queue.recover();
+  queue = new EmbeddedQueue(runsDir, lock, warn);
+  try {
+    queue.recover();
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
   return queue;
 }
 
-/** The directory lock a worker holds (and a client pruning while no worker does). */
-function lockOptions(dir: string): { lockfilePath: string; stale: number } {
-  return { lockfilePath: join(dir, "queue.lock"), stale: 10_000 };
-}
-
-/** A client's prune request, as a file in `prune/`, and the worker's answer beside it. */
-interface PruneRequest {
-  olderThanMs: number;
-  status: FinishedStatus[];
-}
-type PruneAnswer = { removed: number } | { error: string };
-
-class EmbeddedQueue implements RunQueue {
+class EmbeddedQueue implements EmbeddedRunQueue {
   readonly #dir: string;
-  readonly #unlock: () => Promise<void>;
+  readonly #queueDir: string;
+  /** The directory's lock: a worker's (fenced writes); undefined in a client. */
+  readonly #lock: DirectoryLock | undefined;
+  readonly #warn: (message: string) => void;
   readonly #runs = new Map<string, StoredRun>();
+  /** The live leases, by run: an active run without one was abandoned by a failed write. */
   readonly #controllers = new Map<string, AbortController>();
   readonly #waiters = new Waiters();
-  readonly #mode: "worker" | "client";
+  /** Stray request files already warned about (warned once, not at every take). */
+  readonly #strays = new Set<string>();
   #seq = 0;
   #seqMs = 0;
   #closed = false;
+  /** After a failed write, no run is taken until then: a full disk is not retried in a hot loop. */
+  #pausedUntil = 0;
 
-  constructor(dir: string, unlock: () => Promise<void>, mode: "worker" | "client") {
+  constructor(dir: string, lock: DirectoryLock | undefined, warn: (message: string) => void) {
     this.#dir = dir;
-    this.#unlock = unlock;
-    this.#mode = mode;
+    this.#queueDir = join(dir, "..");
+    this.#lock = lock;
+    this.#warn = warn;
+  }
+
+  get #mode(): "worker" | "client" {
+    return this.#lock ? "worker" : "client";
   }
 
   /** Now, in ms, with this process's order within one millisecond in the fraction. */
@@ -143,25 +157,86 @@ class EmbeddedQueue implements RunQueue {
   }
 
   /**
+   * Another process took the directory (this one was frozen past the lock's staleness): every
+   * lease stops at once, idle lanes wake to find `take` refused, and nothing more is written.
+   */
+  fence(error: QueueFencedError): void {
+    this.#warn(`${error.message} This worker stops.`);
+    for (const controller of this.#controllers.values()) controller.abort(error);
+    this.#controllers.clear();
+    this.#waiters.notifyAll();
+  }
+
+  /** What this queue's leases write through. */
+  readonly #leaseHost: LeaseHost = {
+    current: (runId) => this.#runs.get(runId),
+    isClosed: () => this.#closed,
+    assertHolder: (runId) => this.#assertHolder(runId),
+    write: (run) => this.#write(run),
+    takeRequests: () => {
+      this.#takeCancelRequests();
+      this.#takePruneRequests();
+    },
+    end: (runId, controller) => {
+      if (this.#controllers.get(runId) === controller) this.#controllers.delete(runId);
+    },
+    abandon: (runId, error) => {
+      this.#pausedUntil = Date.now() + 1_000;
+      this.#warn(
+        `run ${runId}: a write failed (${error.message}); it will wait again and resume from its last checkpoint`,
+      );
+      this.#waiters.notify("enqueued");
+    },
+    notifyWork: () => this.#waiters.notify("enqueued"),
+  };
+
+  /** In a worker, throw `QueueFencedError` unless the directory is still this process's. */
+  #assertHolder(runId?: string): void {
+    this.#lock?.assertHeld(runId);
+  }
+
+  /**
    * Read run files this process has not seen (clients add runs as files); a client rereads all,
-   * and forgets the runs whose files are gone (pruned).
+   * and forgets the runs whose files are gone (pruned). A file that cannot be read is quarantined.
    */
   #scan(): void {
     const seen = new Set<string>();
     for (const name of readdirSync(this.#dir)) {
-      if (!name.endsWith(".json")) continue;
+      if (!name.endsWith(".json") || name.startsWith(".")) continue;
       const runId = name.slice(0, -".json".length);
       if (this.#mode === "worker" && this.#runs.has(runId)) continue;
-      try {
-        this.#runs.set(runId, JSON.parse(readFileSync(join(this.#dir, name), "utf8")) as StoredRun);
-        seen.add(runId);
-      } catch (error) {
-        // A file being replaced (rename is atomic, so only a client racing a delete sees this).
-        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      }
+      const run = this.#read(runId);
+      if (run) seen.add(runId);
     }
     if (this.#mode === "client") {
       for (const runId of [...this.#runs.keys()]) if (!seen.has(runId)) this.#runs.delete(runId);
+    }
+  }
+
+  /**
+   * Read `runs/<runId>.json` into memory: the run, or undefined when there is none (deleted, or
+   * unreadable and moved aside to `quarantine/` with a warning).
+   */
+  #read(runId: string): StoredRun | undefined {
+    const path = join(this.#dir, `${runId}.json`);
+    const read = isRunId(runId) ? readRunFile(path, runId) : { unreadable: "its name is not a run id" };
+    if ("run" in read) {
+      this.#runs.set(runId, read.run);
+      return read.run;
+    }
+    this.#runs.delete(runId);
+    if ("unreadable" in read) this.#quarantine(path, read.unreadable);
+    return undefined;
+  }
+
+  #quarantine(path: string, reason: string): void {
+    try {
+      const moved = quarantineFile(this.#queueDir, path, reason);
+      if (moved) this.#warn(`${moved.from} is unreadable (${reason}); moved aside to ${moved.path}`);
+    } catch (error) {
+      this.#warn(
+        `${path} is unreadable (${reason}) and could not be moved aside: ${(error as Error).message}`,
+      );
     }
   }
 
@@ -173,33 +248,50 @@ class EmbeddedQueue implements RunQueue {
    */
   #refresh(runId: string): StoredRun | undefined {
     if (this.#mode === "worker" && this.#runs.has(runId)) return this.#runs.get(runId);
-    try {
-      const run = JSON.parse(readFileSync(join(this.#dir, `${runId}.json`), "utf8")) as StoredRun;
-      this.#runs.set(runId, run);
-      return run;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      this.#runs.delete(runId);
-      return undefined;
+    return this.#read(runId);
+  }
+
+  /**
+   * The run ids of the request files clients left in `cancel/` or `retry/`, each file removed. A
+   * file whose name is no run id (or that cannot be removed) is left alone, with one warning.
+   */
+  #takeRequests(kind: "cancel" | "retry"): string[] {
+    this.#assertHolder();
+    const dir = join(this.#queueDir, kind);
+    const runIds: string[] = [];
+    for (const name of readdirSync(dir)) {
+      if (name.startsWith(".")) continue;
+      try {
+        if (!isRunId(name)) throw new Error("its name is not a run id");
+        rmSync(join(dir, name));
+        runIds.push(name);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+        this.#warnStray(`${kind}/${name}`, (error as Error).message);
+      }
     }
+    return runIds;
+  }
+
+  /** Say once (not at every take) that a request file is ignored. */
+  #warnStray(path: string, reason: string): void {
+    if (this.#strays.has(path)) return;
+    this.#strays.add(path);
+    this.#warn(`ignoring ${path}: ${reason}`);
   }
 
   /** A worker honours cancel requests clients left as files. */
   #takeCancelRequests(): void {
-    const dir = join(this.#dir, "..", "cancel");
-    for (const runId of readdirSync(dir)) {
-      rmSync(join(dir, runId), { force: true });
-      void this.cancel(runId);
+    for (const runId of this.#takeRequests("cancel")) {
+      this.cancel(runId).catch((error: unknown) =>
+        this.#warn(`cancel ${runId}: ${(error as Error).message}`),
+      );
     }
   }
 
   /** A worker honours retry requests clients left as files (a run no longer retryable is left as it is). */
   #takeRetryRequests(): void {
-    const dir = join(this.#dir, "..", "retry");
-    for (const runId of readdirSync(dir)) {
-      rmSync(join(dir, runId), { force: true });
-      this.retry(runId).catch(() => {});
-    }
+    for (const runId of this.#takeRequests("retry")) this.retry(runId).catch(() => {});
   }
 
   async enqueue(workflow: string, message: string, options: EnqueueOptions = {}): Promise<RunRecord> {
@@ -222,15 +314,8 @@ class EmbeddedQueue implements RunQueue {
     if (this.#mode === "client") {
       // Written whole to a file of its own, then linked to its name: an atomic exclusive create, so
       // a worker never reads half a run, and of two clients enqueueing one id only one wins.
-      const temporary = join(this.#dir, `.${runId}.${randomUUID()}.tmp`);
-      writeFileSync(temporary, JSON.stringify(run));
-      try {
-        linkSync(temporary, join(this.#dir, `${runId}.json`));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if (!createFileDurably(join(this.#dir, `${runId}.json`), JSON.stringify(run))) {
         return publicRecord(this.#refresh(runId) ?? run);
-      } finally {
-        rmSync(temporary, { force: true });
       }
       this.#runs.set(runId, run);
       return publicRecord(run);
@@ -243,7 +328,10 @@ class EmbeddedQueue implements RunQueue {
   async take(_workerId: string): Promise<RunLease | null> {
     this.#assertOpen();
     if (this.#mode === "client") throw new Error("A client-mode queue cannot take runs; open it as a worker");
+    this.#assertHolder();
+    if (Date.now() < this.#pausedUntil) return null;
     this.#scan();
+    this.#recoverAbandoned();
     this.#takeCancelRequests();
     this.#takeRetryRequests();
     this.#takePruneRequests();
@@ -256,7 +344,22 @@ class EmbeddedQueue implements RunQueue {
     this.#write(run);
     const controller = new AbortController();
     this.#controllers.set(run.runId, controller);
-    return this.#leaseOf(run, token, controller);
+    return createEmbeddedLease(this.#leaseHost, run, token, controller);
+  }
+
+  /**
+   * Runs this process left active with no lease (a write through the lease failed: a full disk)
+   * wait again, to resume from their last checkpoint, without a restart.
+   */
+  #recoverAbandoned(): void {
+    for (const run of [...this.#runs.values()]) {
+      if (run.status !== "active" || this.#controllers.has(run.runId)) continue;
+      const { lease: _lease, ...rest } = run;
+      this.#write({ ...rest, status: "waiting" });
+      this.#warn(
+        `run ${run.runId} waits again (its last write had failed); it resumes from its last checkpoint`,
+      );
+    }
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
@@ -271,6 +374,10 @@ class EmbeddedQueue implements RunQueue {
       .filter((run) => filter.status === undefined || run.status === filter.status)
       .sort((a, b) => a.enqueuedAt - b.enqueuedAt)
       .map(publicRecord);
+  }
+
+  async quarantined(): Promise<QuarantinedFile[]> {
+    return listQuarantined(this.#queueDir);
   }
 
   async result(runId: string, options: { signal?: AbortSignal } = {}): Promise<unknown> {
@@ -298,7 +405,7 @@ class EmbeddedQueue implements RunQueue {
     assertRunId(runId);
     if (this.#mode === "client") {
       // The worker that holds the directory carries it out at its next take.
-      writeFileSync(join(this.#dir, "..", "cancel", runId), "");
+      writeFileDurably(join(this.#queueDir, "cancel", runId), "");
       return;
     }
     const run = this.#runs.get(runId);
@@ -324,7 +431,7 @@ class EmbeddedQueue implements RunQueue {
     }
     if (this.#mode === "client") {
       // The worker that holds the directory carries it out at its next take.
-      writeFileSync(join(this.#dir, "..", "retry", runId), "");
+      writeFileDurably(join(this.#queueDir, "retry", runId), "");
       return publicRecord(run);
     }
     // A failed run keeps its error until it settles again (as a backend retry does); a cancel's goes.
@@ -344,114 +451,41 @@ class EmbeddedQueue implements RunQueue {
   async prune(options: PruneOptions): Promise<number> {
     const { olderThanMs, status } = assertPruneOptions(options);
     this.#assertOpen();
-    if (this.#mode === "client") return this.#askToPrune({ olderThanMs, status: [...status] });
+    if (this.#mode === "client") {
+      return askToPrune(
+        this.#queueDir,
+        { olderThanMs, status: [...status] },
+        {
+          assertOpen: () => this.#assertOpen(),
+          pruneHere: (lock) => {
+            this.#scan();
+            return pruneRuns(this.#queueDir, this.#runs, { olderThanMs, status: [...status] }, lock);
+          },
+        },
+      );
+    }
+    this.#assertHolder();
     this.#scan();
     // Requests made before this prune go first: a retry asked for still happens.
     this.#takeCancelRequests();
     this.#takeRetryRequests();
-    return this.#prune({ olderThanMs, status: [...status] });
-  }
-
-  /**
-   * Delete the run files `request` names, in a process that holds the directory. A delete is one
-   * unlink: a reader racing it finds the whole file or none (ENOENT, which every read here expects).
-   */
-  #prune(request: PruneRequest): number {
-    if (this.#mode === "client") this.#scan();
-    const status = new Set(request.status);
-    const cutoff = Date.now() - request.olderThanMs;
-    let removed = 0;
-    for (const run of [...this.#runs.values()]) {
-      if (!isPrunable(run, status, cutoff)) continue;
-      // A retry asked for and not yet carried out wins: the run is about to wait again.
-      if (existsSync(join(this.#dir, "..", "retry", run.runId))) continue;
-      rmSync(join(this.#dir, `${run.runId}.json`), { force: true });
-      // A cancel left for the pruned (finished) run must not reach a new run of the same id.
-      rmSync(join(this.#dir, "..", "cancel", run.runId), { force: true });
-      this.#runs.delete(run.runId);
-      removed += 1;
-    }
-    return removed;
+    return pruneRuns(
+      this.#queueDir,
+      this.#runs,
+      { olderThanMs, status: [...status] },
+      this.#lock as DirectoryLock,
+    );
   }
 
   /** A worker carries out prune requests clients left as files, and answers each beside it. */
   #takePruneRequests(): void {
-    const dir = join(this.#dir, "..", "prune");
-    for (const name of readdirSync(dir)) {
-      if (!name.endsWith(".json") || name.startsWith(".")) continue;
-      const id = name.slice(0, -".json".length);
-      let answer: PruneAnswer;
-      try {
-        answer = { removed: this.#prune(JSON.parse(readFileSync(join(dir, name), "utf8")) as PruneRequest) };
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
-        answer = { error: (error as Error).message };
-      }
-      writeAtomically(join(dir, `${id}.done`), JSON.stringify(answer));
-      rmSync(join(dir, name), { force: true });
-    }
-  }
-
-  /**
-   * A client's prune: leave a request for the worker that holds the directory and wait for its
-   * answer (at its next take or checkpoint); when no worker holds it, take the lock and prune here.
-   */
-  async #askToPrune(request: PruneRequest): Promise<number> {
-    const queueDir = join(this.#dir, "..");
-    const pruneDir = join(queueDir, "prune");
-    const id = randomUUID();
-    const requestPath = join(pruneDir, `${id}.json`);
-    const answerPath = join(pruneDir, `${id}.done`);
-    writeAtomically(requestPath, JSON.stringify(request));
-    try {
-      for (;;) {
-        this.#assertOpen();
-        if (existsSync(answerPath)) {
-          const answer = JSON.parse(readFileSync(answerPath, "utf8")) as PruneAnswer;
-          rmSync(answerPath, { force: true });
-          if ("error" in answer) throw new Error(`The worker could not prune: ${answer.error}`);
-          return answer.removed;
-        }
-        if (!(await lockfile.check(queueDir, lockOptions(queueDir)))) {
-          const removed = await this.#pruneHoldingLock(queueDir, requestPath, request);
-          if (removed !== undefined) return removed;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    } finally {
-      // Given up (the queue closed): a request nobody waits for any more is withdrawn, and an
-      // answer that came meanwhile is not left behind.
-      rmSync(requestPath, { force: true });
-      rmSync(answerPath, { force: true });
-    }
-  }
-
-  /** Prune under the directory's lock when it is free and the request still unclaimed; else undefined. */
-  async #pruneHoldingLock(
-    queueDir: string,
-    requestPath: string,
-    request: PruneRequest,
-  ): Promise<number | undefined> {
-    let unlock: () => Promise<void>;
-    try {
-      unlock = await lockfile.lock(queueDir, lockOptions(queueDir));
-    } catch {
-      return undefined; // a worker took the directory meanwhile: it answers
-    }
-    try {
-      // Claimed by taking it away: a worker that read it first has answered or will.
-      const claimed = `${requestPath}.mine`;
-      try {
-        renameSync(requestPath, claimed);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-        throw error;
-      }
-      rmSync(claimed, { force: true });
-      return this.#prune(request);
-    } finally {
-      await unlock();
-    }
+    this.#assertHolder();
+    const lock = this.#lock as DirectoryLock;
+    answerPruneRequests(
+      this.#queueDir,
+      (request) => pruneRuns(this.#queueDir, this.#runs, request, lock),
+      (name, reason) => this.#warnStray(`prune/${name}`, reason),
+    );
   }
 
   async close(): Promise<void> {
@@ -459,7 +493,7 @@ class EmbeddedQueue implements RunQueue {
     this.#closed = true;
     for (const controller of this.#controllers.values()) controller.abort(new Error("The run queue closed"));
     this.#waiters.notifyAll();
-    await this.#unlock();
+    await this.#lock?.release();
   }
 
   /** Wait until something changes for `runId` (or anything, for workers waiting for work). */
@@ -467,64 +501,18 @@ class EmbeddedQueue implements RunQueue {
     return this.#waiters.next("enqueued", { signal: signal });
   }
 
-  #leaseOf(run: StoredRun, token: string, controller: AbortController): RunLease {
-    const { runId } = run;
-    // Fenced: only the lease's holder may write, and only while the run is active under it.
-    const owned = (): StoredRun => {
-      const current = this.#runs.get(runId);
-      if (this.#closed) throw new LeaseLostError(runId, "the queue closed");
-      if (current?.lease !== token || current.status !== "active") {
-        throw new LeaseLostError(runId, current ? `the run is ${current.status}` : "the run is gone");
-      }
-      return current;
-    };
-    const finish = (update: Partial<StoredRun>) => {
-      const { lease: _lease, ...rest } = owned();
-      this.#write({ ...rest, ...update, finishedAt: Date.now() });
-      this.#controllers.delete(runId);
-    };
-    const job: RunJob = {
-      runId,
-      workflow: run.workflow,
-      message: run.message,
-      priority: run.priority,
-      ...(run.promptVars && { promptVars: run.promptVars }),
-    };
-    return {
-      job,
-      checkpoint: run.checkpoint,
-      attempts: run.attempts,
-      signal: controller.signal,
-      saveCheckpoint: async (checkpoint: StoredCheckpoint) => {
-        this.#takeCancelRequests(); // a client's cancel reaches an active run at its next checkpoint
-        this.#takePruneRequests(); // and a client waiting on a prune hears back while runs are long
-        this.#write({ ...owned(), checkpoint });
-      },
-      complete: async (result: unknown) => finish({ status: "completed", result: result ?? null }),
-      fail: async (error, { retry } = { retry: false }) => {
-        if (retry) {
-          const { lease: _lease, ...rest } = owned();
-          this.#write({ ...rest, status: "waiting", error });
-          this.#controllers.delete(runId);
-          this.#waiters.notify("enqueued");
-          return;
-        }
-        finish({ status: "failed", error });
-      },
-      release: async () => {
-        const { lease: _lease, ...rest } = owned();
-        this.#write({ ...rest, status: "waiting" });
-        this.#controllers.delete(runId);
-        this.#waiters.notify("enqueued");
-      },
-    };
-  }
-
+  /** Write a run's file durably, in a worker only while it still holds the directory. */
   #write(run: StoredRun): void {
-    const path = join(this.#dir, `${run.runId}.json`);
-    writeFileSync(`${path}.tmp`, JSON.stringify(run));
-    renameSync(`${path}.tmp`, path);
-    this.#runs.set(run.runId, run);
+    this.#assertHolder(run.runId);
+    // Each write carries the epoch it was fenced on: the file says which holder wrote it last.
+    const stored: StoredRun = this.#lock ? { ...run, epoch: this.#lock.epoch } : run;
+    try {
+      writeFileDurably(join(this.#dir, `${run.runId}.json`), JSON.stringify(stored));
+    } catch (error) {
+      this.#pausedUntil = Date.now() + 1_000;
+      throw error;
+    }
+    this.#runs.set(run.runId, stored);
     this.#waiters.notify(run.runId);
   }
 
@@ -533,13 +521,7 @@ class EmbeddedQueue implements RunQueue {
   }
 }
 
-/** Write a file whole: a reader sees the old one, none, or the new one, never a part. */
-function writeAtomically(path: string, text: string): void {
-  writeFileSync(`${path}.tmp`, text);
-  renameSync(`${path}.tmp`, path);
-}
-
 function publicRecord(run: StoredRun): RunRecord {
-  const { lease: _lease, ...record } = run;
+  const { lease: _lease, epoch: _epoch, ...record } = run;
   return record;
 }

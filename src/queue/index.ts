@@ -8,7 +8,8 @@ export {
   RunQueueConnectionError,
 } from "./bullmq-queue.ts";
 export { createRunQueue, type RunQueueSpec } from "./create-run-queue.ts";
-export { createEmbeddedQueue, type EmbeddedQueueOptions } from "./embedded-queue.ts";
+export type { QuarantinedFile } from "./embedded-files.ts";
+export { createEmbeddedQueue, type EmbeddedQueueOptions, type EmbeddedRunQueue } from "./embedded-queue.ts";
 export { createPostgresQueue, PostgresMissingError, type PostgresQueueOptions } from "./postgres-queue.ts";
 export {
   type EnqueueOptions,
@@ -16,6 +17,7 @@ export {
   type FinishedStatus,
   LeaseLostError,
   type PruneOptions,
+  QueueFencedError,
   type RunJob,
   type RunLease,
   type RunQueue,

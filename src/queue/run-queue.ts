@@ -6,6 +6,7 @@
  * implement it: the embedded one (in-process, a JSON file per run) and BullMQ (on Redis or
  * PostgreSQL).
  */
+import { z } from "zod";
 
 /** Where a run stands. */
 export type RunStatus = "waiting" | "active" | "completed" | "failed" | "cancelled";
@@ -174,13 +175,21 @@ export const PRIORITY_LIMIT = 2 ** 20;
 const RUN_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /**
- * Check a run id, by the rules every engine can keep (they are BullMQ's job-id rules): 1-128
- * characters of A-Z a-z 0-9 _ . - and not an integer. It also names files, so nothing else.
+ * A run id, by the rules every engine can keep (they are BullMQ's job-id rules): 1-128 characters
+ * of A-Z a-z 0-9 _ . - and not an integer. It also names files, so nothing else, and not `.` or
+ * `..`. Checked where an id is written and wherever one is read back (a run file's name and
+ * content, a request file's name).
  */
+export const RunIdSchema = z
+  .string()
+  .regex(RUN_ID)
+  .refine((runId) => `${Number.parseInt(runId, 10)}` !== runId && runId !== "." && runId !== "..");
+
+/** Check a run id ({@link RunIdSchema}); throws a `RangeError` saying what a run id may be. */
 export function assertRunId(runId: string): string {
-  if (typeof runId !== "string" || !RUN_ID.test(runId) || `${Number.parseInt(runId, 10)}` === runId) {
+  if (!RunIdSchema.safeParse(runId).success) {
     throw new RangeError(
-      `runId must be 1-128 characters of A-Z a-z 0-9 _ . - and not an integer, got ${JSON.stringify(runId)}`,
+      `runId must be 1-128 characters of A-Z a-z 0-9 _ . -, not an integer and not . or .., got ${JSON.stringify(runId)}`,
     );
   }
   return runId;
@@ -214,6 +223,27 @@ export class LeaseLostError extends Error {
     super(`Run ${runId}: this worker's lease is gone (${detail}); the run belongs to another worker now.`);
     this.name = "LeaseLostError";
     this.runId = runId;
+  }
+}
+
+/**
+ * A write refused because another process took the embedded queue's directory: this process's
+ * lock went stale (it was frozen, or its disk stalled, past the lock's 10 s) and the new holder
+ * bumped the directory's epoch. Every later write and take of this queue throws it; a worker stops
+ * its lanes, and the runs it held belong to the new holder. A `LeaseLostError`: a lease's write
+ * refused this way rejects with it.
+ */
+export class QueueFencedError extends LeaseLostError {
+  /** The epoch this process took the directory at. */
+  readonly epoch: number;
+  /** The directory's epoch now (undefined when it could not be read). */
+  readonly currentEpoch: number | undefined;
+  constructor(dir: string, epoch: number, currentEpoch: number | undefined, runId = "") {
+    super(runId, "");
+    this.name = "QueueFencedError";
+    this.message = `The run queue in ${dir} was taken over by another process (this process took it at epoch ${epoch}, it is at ${currentEpoch ?? "an unreadable epoch"} now): ${runId ? `run ${runId}'s write is refused and ` : "writes are refused and "}its runs belong to the new holder.`;
+    this.epoch = epoch;
+    this.currentEpoch = currentEpoch;
   }
 }
 

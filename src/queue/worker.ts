@@ -8,7 +8,7 @@ import { BackendError, WorkflowDefinitionError } from "../core/errors.ts";
 import type { LLMClient } from "../core/types.ts";
 import type { Workflow } from "../core/workflow.ts";
 import { WorkflowRunner, type WorkflowRunnerOptions } from "../loop/runner.ts";
-import { LeaseLostError, type RunLease, type RunQueue } from "./run-queue.ts";
+import { LeaseLostError, QueueFencedError, type RunLease, type RunQueue } from "./run-queue.ts";
 
 /** Producers and workers share it: which workflows exist, and the runner that runs them. */
 export interface RunRegistry {
@@ -70,7 +70,9 @@ export interface WorkerOptions {
   onSettled?: (runId: string, outcome: "completed" | "failed" | "retrying" | "released" | "lost") => void;
   /**
    * Hears an error a lane could not settle (the queue unreadable, a settle that failed); the lane
-   * goes on after a poll interval. Default: one line with the stack on stderr.
+   * goes on after a poll interval. A `QueueFencedError` (an embedded queue's directory taken over by
+   * another process while this one was frozen) stops every lane instead: the worker is done, and
+   * `close()` resolves at once. Default: one line with the stack on stderr.
    */
   onError?: (error: unknown) => void;
 }
@@ -112,6 +114,13 @@ export function startWorker(options: WorkerOptions): Worker {
         else await runLease(lease);
       } catch (error) {
         if (stop.signal.aborted) return;
+        if (error instanceof QueueFencedError) {
+          // Another process took the queue (this one was frozen past its lock): every lane stops
+          // at once, and the runs are the new holder's. Said once, by the first lane to hear it.
+          stop.abort(error);
+          reportError(error);
+          return;
+        }
         reportError(error);
         await pause(options.pollMs ?? 200);
       }
