@@ -223,6 +223,6 @@ export {
 export { notRunNudge, prerequisiteNudge, retryNudge, stepNudge, unknownToolNudge } from "./prompts/nudges.ts";
 export type { RescueOptions } from "./prompts/rescue/index.ts";
 export { detectToolCalls, rescueToolCall } from "./prompts/rescue/index.ts";
-export type { RescueOutcome, RescueParser } from "./prompts/rescue/outcome.ts";
+export type { RescueContext, RescueOutcome, RescueParser } from "./prompts/rescue/outcome.ts";
 export { buildToolPrompt, extractToolCall } from "./prompts/tool-prompt.ts";
 export { RESPOND_TOOL_NAME, respondTool } from "./tools/respond.ts";
