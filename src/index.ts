@@ -43,6 +43,7 @@ export {
   StreamError,
   ThinkingNotSupportedError,
   ToolCallError,
+  ToolCallRepairError,
   ToolExecutionError,
   ToolOutputError,
   ToolResolutionError,
@@ -97,6 +98,7 @@ export {
   type TextResponse,
   type TokenUsage,
   type ToolCall,
+  type ToolChoice,
 } from "./core/types.ts";
 export {
   type DefineWorkflowOptions,
@@ -134,6 +136,7 @@ export {
 } from "./guardrails/guardrails.ts";
 export { DEFAULT_LIMITS, type GuardLimits, guardLimitsSchema } from "./guardrails/limits.ts";
 export type { Nudge, NudgeKind } from "./guardrails/nudge.ts";
+export type { RepairToolCall, ToolCallRepairInput, ToolCallRepairReason } from "./guardrails/repair.ts";
 export { type RejectDecision, rejectionReplies } from "./guardrails/replies.ts";
 export {
   buildRetryNudge,

@@ -22,6 +22,11 @@ export interface WorkflowConfig extends GuardRules {
   maxIterations: number;
   /** On: stop after the first valid batch (the proxy's front half); nothing is executed. */
   inferenceOnly: boolean;
+  /**
+   * On (default): the request after a prose answer (a retry nudge) asks the client for a tool
+   * call (`SendOptions.toolChoice: "required"`). Absent in snapshots older than the option: on.
+   */
+  forceToolChoiceOnRetry?: boolean;
 }
 
 /** The outcome of one tool call of an executed batch. */
@@ -112,6 +117,7 @@ export function createWorkflowConfig(
     rescueEnabled: true,
     stepEnforcement: true,
     inferenceOnly: false,
+    forceToolChoiceOnRetry: true,
     ...config,
   };
 }

@@ -50,14 +50,23 @@ export function contextWarningOf(warnings: readonly ThresholdEvent[]): string | 
     : contextWarningNudge(highest.fraction, highest.tokens, highest.budgetTokens);
 }
 
-/** What a request carries: the context's history, plus this pass's transient context warning. */
-export function inferenceRequest(context: WorkflowContext): { messages: Message[]; transient?: Message[] } {
-  if (context.contextWarning === null) return { messages: context.messages };
+/**
+ * What a request carries: the context's history, plus this pass's transient context warning, and
+ * `toolChoice: "required"` when it retries after a prose answer (`forceToolChoiceOnRetry`).
+ */
+export function inferenceRequest(context: WorkflowContext): {
+  messages: Message[];
+  transient?: Message[];
+  toolChoice?: "required";
+} {
+  const force = context.decision?.kind === "retry" && context.config.forceToolChoiceOnRetry !== false;
+  const toolChoice = force ? { toolChoice: "required" as const } : {};
+  if (context.contextWarning === null) return { messages: context.messages, ...toolChoice };
   const warning = createMessage(MessageRole.USER, context.contextWarning, {
     type: MessageType.CONTEXT_WARNING,
     stepIndex: stepOf(context),
   });
-  return { messages: context.messages, transient: [warning] };
+  return { messages: context.messages, transient: [warning], ...toolChoice };
 }
 
 /** Decide what the response leads to, and count the failure it may be. */
