@@ -193,7 +193,12 @@ describe("the position in the reference, from the history alone", () => {
 describe("each fault against the guardrail that handles it (in-process sim)", () => {
   it("Qwen <tool_call> text: rescued by reforged; without rescue it costs a retry nudge; bare fails", async () => {
     const reforged = await runInProcess("basic_2step", "reforged", scripted(FaultKind.QWEN_TOOL_CALL));
-    expect(reforged.measurement).toMatchObject({ accurate: true, rescues: 1, iterations: 2 });
+    expect(reforged.measurement).toMatchObject({
+      accurate: true,
+      rescues: 1,
+      iterations: 2,
+      forcedRetries: 0,
+    });
     const noRescue = await runInProcess("basic_2step", "no_rescue", scripted(FaultKind.QWEN_TOOL_CALL));
     expect(noRescue.measurement).toMatchObject({
       accurate: true,
@@ -211,7 +216,14 @@ describe("each fault against the guardrail that handles it (in-process sim)", ()
 
   it("malformed JSON is never rescued: a retry nudge recovers it", async () => {
     const { measurement } = await runInProcess("basic_2step", "reforged", scripted(FaultKind.MALFORMED_JSON));
-    expect(measurement).toMatchObject({ accurate: true, rescues: 0, iterations: 3, nudges: { retry: 1 } });
+    expect(measurement).toMatchObject({
+      accurate: true,
+      rescues: 0,
+      iterations: 3,
+      nudges: { retry: 1 },
+      // The retry after the prose-like text asked for a required call.
+      forcedRetries: 1,
+    });
   });
 
   it("a premature terminal call: blocked and recovered with steps on; with steps off it answers with guesses", async () => {
