@@ -43,10 +43,11 @@ export function parsePythonic(text: string, context: RescueContext = {}): Rescue
     }
     const call = readCall(text, nameAt);
     if (!call.ok) return garbled(`a pythonic call cannot be read: ${call.reason}`);
-    // A call followed by more text on its line is prose quoting a call, not one.
+    // A call followed by more text on its line is prose quoting a call, not one (nor is any call
+    // its string arguments hold: the scan goes on after it).
+    lineStart.lastIndex = call.end;
     if (!/^[ \t]*;?[ \t]*(?:\r?\n|$)/.test(text.slice(call.end))) continue;
     calls.push(call.value);
-    lineStart.lastIndex = call.end;
   }
   return found(calls);
 }
