@@ -5,7 +5,7 @@
 
 import type { ToolCall } from "../../core/types.ts";
 import { ABSENT, found, garbled, type RescueContext, type RescueOutcome } from "./outcome.ts";
-import { type Read, readName, setOwn, skipSpace } from "./python-literal.ts";
+import { MAX_DEPTH, type Read, readName, setOwn, skipSpace } from "./python-literal.ts";
 
 /** Each dialect: its call tokens and its string delimiter. */
 const DIALECTS = [
@@ -86,7 +86,8 @@ function readGemmaCall(text: string, index: number, quote: string): Read<ToolCal
   return { ok: true, value: { tool: head.name, args: args.value }, end: args.end };
 }
 
-function readObject(text: string, index: number, quote: string): Read<Record<string, unknown>> {
+function readObject(text: string, index: number, quote: string, depth = 0): Read<Record<string, unknown>> {
+  if (depth > MAX_DEPTH) return { ok: false, reason: `values nest deeper than ${MAX_DEPTH}` };
   const object: Record<string, unknown> = {};
   let position = skipSpace(text, index + 1);
   while (text[position] !== "}") {
@@ -97,7 +98,7 @@ function readObject(text: string, index: number, quote: string): Read<Record<str
     if (!key.ok) return key;
     position = skipSpace(text, key.end);
     if (text[position] !== ":") return { ok: false, reason: `the key '${key.value}' is not followed by ':'` };
-    const value = readValue(text, skipSpace(text, position + 1), quote);
+    const value = readValue(text, skipSpace(text, position + 1), quote, depth + 1);
     if (!value.ok) return value;
     setOwn(object, key.value, value.value);
     position = skipSpace(text, value.end);
@@ -107,12 +108,13 @@ function readObject(text: string, index: number, quote: string): Read<Record<str
   return { ok: true, value: object, end: position + 1 };
 }
 
-function readList(text: string, index: number, quote: string): Read<unknown[]> {
+function readList(text: string, index: number, quote: string, depth: number): Read<unknown[]> {
+  if (depth > MAX_DEPTH) return { ok: false, reason: `values nest deeper than ${MAX_DEPTH}` };
   const items: unknown[] = [];
   let position = skipSpace(text, index + 1);
   while (text[position] !== "]") {
     if (position >= text.length) return { ok: false, reason: "a '[' never closes" };
-    const item = readValue(text, position, quote);
+    const item = readValue(text, position, quote, depth + 1);
     if (!item.ok) return item;
     items.push(item.value);
     position = skipSpace(text, item.end);
@@ -122,10 +124,10 @@ function readList(text: string, index: number, quote: string): Read<unknown[]> {
   return { ok: true, value: items, end: position + 1 };
 }
 
-function readValue(text: string, index: number, quote: string): Read<unknown> {
+function readValue(text: string, index: number, quote: string, depth: number): Read<unknown> {
   if (text.startsWith(quote, index)) return readQuoted(text, index, quote);
-  if (text[index] === "{") return readObject(text, index, quote);
-  if (text[index] === "[") return readList(text, index, quote);
+  if (text[index] === "{") return readObject(text, index, quote, depth);
+  if (text[index] === "[") return readList(text, index, quote, depth);
   // A bare token: a number or constant, else text (its <escape>s were dropped).
   let end = index;
   while (end < text.length && !/[,}\]]/.test(text[end] ?? "")) end++;

@@ -12,6 +12,8 @@ const NAME = /[A-Za-z_][A-Za-z0-9_.-]*/y;
 const NUMBER =
   /[+-]?(?:0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][+-]?\d+)?)/y;
 const KEYWORD = /[A-Za-z_][A-Za-z0-9_]*/y;
+/** The deepest nesting of lists and dicts read (the proxy refuses JSON bodies deeper than 64). */
+export const MAX_DEPTH = 256;
 /** Python's constants, and JSON's, which small models mix in. */
 const CONSTANTS: Readonly<Record<string, unknown>> = {
   True: true,
@@ -116,11 +118,13 @@ export function readCallList(text: string, index: number): Read<ToolCall[]> {
  * escapes, adjacent strings joined; a raw newline inside quotes is kept, where Python would refuse), a number, `True`/`False`/`None` (or JSON's spellings), a
  * list or tuple (as an array), or a dict with string or number keys. Nothing is evaluated.
  */
-export function readLiteral(text: string, index: number): Read<unknown> {
+export function readLiteral(text: string, index: number, depth = 0): Read<unknown> {
   const char = text[index];
   if (char === undefined) return fail("a value is missing");
-  if (char === "[" || char === "(") return readSequence(text, index, char === "[" ? "]" : ")");
-  if (char === "{") return readDict(text, index);
+  // Arguments are never this deep; refusing keeps a pathological text from exhausting the stack.
+  if (depth > MAX_DEPTH) return fail(`values nest deeper than ${MAX_DEPTH}`);
+  if (char === "[" || char === "(") return readSequence(text, index, char === "[" ? "]" : ")", depth);
+  if (char === "{") return readDict(text, index, depth);
   const string = readStrings(text, index);
   if (string !== null) return string;
   const number = new RegExp(NUMBER);
@@ -145,12 +149,12 @@ function numberOf(digits: string): number {
   return radix === 10 ? sign * Number(unsigned) : sign * Number.parseInt(unsigned.slice(2), radix);
 }
 
-function readSequence(text: string, index: number, close: "]" | ")"): Read<unknown[]> {
+function readSequence(text: string, index: number, close: "]" | ")", depth: number): Read<unknown[]> {
   const items: unknown[] = [];
   let position = skipSpace(text, index + 1);
   while (text[position] !== close) {
     if (position >= text.length) return fail(`a '${text[index]}' never closes`);
-    const item = readLiteral(text, position);
+    const item = readLiteral(text, position, depth + 1);
     if (!item.ok) return item;
     items.push(item.value);
     position = skipSpace(text, item.end);
@@ -160,19 +164,19 @@ function readSequence(text: string, index: number, close: "]" | ")"): Read<unkno
   return { ok: true, value: items, end: position + 1 };
 }
 
-function readDict(text: string, index: number): Read<Record<string, unknown>> {
+function readDict(text: string, index: number, depth: number): Read<Record<string, unknown>> {
   const dict: Record<string, unknown> = {};
   let position = skipSpace(text, index + 1);
   while (text[position] !== "}") {
     if (position >= text.length) return fail("a '{' never closes");
-    const key = readLiteral(text, position);
+    const key = readLiteral(text, position, depth + 1);
     if (!key.ok) return key;
     if (typeof key.value !== "string" && typeof key.value !== "number") {
       return fail("a dict key is not a string or a number");
     }
     position = skipSpace(text, key.end);
     if (text[position] !== ":") return fail("a dict key is not followed by ':'");
-    const value = readLiteral(text, skipSpace(text, position + 1));
+    const value = readLiteral(text, skipSpace(text, position + 1), depth + 1);
     if (!value.ok) return value;
     setOwn(dict, String(key.value), value.value);
     position = skipSpace(text, value.end);

@@ -44,13 +44,14 @@ export function parseToolCode(text: string): RescueOutcome {
 }
 
 /** `print(call)`, `call` or `[call, …]` at `index`. */
-function readStatement(text: string, index: number): Read<ToolCall[]> {
+function readStatement(text: string, index: number, depth = 0): Read<ToolCall[]> {
   if (text[index] === "[") return readCallList(text, index);
   const head = readName(text, index);
   if (head?.name === "print") {
     const open = skipSpace(text, head.end);
     if (text[open] === "(") {
-      const inner = readStatement(text, skipSpace(text, open + 1));
+      if (depth > 0) return { ok: false, reason: "print( holds a print(" };
+      const inner = readStatement(text, skipSpace(text, open + 1), depth + 1);
       if (!inner.ok) return inner;
       const close = skipSpace(text, inner.end);
       if (text[close] !== ")") return { ok: false, reason: "print( holds more than a call" };

@@ -79,6 +79,7 @@ describe("parseFunctionGemma", () => {
     ["an unclosed object", "<start_function_call>call:get_weather{city:<escape>Paris<escape>"],
     ["a key without a value", "<start_function_call>call:get_weather{city}<end_function_call>"],
     ["text after the call", "<start_function_call>call:get_time{} now<end_function_call>"],
+    ["nesting deeper than any arguments", `<start_function_call>call:get_time{a:${"[".repeat(100_000)}`],
   ])("is garbled by %s", (_label, text) => {
     expect(parseFunctionGemma(text, context).status).toBe("garbled");
   });

@@ -79,6 +79,7 @@ describe("readLiteral", () => {
     ["a list without commas", "[1 2]"],
     ["a dict with a list key", "{[1]: 2}"],
     ["a set", "{1, 2}"],
+    ["nesting deeper than any arguments", `${"[".repeat(100_000)}${"]".repeat(100_000)}`],
   ])("refuses %s", (_label, text) => {
     const read = readLiteral(text, 0);
     expect(read.ok && read.end === text.length).toBe(false);

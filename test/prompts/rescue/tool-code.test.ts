@@ -38,6 +38,7 @@ describe("parseToolCode", () => {
     ["a variable", "```tool_code\nx = get_weather(city='Paris')\n```"],
     ["an expression", "```tool_code\nprint(1 + 2)\n```"],
     ["a positional argument", '```tool_code\nget_weather("Paris")\n```'],
+    ["print inside print", "```tool_code\nprint(print(get_time()))\n```"],
   ])("is garbled by %s", (_label, text) => {
     expect(parseToolCode(text).status).toBe("garbled");
   });
