@@ -50,6 +50,10 @@ describe("rescueToolCall: realistic model outputs", () => {
     ["FunctionGemma without its tokens", "call:get_weather{city:Paris}"],
     ["Gemma 3 ```tool_code", '```tool_code\nprint(get_weather(city="Paris"))\n```'],
     [
+      "gpt-oss harmony whose analysis mentions a recipient",
+      '<|channel|>analysis<|message|>I will send it to=functions.get_weather next.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>',
+    ],
+    [
       "gpt-oss harmony",
       '<|channel|>analysis<|message|>User wants weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>',
     ],
