@@ -38,16 +38,18 @@ describe("fault formats against rescue", () => {
     entry.reference.map((step) => ({ entry, step, tools: Object.keys(entry.build().workflow.tools) })),
   );
 
-  it.each([FaultKind.FENCED_JSON, FaultKind.QWEN_TOOL_CALL, FaultKind.MISTRAL_TOOL_CALLS])(
-    "%s: rescue recovers exactly the intended call, for every reference step",
-    (fault) => {
-      for (const { step, tools } of steps) {
-        const text = renderAsText(fault, { name: step.tool, arguments: step.args }, 0);
-        expect(rescueToolCall(text, tools), text).toEqual([{ tool: step.tool, args: step.args }]);
-      }
-      expect(RESCUABLE_FAULTS.has(fault)).toBe(true);
-    },
-  );
+  it.each([
+    FaultKind.FENCED_JSON,
+    FaultKind.QWEN_TOOL_CALL,
+    FaultKind.MISTRAL_TOOL_CALLS,
+    FaultKind.PYTHONIC_CALL,
+  ])("%s: rescue recovers exactly the intended call, for every reference step", (fault) => {
+    for (const { step, tools } of steps) {
+      const text = renderAsText(fault, { name: step.tool, arguments: step.args }, 0);
+      expect(rescueToolCall(text, tools), text).toEqual([{ tool: step.tool, args: step.args }]);
+    }
+    expect(RESCUABLE_FAULTS.has(fault)).toBe(true);
+  });
 
   it.each([FaultKind.PROSE, FaultKind.MALFORMED_JSON])(
     "%s: rescue must not produce a call (both variants)",
