@@ -45,6 +45,7 @@ export {
   StreamError,
   ThinkingNotSupportedError,
   ToolCallError,
+  ToolCallRepairError,
   ToolExecutionError,
   ToolOutputError,
   ToolResolutionError,
@@ -99,6 +100,7 @@ export {
   type TextResponse,
   type TokenUsage,
   type ToolCall,
+  type ToolChoice,
 } from "./core/types.ts";
 export {
   type DefineWorkflowOptions,
@@ -136,6 +138,7 @@ export {
 } from "./guardrails/guardrails.ts";
 export { DEFAULT_LIMITS, type GuardLimits, guardLimitsSchema } from "./guardrails/limits.ts";
 export type { Nudge, NudgeKind } from "./guardrails/nudge.ts";
+export type { RepairToolCall, ToolCallRepairInput, ToolCallRepairReason } from "./guardrails/repair.ts";
 export { type RejectDecision, rejectionReplies } from "./guardrails/replies.ts";
 export {
   buildRetryNudge,
@@ -225,6 +228,6 @@ export {
 export { notRunNudge, prerequisiteNudge, retryNudge, stepNudge, unknownToolNudge } from "./prompts/nudges.ts";
 export type { RescueOptions } from "./prompts/rescue/index.ts";
 export { detectToolCalls, rescueToolCall } from "./prompts/rescue/index.ts";
-export type { RescueOutcome, RescueParser } from "./prompts/rescue/outcome.ts";
+export type { RescueContext, RescueOutcome, RescueParser } from "./prompts/rescue/outcome.ts";
 export { buildToolPrompt, extractToolCall } from "./prompts/tool-prompt.ts";
 export { RESPOND_TOOL_NAME, respondTool } from "./tools/respond.ts";

@@ -288,6 +288,7 @@ export function harnessFailure(task: RunTask, runId: string, error: unknown): Ru
       textResponses: 0,
       rescues: 0,
       nudges: { retry: 0, unknown_tool: 0, step: 0, prerequisite: 0 },
+      forcedRetries: 0,
       compactions: 0,
       maxPhase: 0,
       inputTokens: 0,

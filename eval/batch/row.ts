@@ -79,6 +79,8 @@ export const runRowSchema = z.object({
   textResponses: z.number(),
   rescues: z.number(),
   nudges: nudgesSchema,
+  /** Absent in rows written before forced retries were counted. */
+  forcedRetries: z.number().optional(),
   compactions: z.number(),
   maxPhase: z.number(),
   inputTokens: z.number(),

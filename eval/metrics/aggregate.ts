@@ -28,6 +28,8 @@ export interface GroupMetrics {
   efficiency: number | null;
   wastedCalls: number;
   nudges: { retry: number; unknown_tool: number; step: number; prerequisite: number };
+  /** Retries sent with `toolChoice: "required"` (rows from before the count: 0). */
+  forcedRetries: number;
   rescues: number;
   toolErrors: number;
   /** Runs in which compaction fired. */
@@ -64,6 +66,7 @@ export function groupMetrics(rows: readonly RunRow[]): GroupMetrics {
       step: sum((row) => row.nudges.step),
       prerequisite: sum((row) => row.nudges.prerequisite),
     },
+    forcedRetries: sum((row) => row.forcedRetries ?? 0),
     rescues: sum((row) => row.rescues),
     toolErrors: sum((row) => row.toolErrors),
     compactedRuns: rows.filter((row) => row.compactions > 0).length,

@@ -171,6 +171,7 @@ export async function runForge(input: ForgeRunInput): Promise<RunOutcome> {
       ).length,
       rescues: countRescues(client.exchanges, Object.keys(workflow.tools), config.rescueEnabled),
       nudges: countNudges(runMessages),
+      forcedRetries: client.exchanges.filter((exchange) => exchange.toolChoice === "required").length,
       ...summarizeCompactions(compactions),
       ...tokenTotals(client.exchanges),
       wallMs: Math.round(wallMs * 10) / 10,

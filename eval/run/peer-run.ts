@@ -192,6 +192,7 @@ export async function runPeer(input: PeerRunInput): Promise<RunOutcome> {
       textResponses: steps.filter((step) => step.toolCalls.length === 0).length,
       rescues: 0,
       nudges: emptyNudges(),
+      forcedRetries: 0,
       compactions: 0,
       maxPhase: 0,
       ...tokenTotals(exchanges.filter((exchange) => exchange.error === null)),

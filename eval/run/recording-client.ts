@@ -10,6 +10,7 @@ import {
   type SendOptions,
   type StreamChunk,
   type TokenUsage,
+  type ToolChoice,
 } from "../../src/core/types.ts";
 import { estimateWireTokens, type WireMessage } from "../sim-model/wire.ts";
 
@@ -29,6 +30,8 @@ export interface RecordedExchange {
   cacheWriteTokens?: number;
   response: LLMResponse | null;
   error: { name: string; message: string; statusCode?: number; body?: string } | null;
+  /** The call's `SendOptions.toolChoice` when it had one (`"required"` on a forced retry). */
+  toolChoice?: ToolChoice;
 }
 
 /**
@@ -59,10 +62,10 @@ export class RecordingClient implements LLMClient {
     const usage = observeUsage(options);
     try {
       const response = await this.#inner.send(messages, tools, usage.options);
-      this.#record(started, messages, response, null, usage.reported);
+      this.#record(started, messages, response, null, usage.reported, options?.toolChoice);
       return response;
     } catch (error) {
-      this.#record(started, messages, null, error, usage.reported);
+      this.#record(started, messages, null, error, usage.reported, options?.toolChoice);
       throw error;
     }
   }
@@ -80,9 +83,9 @@ export class RecordingClient implements LLMClient {
         if (chunk.type === ChunkType.FINAL && chunk.response) final = chunk.response;
         yield chunk;
       }
-      this.#record(started, messages, final, null, usage.reported);
+      this.#record(started, messages, final, null, usage.reported, options?.toolChoice);
     } catch (error) {
-      this.#record(started, messages, null, error, usage.reported);
+      this.#record(started, messages, null, error, usage.reported, options?.toolChoice);
       throw error;
     }
   }
@@ -97,6 +100,7 @@ export class RecordingClient implements LLMClient {
     response: LLMResponse | null,
     error: unknown,
     reported: () => TokenUsage | null,
+    toolChoice: ToolChoice | undefined,
   ) {
     const now = performance.now();
     const usage = reported();
@@ -118,6 +122,7 @@ export class RecordingClient implements LLMClient {
           }),
       response,
       error: error === null ? null : describeError(error),
+      ...(toolChoice !== undefined && { toolChoice }),
     });
   }
 }

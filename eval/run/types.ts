@@ -52,6 +52,8 @@ export interface RunMeasurement {
   textResponses: number;
   rescues: number;
   nudges: NudgeCounts;
+  /** LLM calls sent with `toolChoice: "required"`: the retries after a prose answer the loop forced. */
+  forcedRetries: number;
   compactions: number;
   maxPhase: number;
   /** Prompt tokens summed over the calls: the backend's counts where it reported them (see `tokenSource`). */

@@ -23,6 +23,11 @@ export const FaultKind = {
   WRONG_ARG_TYPES: "wrong_arg_types",
   /** Skip the next reference step and play the one after it (guessing data it never fetched). */
   SKIPPED_STEP: "skipped_step",
+  /**
+   * The call as Llama 3.2 and LFM2 write it, `[name(key="value")]`, as text. Rescue understands it.
+   * Last, and in no built-in profile's rates, so the existing profiles draw as before.
+   */
+  PYTHONIC_CALL: "pythonic_call",
 } as const;
 export type FaultKind = (typeof FaultKind)[keyof typeof FaultKind];
 
@@ -34,6 +39,7 @@ export const RESCUABLE_FAULTS: ReadonlySet<FaultKind> = new Set<FaultKind>([
   FaultKind.FENCED_JSON,
   FaultKind.QWEN_TOOL_CALL,
   FaultKind.MISTRAL_TOOL_CALLS,
+  FaultKind.PYTHONIC_CALL,
 ]);
 
 /** A named fault profile. */

@@ -68,6 +68,7 @@ export function planTurn(input: TurnInput): SimTurn {
     case Fault.FENCED_JSON:
     case Fault.QWEN_TOOL_CALL:
     case Fault.MISTRAL_TOOL_CALLS:
+    case Fault.PYTHONIC_CALL:
     case Fault.MALFORMED_JSON:
       return { kind: "text", content: renderAsText(fault, intended, variant), fault, step };
     case Fault.HALLUCINATED_TOOL:
@@ -170,6 +171,10 @@ export function renderAsText(fault: FaultKind, call: SimCall, variant: number): 
       return `<tool_call>\n${json}\n</tool_call>`;
     case Fault.MISTRAL_TOOL_CALLS:
       return `[TOOL_CALLS][${json}]`;
+    case Fault.PYTHONIC_CALL: {
+      const kwargs = Object.entries(call.arguments).map(([key, value]) => `${key}=${pythonLiteral(value)}`);
+      return `[${call.name}(${kwargs.join(", ")})]`;
+    }
     case Fault.MALFORMED_JSON:
       return variant === 0 ? json.slice(0, Math.max(json.length - 2, 1)) : json.replace(/"/g, "'");
     default:
@@ -177,4 +182,19 @@ export function renderAsText(fault: FaultKind, call: SimCall, variant: number): 
         ? `I'll use ${call.name.replace(/_/g, " ")} to look into this and get back to you.`
         : "Let me check that for you before I answer.";
   }
+}
+
+/** A JSON value as a Python literal (JSON's string escapes are Python's too). */
+function pythonLiteral(value: unknown): string {
+  if (value === null || value === undefined) return "None";
+  if (value === true) return "True";
+  if (value === false) return "False";
+  if (Array.isArray(value)) return `[${value.map(pythonLiteral).join(", ")}]`;
+  if (typeof value === "object") {
+    const entries = Object.entries(value).map(
+      ([key, item]) => `${JSON.stringify(key)}: ${pythonLiteral(item)}`,
+    );
+    return `{${entries.join(", ")}}`;
+  }
+  return JSON.stringify(value);
 }

@@ -82,6 +82,10 @@ export interface OllamaClientOptions extends RetryOptions {
  * error lines in a stream, 408 on silence past `timeoutMs`, 503 when Ollama cannot be reached, 502
  * for an answer that is not the wire shape, `StreamError` for a truncated or malformed stream; an
  * aborted `signal` rethrows its reason. Retries as `OpenAICompatibleClient` (see `RetryOptions`).
+ *
+ * `SendOptions.toolChoice` is ignored: Ollama's native `/api/chat` has no `tool_choice` field
+ * (ollama/ollama#11171 is open; a field sent anyway is not enforced), and faking one by dropping
+ * tools or rewriting the prompt would change what the model sees.
  * @example
  * const client = new OllamaClient({ model: "qwen3:8b", recommendedSampling: true });
  * client.setNumCtx(16_384);

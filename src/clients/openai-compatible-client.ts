@@ -5,7 +5,14 @@
 import { basename } from "node:path";
 import { BackendError } from "../core/errors.ts";
 import type { ToolSpec } from "../core/tools.ts";
-import type { LLMClient, LLMResponse, SamplingOverrides, SendOptions, StreamChunk } from "../core/types.ts";
+import type {
+  LLMClient,
+  LLMResponse,
+  SamplingOverrides,
+  SendOptions,
+  StreamChunk,
+  ToolChoice,
+} from "../core/types.ts";
 import { openAISamplingFields, withSamplingOverrides } from "./call-sampling.ts";
 import { authHeaders, joinUrl, openExchange } from "./http.ts";
 import { parseServerProps } from "./llama-server-props.ts";
@@ -26,6 +33,7 @@ import {
   withStreamRetries,
 } from "./retry.ts";
 import { resolveSampling, type SamplingParams } from "./sampling.ts";
+import { openAIToolChoice } from "./tool-choice.ts";
 
 export type { ToolCallingMode } from "./openai-chat-exchange.ts";
 
@@ -58,8 +66,11 @@ export interface OpenAICompatibleClientOptions extends RetryOptions {
   presencePenalty?: number;
   maxTokens?: number;
   seed?: number;
-  /** Sent as `tool_choice` in native mode. */
-  toolChoice?: "auto" | "required" | "none";
+  /**
+   * Sent as `tool_choice` in native mode (`{ name }` as `{type: "function", function: {name}}`);
+   * a call's `SendOptions.toolChoice` wins over it. Prompt mode sends no tools, so none is sent.
+   */
+  toolChoice?: ToolChoice;
   /** Apply the model card's sampling (see `getSamplingDefaults`); explicit values still win. */
   recommendedSampling?: boolean;
   /** Where informational lines go (sampling hint, auto-mode fallback). Default `console.info`. */
@@ -184,7 +195,11 @@ export class OpenAICompatibleClient implements LLMClient {
   }
 
   #request(messages: Record<string, unknown>[], tools: ToolSpec[], options: SendOptions): ChatRequest {
-    const fields = options.sampling === undefined ? this.#fields : this.#bodyFields(options.sampling);
+    const base = options.sampling === undefined ? this.#fields : this.#bodyFields(options.sampling);
+    const fields =
+      options.toolChoice === undefined
+        ? base
+        : { ...base, tool_choice: openAIToolChoice(options.toolChoice) };
     return { messages, tools, model: this.model, fields, onUsage: options.onUsage };
   }
 
@@ -196,7 +211,7 @@ export class OpenAICompatibleClient implements LLMClient {
       overrides,
     );
     return {
-      ...(options.toolChoice !== undefined && { tool_choice: options.toolChoice }),
+      ...(options.toolChoice !== undefined && { tool_choice: openAIToolChoice(options.toolChoice) }),
       ...openAISamplingFields(sampling),
       ...(options.slotId !== undefined && { id_slot: options.slotId }),
       cache_prompt: options.cachePrompt ?? true,

@@ -24,6 +24,20 @@ export class ToolCallError extends ForgeError {
   }
 }
 
+/**
+ * A user's `repairToolCall` hook threw, or returned something that is not a list of tool calls.
+ * The run fails with it (the hook's own error is its `cause`): a broken hook is not a model error
+ * to nudge about.
+ */
+export class ToolCallRepairError extends ForgeError {
+  /** The model's text the hook was asked to repair. */
+  readonly rawResponse: string;
+  constructor(message: string, rawResponse: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.rawResponse = rawResponse;
+  }
+}
+
 /** A tool kept failing: the model did not self-correct within `maxToolErrors` consecutive batches. */
 export class ToolExecutionError extends ForgeError {
   readonly toolName: string;

@@ -70,6 +70,13 @@ export interface SamplingOverrides {
   seed?: number;
 }
 
+/**
+ * Whether the model must call a tool on one request: `"auto"` lets it choose, `"required"` asks
+ * for a call (any tool), `"none"` for no call, `{ name }` for a call of that tool. Each client maps
+ * it to its backend's own field where the backend has one (see each client's `send`).
+ */
+export type ToolChoice = "auto" | "required" | "none" | { name: string };
+
 /** Per-request options every client accepts. */
 export interface SendOptions {
   signal?: AbortSignal;
@@ -96,6 +103,17 @@ export interface SendOptions {
    * priority, as `SlotWorker`. Default 0; other clients ignore it.
    */
   priority?: number;
+  /**
+   * Whether this call must call a tool, over the client's own `toolChoice` option. Sent only with
+   * tools. `OpenAICompatibleClient` sends `tool_choice` (native mode; prompt mode has no way to
+   * force), `AnthropicClient` `tool_choice` (`any` / `tool` / `none`), `LlamaCppClient` forces a
+   * call through its chat wrapper in functions mode; `OllamaClient` ignores it (Ollama's chat API
+   * has no such field). The loop sets `"required"` on the retry after a prose answer
+   * (`forceToolChoiceOnRetry`).
+   * @example
+   * await client.send(messages, tools, { toolChoice: "required" });
+   */
+  toolChoice?: ToolChoice;
 }
 
 /**

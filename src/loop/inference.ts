@@ -10,6 +10,7 @@ import { assertReasoningReplay, type ReasoningReplay } from "../core/reasoning-r
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, StreamChunk, ToolCall } from "../core/types.ts";
 import { DEFAULT_LIMITS } from "../guardrails/limits.ts";
+import type { RepairToolCall } from "../guardrails/repair.ts";
 import type { RetryNudge } from "../guardrails/response-validator.ts";
 import type { HistoryCompactor, WorkflowMachineDeps, WorkflowOutput } from "../machines/workflow.machine.ts";
 import { createWorkflowConfig } from "../machines/workflow-context.ts";
@@ -26,6 +27,10 @@ export interface RunInferenceOptions {
   maxRetries?: number;
   rescueEnabled?: boolean;
   retryNudge?: RetryNudge;
+  /** As `WorkflowRunnerOptions.repairToolCall`: asked before a nudge; its calls are validated too. */
+  repairToolCall?: RepairToolCall;
+  /** As `WorkflowRunnerOptions.forceToolChoiceOnRetry` (default true). */
+  forceToolChoiceOnRetry?: boolean;
   stream?: boolean;
   /** Which earlier reasoning blocks the request re-sends: `full` (default), `keep-last` or `none`. */
   reasoningReplay?: ReasoningReplay;
@@ -61,6 +66,7 @@ export async function runInference(options: RunInferenceOptions): Promise<Infere
     rescueEnabled: options.rescueEnabled ?? true,
     stepEnforcement: false,
     inferenceOnly: true,
+    forceToolChoiceOnRetry: options.forceToolChoiceOnRetry ?? true,
   });
   const deps: WorkflowMachineDeps = {
     client: options.client,
@@ -70,6 +76,7 @@ export async function runInference(options: RunInferenceOptions): Promise<Infere
     ...(options.onChunk && { onChunk: options.onChunk }),
     ...(options.onMessage && { onMessage: options.onMessage }),
     ...(options.retryNudge !== undefined && { retryNudge: options.retryNudge }),
+    ...(options.repairToolCall && { repairToolCall: options.repairToolCall }),
     ...(options.reasoningReplay !== undefined && {
       reasoningReplay: assertReasoningReplay("runInference", options.reasoningReplay),
     }),

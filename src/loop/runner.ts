@@ -12,6 +12,7 @@ import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, StreamChunk } from "../core/types.ts";
 import { renderSystemPrompt, type Workflow, workflowToolSpecs } from "../core/workflow.ts";
 import { resolveLimits } from "../guardrails/limits.ts";
+import type { RepairToolCall } from "../guardrails/repair.ts";
 import type { RetryNudge } from "../guardrails/response-validator.ts";
 import {
   createWorkflowMachine,
@@ -75,6 +76,21 @@ export interface WorkflowRunnerOptions {
    */
   cancelGraceMs?: number;
   retryNudge?: RetryNudge;
+  /**
+   * Asked to repair a response before the loop nudges about it: text rescue got no call from, or
+   * calls that failed validation (an unknown tool, arguments that are not an object or do not fit
+   * the tool's schema). Return the calls to run instead (validated like the model's) or `null` to
+   * nudge; a throw fails the run with `ToolCallRepairError`.
+   * @example
+   * repairToolCall: ({ text, tools }) => (text.includes("Paris") ? [{ tool: "get_weather", args: { city: "Paris" } }] : null)
+   */
+  repairToolCall?: RepairToolCall;
+  /**
+   * Default true: the request after a prose answer asks the client for a tool call
+   * (`SendOptions.toolChoice: "required"`: `tool_choice` on OpenAI-compatible servers and Anthropic;
+   * ignored by Ollama). Off: every request leaves the choice to the model.
+   */
+  forceToolChoiceOnRetry?: boolean;
   /** An inspector, e.g. `createBrowserInspector().inspect` from `@statelyai/inspect`. */
   inspect?: (event: InspectionEvent) => void;
 }
@@ -160,6 +176,7 @@ export class WorkflowRunner {
       rescueEnabled: options.rescueEnabled ?? true,
       stepEnforcement: options.stepEnforcement ?? true,
       ...(options.cancelGraceMs !== undefined && { cancelGraceMs: options.cancelGraceMs }),
+      forceToolChoiceOnRetry: options.forceToolChoiceOnRetry ?? true,
     });
   }
 
@@ -202,6 +219,7 @@ export class WorkflowRunner {
       ...(options.onChunk && { onChunk: options.onChunk }),
       ...(options.onMessage && { onMessage: options.onMessage }),
       ...(options.retryNudge !== undefined && { retryNudge: options.retryNudge }),
+      ...(options.repairToolCall && { repairToolCall: options.repairToolCall }),
       ...(options.reasoningReplay !== undefined && { reasoningReplay: options.reasoningReplay }),
       ...(options.contextWarnings !== undefined && { contextWarnings: options.contextWarnings }),
       ...(hooks.onActorError && { onActorError: hooks.onActorError }),

@@ -25,7 +25,9 @@ import {
   type SendOptions,
   type StreamChunk,
   type TokenUsage,
+  type ToolChoice,
 } from "../core/types.ts";
+import { type RepairToolCall, repairResponse } from "../guardrails/repair.ts";
 import { fromRequests } from "./request-worker.ts";
 import type { ToolOutcome, WorkflowContext } from "./workflow-context.ts";
 
@@ -86,6 +88,8 @@ export interface InferenceDeps {
   onChunk?: (chunk: StreamChunk) => Promise<void> | void;
   /** Sent with each call (`SendOptions.priority`): where it waits for a pooled client's slot. */
   priority?: number;
+  /** Asked to repair a response the loop would nudge about, before the machine decides on it. */
+  repairToolCall?: RepairToolCall;
 }
 
 /** One LLM call's request: the history, folded and serialized for the client by the worker. */
@@ -103,6 +107,8 @@ export interface InferenceRequest {
    * arguments); the loop still accepts calls to them.
    */
   withoutTools?: readonly string[];
+  /** `SendOptions.toolChoice` of this call: `"required"` on the retry after a prose answer. */
+  toolChoice?: ToolChoice;
 }
 
 /**
@@ -153,12 +159,21 @@ export function createInferenceLogic(
         ...(onUsage && { onUsage }),
         ...(runId !== undefined && { runId }),
         ...(deps.priority !== undefined && { priority: deps.priority }),
+        ...(request.toolChoice !== undefined && tools !== undefined && { toolChoice: request.toolChoice }),
       };
       const response = deps.stream
         ? await collectStream(deps.client.sendStream(messages, tools, options), deps.onChunk, signal)
         : await deps.client.send(messages, tools, options);
       if (!isLLMResponse(response)) throw new InvalidResponseError(response);
-      return response;
+      if (deps.repairToolCall === undefined) return response;
+      // The hook sees what the machine would nudge about, and its calls are decided on the same way.
+      const repaired = await repairResponse(response, deps.repairToolCall, {
+        toolNames: context?.config.toolNames ?? deps.toolSpecs.map((spec) => spec.name),
+        rescueEnabled: context?.config.rescueEnabled ?? true,
+        tools: deps.toolSpecs,
+      });
+      signal.throwIfAborted();
+      return repaired;
     },
     // The history is the workflow context's own: a persisted snapshot holds it once.
     options.historyInParent ? { persistRequest: ({ messages: _history, ...rest }) => rest } : {},

@@ -28,6 +28,11 @@ export interface WorkflowConfig extends GuardRules {
    * than this field).
    */
   cancelGraceMs?: number;
+  /**
+   * On (default): the request after a prose answer (a retry nudge) asks the client for a tool
+   * call (`SendOptions.toolChoice: "required"`). Absent in snapshots older than the option: on.
+   */
+  forceToolChoiceOnRetry?: boolean;
 }
 
 /** How long a cancelled run waits for the tool call in flight by default: 5 s. */
@@ -127,6 +132,7 @@ export function createWorkflowConfig(
     stepEnforcement: true,
     inferenceOnly: false,
     cancelGraceMs: DEFAULT_CANCEL_GRACE_MS,
+    forceToolChoiceOnRetry: true,
     ...config,
   };
 }

@@ -8,6 +8,7 @@ import type { Message } from "../core/messages.ts";
 import type { ReasoningReplay } from "../core/reasoning-replay.ts";
 import type { ToolDef, ToolSpec } from "../core/tools.ts";
 import type { LLMClient, LLMResponse, StreamChunk, ToolCall } from "../core/types.ts";
+import type { RepairToolCall } from "../guardrails/repair.ts";
 import type { RetryNudge } from "../guardrails/response-validator.ts";
 import type { CheckpointHook } from "./workflow-actors.ts";
 import type { ToolOutcome, WorkflowFailure, WorkflowStatus } from "./workflow-context.ts";
@@ -47,6 +48,12 @@ export interface WorkflowMachineDeps {
   onChunk?: (chunk: StreamChunk) => Promise<void> | void;
   onMessage?: (message: Message) => void;
   retryNudge?: RetryNudge;
+  /**
+   * Asked, before a nudge, to repair a response whose text held no readable call or whose calls
+   * failed validation (unknown tool, undecodable or schema-invalid arguments); its calls are
+   * decided on like the model's. A throw fails the run with `ToolCallRepairError`.
+   */
+  repairToolCall?: RepairToolCall;
   /** Receives the original error when an invoked actor (client or tools) fails the run. */
   onActorError?: (error: unknown) => void;
   /** Receives what a tool threw (the `cause` of a later ToolExecutionError), by call id. */

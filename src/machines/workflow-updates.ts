@@ -51,14 +51,24 @@ export function contextWarningOf(warnings: readonly ThresholdEvent[]): string | 
     : contextWarningNudge(highest.fraction, highest.tokens, highest.budgetTokens);
 }
 
-/** What a request carries: the context's history, plus this pass's transient context warning. */
+/**
+ * What a request carries: the context's history, plus this pass's transient context warning,
+ * `toolChoice: "required"` when it retries after a prose answer (`forceToolChoiceOnRetry`), and the
+ * tools to leave out after a repeated call (`withoutTools`).
+ */
 export function inferenceRequest(context: WorkflowContext): {
   messages: Message[];
   transient?: Message[];
+  toolChoice?: "required";
   withoutTools?: string[];
 } {
+  const force = context.decision?.kind === "retry" && context.config.forceToolChoiceOnRetry !== false;
   const withoutTools = repeatedTools(context);
-  const request = { messages: context.messages, ...(withoutTools.length > 0 && { withoutTools }) };
+  const request = {
+    messages: context.messages,
+    ...(force && { toolChoice: "required" as const }),
+    ...(withoutTools.length > 0 && { withoutTools }),
+  };
   if (context.contextWarning === null) return request;
   const warning = createMessage(MessageRole.USER, context.contextWarning, {
     type: MessageType.CONTEXT_WARNING,

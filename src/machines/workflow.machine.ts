@@ -305,6 +305,7 @@ function derived<T>(
 /** What the inference worker needs of a run's deps; the context manager hears the backend's counts. */
 function inferenceDepsOf(deps: WorkflowMachineDeps): InferenceDeps {
   const { client, toolSpecs, stream, onChunk, reasoningReplay, checkpoint, contextManager, priority } = deps;
+  const { repairToolCall } = deps;
   const observe = contextManager.observeUsage?.bind(contextManager);
   return {
     ...(checkpoint && { checkpoint }),
@@ -317,6 +318,7 @@ function inferenceDepsOf(deps: WorkflowMachineDeps): InferenceDeps {
     ...(onChunk && { onChunk }),
     ...(reasoningReplay && { reasoningReplay }),
     ...(priority !== undefined && { priority }),
+    ...(repairToolCall && { repairToolCall }),
   };
 }
 

@@ -2,6 +2,7 @@
 export * from "./nudges.ts";
 export {
   detectToolCalls,
+  type RescueContext,
   type RescueOptions,
   type RescueOutcome,
   type RescueParser,

@@ -17,7 +17,7 @@ export function retryNudge(rawResponse: string, availableTools: readonly string[
     "Your last response was not a valid tool call.",
     excerpt.length > 0 ? `You wrote: "${excerpt}${trimmed.length > 200 ? "…" : ""}"` : "You wrote nothing.",
   ];
-  const detected = detectToolCalls(rawResponse);
+  const detected = detectToolCalls(rawResponse, availableTools);
   if (availableTools.length > 0 && detected.status === "found") {
     const unknown = [
       ...new Set(detected.calls.map((call) => call.tool).filter((name) => !availableTools.includes(name))),

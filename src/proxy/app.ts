@@ -9,6 +9,7 @@ import { type Context, Hono } from "hono";
 import { requestId } from "hono/request-id";
 import type { ReasoningReplay } from "../core/reasoning-replay.ts";
 import { DEFAULT_LIMITS } from "../guardrails/limits.ts";
+import type { RepairToolCall } from "../guardrails/repair.ts";
 import { type AccessLogOptions, observeRequests } from "./access-log.ts";
 import type { BackendHealth, ProxyBackend } from "./backend.ts";
 import { createChatService } from "./chat-service.ts";
@@ -40,6 +41,10 @@ export interface ProxyOptions {
   maxRetries?: number | undefined;
   /** Rescue tool calls written as text (default true). */
   rescueEnabled?: boolean | undefined;
+  /** Asked before a nudge to repair a response (see `WorkflowRunnerOptions.repairToolCall`). */
+  repairToolCall?: RepairToolCall | undefined;
+  /** The retry after a prose answer asks the backend for a tool call (`tool_choice: "required"`; default true). */
+  forceToolChoiceOnRetry?: boolean | undefined;
   /**
    * Which of the reasoning blocks clients send back (OpenAI `reasoning_content`, Anthropic
    * `thinking`) go upstream with the history: `none` (default: what earlier versions did),
@@ -133,6 +138,8 @@ export function createProxy(options: ProxyOptions): Hono {
     backend,
     maxRetries: options.maxRetries ?? DEFAULT_LIMITS.maxRetriesPerStep,
     rescueEnabled: options.rescueEnabled ?? true,
+    repairToolCall: options.repairToolCall,
+    forceToolChoiceOnRetry: options.forceToolChoiceOnRetry,
     reasoningReplay: options.reasoningReplay,
     budgetTokens: options.budgetTokens,
     queue,

@@ -12,6 +12,7 @@ import { serializeHistory } from "../core/messages.ts";
 import { applyReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
 import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
 import type { LLMClient } from "../core/types.ts";
+import type { RepairToolCall } from "../guardrails/repair.ts";
 import { type InferenceResult, runInference } from "../loop/inference.ts";
 import type { HistoryCompactor } from "../machines/workflow.machine.ts";
 import { RESPOND_TOOL_NAME, respondTool } from "../tools/respond.ts";
@@ -35,6 +36,10 @@ export interface ChatServiceOptions {
   /** Nudged retries per request: at most `maxRetries + 1` LLM calls. */
   maxRetries: number;
   rescueEnabled: boolean;
+  /** Asked before a nudge to repair a response (`runInference`'s `repairToolCall`). */
+  repairToolCall?: RepairToolCall | undefined;
+  /** Default true: the retry after a prose answer asks for a tool call. */
+  forceToolChoiceOnRetry?: boolean | undefined;
   /** Which earlier reasoning blocks (the client's `reasoning_content` / thinking) go upstream; default `none`. */
   reasoningReplay?: ReasoningReplay | undefined;
   /**
@@ -133,6 +138,10 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         tools,
         maxRetries: options.maxRetries,
         rescueEnabled: options.rescueEnabled,
+        ...(options.repairToolCall && { repairToolCall: options.repairToolCall }),
+        ...(options.forceToolChoiceOnRetry !== undefined && {
+          forceToolChoiceOnRetry: options.forceToolChoiceOnRetry,
+        }),
         onMessage: (message) => noteAppendedMessage(stats, message),
         signal,
       });

@@ -17,6 +17,7 @@ import {
   type ToolCallingMode,
   ToolModeNegotiation,
 } from "../clients/openai-chat-exchange.ts";
+import { openAIToolChoice } from "../clients/tool-choice.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import {
   ChunkType,
@@ -103,12 +104,18 @@ export class ForwardingChatClient implements LLMClient {
 
   /**
    * The client's own body with the history and tools replaced (and `options.sampling` over its
-   * sampling fields, `maxTokens` over `max_completion_tokens` too); `stream` is always false.
+   * sampling fields, `maxTokens` over `max_completion_tokens` too, `options.toolChoice` over its
+   * `tool_choice`); `stream` is always false.
    */
   #request(messages: Record<string, unknown>[], tools: ToolSpec[], options: SendOptions): ChatRequest {
-    const fields = options.sampling
+    const sampled = options.sampling
       ? { ...this.#extraBody, ...openAISamplingFields(options.sampling) }
       : this.#extraBody;
+    // The loop's forced retry (SendOptions.toolChoice) wins over the caller's own tool_choice.
+    const fields =
+      options.toolChoice === undefined
+        ? sampled
+        : { ...sampled, tool_choice: openAIToolChoice(options.toolChoice) };
     // A clamped reply length replaces the client's, in whichever name it sent it.
     const maxTokens = options.sampling?.maxTokens;
     if (maxTokens !== undefined && this.#extraBody.max_completion_tokens !== undefined) {

@@ -10,6 +10,7 @@ import {
   type LLMResponse,
   type SendOptions,
   type StreamChunk,
+  type ToolChoice,
 } from "../core/types.ts";
 
 /** One recorded call: the serialized messages and the tools (as JSON Schema) it was sent. */
@@ -18,6 +19,8 @@ export interface RecordedCall {
   tools: { name: string; description: string; parameters: Record<string, unknown> }[];
   streamed: boolean;
   signal: AbortSignal | undefined;
+  /** The call's `SendOptions.toolChoice`, when it had one (the loop forces a call on a retry). */
+  toolChoice?: ToolChoice;
 }
 
 /** A scripted step: a response, an error to throw, or a function computing either. */
@@ -114,6 +117,7 @@ export class ScriptedClient implements LLMClient {
       })),
       streamed,
       signal: options.signal,
+      ...(options.toolChoice !== undefined && { toolChoice: options.toolChoice }),
     };
     this.calls.push(call);
     const step = this.#script[index];

@@ -108,6 +108,22 @@ describe("send", () => {
     expect(body).not.toHaveProperty("temperature");
   });
 
+  it("sends a call's SendOptions.toolChoice as Anthropic's tool_choice", async () => {
+    server.reply(
+      MESSAGES,
+      jsonFixture("anthropic/message-text.json"),
+      jsonFixture("anthropic/message-text.json"),
+      jsonFixture("anthropic/message-text.json"),
+    );
+    const anthropic = client({ toolChoice: "auto" });
+    await anthropic.send(history, [weather], { toolChoice: "required" });
+    await anthropic.send(history, [weather], { toolChoice: { name: "get_weather" } });
+    await anthropic.send(history, [weather], { toolChoice: "none" });
+    expect(server.bodyOf(MESSAGES, 0).tool_choice).toEqual({ type: "any" });
+    expect(server.bodyOf(MESSAGES, 1).tool_choice).toEqual({ type: "tool", name: "get_weather" });
+    expect(server.bodyOf(MESSAGES, 2).tool_choice).toEqual({ type: "none" });
+  });
+
   it("is BackendError(502) for an answer that is not a Message", async () => {
     server.reply(MESSAGES, json({ id: "msg_1", type: "message", content: "flat text" }));
     await expect(client().send(history)).rejects.toMatchObject({ name: "BackendError", statusCode: 502 });

@@ -126,6 +126,19 @@ describe("LlamaCppClient on the tiny random test model", () => {
     }
   });
 
+  it("takes a call's SendOptions.toolChoice over its own: required, one named tool, none", async () => {
+    const client = makeClient({ maxParallelToolCalls: 1, maxTokens: 64 });
+    expect(
+      expectValidCalls(await client.send(question, tools, { toolChoice: "required" }), tools),
+    ).toHaveLength(1);
+    const named = expectValidCalls(
+      await client.send(question, tools, { toolChoice: { name: "get_weather" } }),
+      tools,
+    );
+    expect(named.map((call) => call.tool)).toEqual(["get_weather"]);
+    expect(Array.isArray(await client.send(question, tools, { toolChoice: "none" }))).toBe(false);
+  });
+
   it("renders a whole tool-calling history, unknown tools and nudges included", async () => {
     const client = makeClient({ toolChoice: "required", maxParallelToolCalls: 1, maxTokens: 64 });
     const history = [

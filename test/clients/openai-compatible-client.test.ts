@@ -102,6 +102,31 @@ describe("native mode", () => {
     expect(server.bodyOf(CHAT, 1)).not.toHaveProperty("tool_choice");
     expect(server.bodyOf(CHAT, 1)).not.toHaveProperty("tools");
   });
+
+  it("sends a call's SendOptions.toolChoice over the client's own", async () => {
+    server.reply(
+      CHAT,
+      json(completion({ content: "a" })),
+      json(completion({ content: "b" })),
+      json(completion({ content: "c" })),
+    );
+    const native = client({ mode: "native", toolChoice: "auto" });
+    await native.send(history, tools, { toolChoice: "required" });
+    await native.send(history, tools, { toolChoice: { name: "get_weather" } });
+    await native.send(history, tools);
+    expect(server.bodyOf(CHAT, 0).tool_choice).toBe("required");
+    expect(server.bodyOf(CHAT, 1).tool_choice).toEqual({
+      type: "function",
+      function: { name: "get_weather" },
+    });
+    expect(server.bodyOf(CHAT, 2).tool_choice).toBe("auto");
+  });
+
+  it("sends no tool_choice in prompt mode, where nothing can force a call", async () => {
+    server.reply(CHAT, json(completion({ content: "a" })));
+    await client({ mode: "prompt" }).send(history, tools, { toolChoice: "required" });
+    expect(server.bodyOf(CHAT, 0)).not.toHaveProperty("tool_choice");
+  });
 });
 
 describe("prompt mode", () => {

@@ -38,16 +38,18 @@ describe("fault formats against rescue", () => {
     entry.reference.map((step) => ({ entry, step, tools: Object.keys(entry.build().workflow.tools) })),
   );
 
-  it.each([FaultKind.FENCED_JSON, FaultKind.QWEN_TOOL_CALL, FaultKind.MISTRAL_TOOL_CALLS])(
-    "%s: rescue recovers exactly the intended call, for every reference step",
-    (fault) => {
-      for (const { step, tools } of steps) {
-        const text = renderAsText(fault, { name: step.tool, arguments: step.args }, 0);
-        expect(rescueToolCall(text, tools), text).toEqual([{ tool: step.tool, args: step.args }]);
-      }
-      expect(RESCUABLE_FAULTS.has(fault)).toBe(true);
-    },
-  );
+  it.each([
+    FaultKind.FENCED_JSON,
+    FaultKind.QWEN_TOOL_CALL,
+    FaultKind.MISTRAL_TOOL_CALLS,
+    FaultKind.PYTHONIC_CALL,
+  ])("%s: rescue recovers exactly the intended call, for every reference step", (fault) => {
+    for (const { step, tools } of steps) {
+      const text = renderAsText(fault, { name: step.tool, arguments: step.args }, 0);
+      expect(rescueToolCall(text, tools), text).toEqual([{ tool: step.tool, args: step.args }]);
+    }
+    expect(RESCUABLE_FAULTS.has(fault)).toBe(true);
+  });
 
   it.each([FaultKind.PROSE, FaultKind.MALFORMED_JSON])(
     "%s: rescue must not produce a call (both variants)",
@@ -193,7 +195,12 @@ describe("the position in the reference, from the history alone", () => {
 describe("each fault against the guardrail that handles it (in-process sim)", () => {
   it("Qwen <tool_call> text: rescued by reforged; without rescue it costs a retry nudge; bare fails", async () => {
     const reforged = await runInProcess("basic_2step", "reforged", scripted(FaultKind.QWEN_TOOL_CALL));
-    expect(reforged.measurement).toMatchObject({ accurate: true, rescues: 1, iterations: 2 });
+    expect(reforged.measurement).toMatchObject({
+      accurate: true,
+      rescues: 1,
+      iterations: 2,
+      forcedRetries: 0,
+    });
     const noRescue = await runInProcess("basic_2step", "no_rescue", scripted(FaultKind.QWEN_TOOL_CALL));
     expect(noRescue.measurement).toMatchObject({
       accurate: true,
@@ -211,7 +218,14 @@ describe("each fault against the guardrail that handles it (in-process sim)", ()
 
   it("malformed JSON is never rescued: a retry nudge recovers it", async () => {
     const { measurement } = await runInProcess("basic_2step", "reforged", scripted(FaultKind.MALFORMED_JSON));
-    expect(measurement).toMatchObject({ accurate: true, rescues: 0, iterations: 3, nudges: { retry: 1 } });
+    expect(measurement).toMatchObject({
+      accurate: true,
+      rescues: 0,
+      iterations: 3,
+      nudges: { retry: 1 },
+      // The retry after the prose-like text asked for a required call.
+      forcedRetries: 1,
+    });
   });
 
   it("a premature terminal call: blocked and recovered with steps on; with steps off it answers with guesses", async () => {

@@ -25,6 +25,7 @@ import {
   withStreamRetries,
 } from "../retry.ts";
 import { resolveSampling, type SamplingParams } from "../sampling.ts";
+import { anthropicToolChoice } from "../tool-choice.ts";
 import { checkWireValue } from "../wire.ts";
 import { toAnthropicMessages } from "./messages.ts";
 import {
@@ -53,7 +54,10 @@ export interface AnthropicClientOptions extends RetryOptions {
   temperature?: number;
   topP?: number;
   topK?: number;
-  /** `"any"` forces a tool call; sent only with tools. */
+  /**
+   * `"any"` forces a tool call; sent only with tools. A call's `SendOptions.toolChoice` wins over
+   * it (`"required"` → `{type: "any"}`, `{ name }` → `{type: "tool", name}`).
+   */
   toolChoice?: "auto" | "any";
   /** Longest silence from the API (before the answer, or between stream events). Default 300 000. */
   timeoutMs?: number;
@@ -244,7 +248,12 @@ export class AnthropicClient implements LLMClient {
     options: SendOptions,
   ): Omit<Anthropic.MessageCreateParamsNonStreaming, "stream"> {
     const { system, messages: converted } = toAnthropicMessages(messages);
-    const toolChoice = this.#options.toolChoice;
+    const toolChoice =
+      options.toolChoice !== undefined
+        ? anthropicToolChoice(options.toolChoice)
+        : this.#options.toolChoice !== undefined
+          ? { type: this.#options.toolChoice }
+          : undefined;
     // Anthropic's API knows temperature, top_p, top_k and max_tokens; other overrides are not sent.
     const sampling = withSamplingOverrides(
       { ...this.sampling, maxTokens: this.#options.maxTokens ?? 4096 },
@@ -262,7 +271,7 @@ export class AnthropicClient implements LLMClient {
           input_schema: toolJsonSchema(tool) as Anthropic.Tool.InputSchema,
         })),
       }),
-      ...(tools.length > 0 && toolChoice !== undefined && { tool_choice: { type: toolChoice } }),
+      ...(tools.length > 0 && toolChoice !== undefined && { tool_choice: toolChoice }),
       ...(sampling.temperature !== undefined && { temperature: sampling.temperature }),
       ...(sampling.topP !== undefined && { top_p: sampling.topP }),
       ...(sampling.topK !== undefined && { top_k: sampling.topK }),

@@ -21,6 +21,7 @@ import {
   type SamplingOverrides,
   type SendOptions,
   type StreamChunk,
+  type ToolChoice,
 } from "../../core/types.ts";
 import { withSamplingOverrides } from "../call-sampling.ts";
 import { resolveSampling, type SamplingParams } from "../sampling.ts";
@@ -58,6 +59,9 @@ export interface LlamaCppClientOptions {
   /**
    * Functions mode only. `"auto"` (default): the model chooses between text and a call (a call
    * starts when it writes the call prefix of its format). `"required"`: every answer is a call.
+   * A call's `SendOptions.toolChoice` wins over it: `"required"` and `{ name }` (that tool alone)
+   * force a call through the chat wrapper, `"none"` offers no tools. Free mode cannot force (no
+   * grammar): there the choice is ignored.
    */
   toolChoice?: "auto" | "required";
   /** Functions mode only: the most calls in one answer (node-llama-cpp's default: no limit). */
@@ -190,7 +194,7 @@ export class LlamaCppClient implements LLMClient {
     tools: ToolSpec[] = [],
     options: SendOptions = {},
   ): Promise<LLMResponse> {
-    return this.#generate(messages, tools, options.signal, {}, options.sampling);
+    return this.#generate(messages, tools, options.signal, {}, options.sampling, options.toolChoice);
   }
 
   async *sendStream(
@@ -217,6 +221,7 @@ export class LlamaCppClient implements LLMClient {
         onToolCallDelta: (text) => push({ type: ChunkType.TOOL_CALL_DELTA, content: text }),
       },
       options.sampling,
+      options.toolChoice,
     ).finally(() => {
       settled = true;
       wake?.();
@@ -280,15 +285,17 @@ export class LlamaCppClient implements LLMClient {
     signal: AbortSignal | undefined,
     listeners: Listeners,
     overrides: SamplingOverrides | undefined,
+    toolChoice: ToolChoice | undefined,
   ): Promise<LLMResponse> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return this.#enqueue(async () => {
       const engine = await this.#load();
       signal?.throwIfAborted();
-      const functions = tools.length > 0 ? toChatModelFunctions(tools) : undefined;
+      const choice = this.#choiceFor(tools, toolChoice);
+      const functions = choice.offered.length > 0 ? toChatModelFunctions(choice.offered) : undefined;
       const chat = new engine.module.LlamaChat({
         contextSequence: engine.sequence,
-        chatWrapper: this.#chatWrapperFor(engine, functions),
+        chatWrapper: this.#chatWrapperFor(engine, functions, choice.force),
       });
       const meter = engine.sequence.tokenMeter.getState();
       const started = performance.now();
@@ -317,11 +324,25 @@ export class LlamaCppClient implements LLMClient {
     }, signal);
   }
 
-  #chatWrapperFor(engine: Engine, functions: ChatModelFunctions | undefined): ChatWrapper {
+  /**
+   * The tools a call offers and whether it forces a call. Functions mode: `"required"` forces a
+   * call of any tool, `{ name }` offers that tool alone and forces it, `"none"` offers none. Free
+   * mode has no grammar to force with: every tool is described and the choice is ignored.
+   */
+  #choiceFor(tools: ToolSpec[], toolChoice: ToolChoice | undefined): { offered: ToolSpec[]; force: boolean } {
+    const choice = toolChoice ?? this.#options.toolChoice ?? "auto";
+    if (this.mode === "free" || tools.length === 0 || choice === "auto")
+      return { offered: tools, force: false };
+    if (choice === "none") return { offered: [], force: false };
+    if (choice === "required") return { offered: tools, force: true };
+    const named = tools.filter((tool) => tool.name === choice.name);
+    return named.length > 0 ? { offered: named, force: true } : { offered: tools, force: true };
+  }
+
+  #chatWrapperFor(engine: Engine, functions: ChatModelFunctions | undefined, force: boolean): ChatWrapper {
     if (!functions) return engine.chatWrapper;
     if (this.mode === "free") return describeFunctions(engine.chatWrapper, functions);
-    if (this.#options.toolChoice === "required")
-      return forceFunctionCall(engine.chatWrapper, engine.module.LlamaText);
+    if (force) return forceFunctionCall(engine.chatWrapper, engine.module.LlamaText);
     return engine.chatWrapper;
   }
 

@@ -3,16 +3,21 @@ import { type ToolSpec, toolJsonSchema } from "../../core/tools.ts";
 import type { ToolCall } from "../../core/types.ts";
 import { coerceTextArgs } from "./coerce-args.ts";
 import { parseFenced } from "./fenced.ts";
+import { parseFunctionGemma } from "./function-gemma.ts";
+import { parseHarmony } from "./harmony.ts";
 import { parseHermes } from "./hermes.ts";
 import { parseJsonCalls } from "./json-call.ts";
+import { parseLfm2 } from "./lfm2.ts";
 import { parseMistral } from "./mistral.ts";
 import type { RescueOutcome, RescueParser } from "./outcome.ts";
 import { parsePythonTag } from "./python-tag.ts";
+import { parsePythonic } from "./pythonic.ts";
 import { parseQwenCoder } from "./qwen-coder.ts";
 import { parseRehearsal } from "./rehearsal.ts";
 import { stripThinking } from "./thinking.ts";
+import { parseToolCode } from "./tool-code.ts";
 
-export type { RescueOutcome, RescueParser } from "./outcome.ts";
+export type { RescueContext, RescueOutcome, RescueParser } from "./outcome.ts";
 
 /** Options of {@link rescueToolCall}. */
 export interface RescueOptions {
@@ -24,14 +29,23 @@ export interface RescueOptions {
   tools?: readonly ToolSpec[];
 }
 
-/** Parsers in the order they are tried: explicit markers first, then fences, then bare JSON. */
-const PARSERS: readonly RescueParser[] = [
+/**
+ * Parsers in the order they are tried (ADR 010): special-token markers first, then the rehearsal
+ * form, then code fences (```tool_code, then JSON fences), then the marker-less formats — pythonic
+ * calls of known tools starting a line, then bare JSON.
+ */
+const RESCUE_PARSERS: readonly RescueParser[] = [
   parseHermes,
   parseMistral,
   parsePythonTag,
   parseQwenCoder,
+  parseLfm2,
+  parseHarmony,
+  parseFunctionGemma,
   parseRehearsal,
+  parseToolCode,
   parseFenced,
+  parsePythonic,
   parseJsonCalls,
 ];
 
@@ -41,9 +55,12 @@ const PARSERS: readonly RescueParser[] = [
  * Understands bare JSON `{"tool", "args"}` / `{"name", "arguments" | "parameters"}` (and arrays of
  * them, also inside prose), fenced JSON code blocks, the rehearsal form `name[ARGS]{json}`,
  * Qwen/Hermes `<tool_call>`, Mistral `[TOOL_CALLS]` (`[{…}]`, `name[ARGS]{json}`, `name{json}`),
- * Qwen-Coder `<function=…>` XML and Llama `<|python_tag|>`. `<think>` and `[THINK]` blocks are
- * ignored. The first format present in the text decides and all of its calls are returned, in
- * order.
+ * Qwen-Coder `<function=…>` XML, Llama `<|python_tag|>`, LFM2 `<|tool_call_start|>`, gpt-oss
+ * harmony `to=functions.name … {json}`, FunctionGemma `call:name{k:<escape>v<escape>}`, Gemma's
+ * ```tool_code fences, and pythonic calls `[name(k="v"), …]` (Llama 3.2, LFM2) — the last two
+ * without any marker only for names in `toolNames`, so prose that mentions `f(x)` is not a call.
+ * `<think>` and `[THINK]` blocks are ignored. The first format present in the text decides (in
+ * the order of ADR 010) and all of its calls are returned, in order.
  *
  * Qwen-Coder values are text: with `options.tools` they are converted by the tool's JSON Schema
  * (`"10"` → `10` for an integer, `"02134"` stays a string for a string); without, they stay strings.
@@ -61,7 +78,7 @@ export function rescueToolCall(
   options: RescueOptions = {},
 ): ToolCall[] | null {
   if (typeof text !== "string" || toolNames.length === 0) return null;
-  const outcome = detectToolCalls(text);
+  const outcome = detectToolCalls(text, toolNames);
   if (outcome.status !== "found") return null;
   const known = new Set(toolNames);
   if (!outcome.calls.every((call) => known.has(call.tool))) return null;
@@ -79,13 +96,14 @@ export function rescueToolCall(
 /**
  * What rescue makes of `text` before tool names are checked: the first format present and its
  * calls (Qwen-Coder values as the strings the model wrote, their indexes in `textValued`), or why
- * it is garbled. For logging and
- * debugging a failed rescue.
+ * it is garbled. For logging and debugging a failed rescue. Without `toolNames`, the formats that
+ * have no marker (bare pythonic calls, FunctionGemma without its tokens) are not looked for.
  */
-export function detectToolCalls(text: string): RescueOutcome {
+export function detectToolCalls(text: string, toolNames: readonly string[] = []): RescueOutcome {
   const answer = stripThinking(text);
-  for (const parse of PARSERS) {
-    const outcome = parse(answer);
+  const context = { toolNames };
+  for (const parse of RESCUE_PARSERS) {
+    const outcome = parse(answer, context);
     if (outcome.status !== "absent") return outcome;
   }
   return { status: "absent" };

@@ -25,8 +25,18 @@ export type RescueOutcome =
       textValued?: number[];
     };
 
-/** A rescue parser: a pure function of the model's text. Never throws. */
-export type RescueParser = (text: string) => RescueOutcome;
+/**
+ * What a rescue parser may know besides the text. Formats without a marker (a bare pythonic
+ * call, FunctionGemma's `call:name{…}` with its tokens stripped) are only recognised by a known
+ * tool's name, so prose that mentions `f(x)` is not read as a call.
+ */
+export interface RescueContext {
+  /** The available tools' names; without them, the marker-less formats are `absent`. */
+  toolNames?: readonly string[];
+}
+
+/** A rescue parser: a pure function of the model's text (and the tool names). Never throws. */
+export type RescueParser = (text: string, context?: RescueContext) => RescueOutcome;
 
 /** The text does not use this format. */
 export const ABSENT: RescueOutcome = Object.freeze({ status: "absent" });

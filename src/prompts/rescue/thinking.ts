@@ -1,7 +1,11 @@
 /**
  * Drop a model's reasoning before rescue, so calls it only considered are not run: `<think>…</think>`
- * (Qwen3, DeepSeek-R1, gpt-oss templates) and `[THINK]…[/THINK]` (Magistral, Ministral Reasoning).
+ * (Qwen3, DeepSeek-R1, gpt-oss templates), `[THINK]…[/THINK]` (Magistral, Ministral Reasoning) and
+ * gpt-oss's harmony analysis messages (`<|channel|>analysis<|message|>…<|end|>`).
  */
+
+/** gpt-oss's reasoning: an analysis-channel message, up to its `<|end|>` (or the end, cut off). */
+const HARMONY_ANALYSIS = /<\|channel\|>analysis<\|message\|>[\s\S]*?(?:<\|end\|>|$)/g;
 
 /** The reasoning tag pairs, each stripped by the same rules. */
 const TAG_PAIRS: readonly { open: string; close: string; block: RegExp }[] = [
@@ -18,7 +22,8 @@ const TAG_PAIRS: readonly { open: string; close: string; block: RegExp }[] = [
  * stripThinking('[THINK]read first[/THINK][TOOL_CALLS]read{"path": "x"}') // '[TOOL_CALLS]read{"path": "x"}'
  */
 export function stripThinking(text: string): string {
-  let answer = text;
+  // A harmony analysis message: a call in that channel has its recipient before <|message|>.
+  let answer = text.replace(HARMONY_ANALYSIS, "");
   for (const { open, close, block } of TAG_PAIRS) {
     const firstClose = answer.indexOf(close);
     const firstOpen = answer.indexOf(open);

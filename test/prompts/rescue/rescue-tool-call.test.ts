@@ -36,6 +36,27 @@ describe("rescueToolCall: realistic model outputs", () => {
       'Okay, the user asks about Paris. I need the weather there, so get_weather is the right tool.\n\n{"name": "get_weather", "arguments": {"city": "Paris"}}',
     ],
     ["bare JSON in prose", 'Sure! {"tool": "get_weather", "args": {"city": "Paris"}} Let me know.'],
+    ["Llama 3.2 pythonic list", '[get_weather(city="Paris")]'],
+    ["a pythonic call alone", 'get_weather(city="Paris")'],
+    ["a pythonic call in a ```python fence", 'Sure:\n```python\nget_weather(city="Paris")\n```'],
+    [
+      "LFM2 <|tool_call_start|>",
+      '<|tool_call_start|>[get_weather(city="Paris")]<|tool_call_end|>Checking the weather in Paris.',
+    ],
+    [
+      "FunctionGemma <start_function_call>",
+      "<start_function_call>call:get_weather{city:<escape>Paris<escape>}<end_function_call>",
+    ],
+    ["FunctionGemma without its tokens", "call:get_weather{city:Paris}"],
+    ["Gemma 3 ```tool_code", '```tool_code\nprint(get_weather(city="Paris"))\n```'],
+    [
+      "gpt-oss harmony whose analysis mentions a recipient",
+      '<|channel|>analysis<|message|>I will send it to=functions.get_weather next.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>',
+    ],
+    [
+      "gpt-oss harmony",
+      '<|channel|>analysis<|message|>User wants weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>',
+    ],
     [
       "Qwen3 with a think block mentioning another tool",
       '<think>\nShould I call search? No, {"tool": "search", "args": {}} is wrong here.\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
@@ -63,6 +84,26 @@ describe("rescueToolCall: realistic model outputs", () => {
       status: "found",
       calls: [{ tool: "get_time", args: {} }],
     });
+  });
+
+  it("tries the new formats in ADR 010's order", () => {
+    // A special-token marker beats a fence; a tool_code fence beats a JSON fence; a JSON fence
+    // beats a pythonic line; a pythonic line beats bare JSON.
+    const lfm2 = '<|tool_call_start|>[get_weather(city="Paris")]<|tool_call_end|>';
+    const toolCode = '```tool_code\nget_time(zone="CET")\n```';
+    const jsonFence = '```json\n{"tool": "search", "args": {"query": "x"}}\n```';
+    const pythonic = 'get_time(zone="UTC")';
+    const bare = '{"tool": "search", "args": {"query": "bare"}}';
+    expect(rescueToolCall([bare, pythonic, jsonFence, toolCode, lfm2].join("\n"), TOOLS)).toEqual(paris);
+    expect(rescueToolCall([bare, pythonic, jsonFence, toolCode].join("\n"), TOOLS)).toEqual([
+      { tool: "get_time", args: { zone: "CET" } },
+    ]);
+    expect(rescueToolCall([bare, pythonic, jsonFence].join("\n"), TOOLS)).toEqual([
+      { tool: "search", args: { query: "x" } },
+    ]);
+    expect(rescueToolCall([bare, pythonic].join("\n"), TOOLS)).toEqual([
+      { tool: "get_time", args: { zone: "UTC" } },
+    ]);
   });
 
   it("does not fall back to another format when the first one present is garbled", () => {
@@ -206,7 +247,9 @@ describe("rescueToolCall: outputs that must not be rescued", () => {
     ["prose that mentions a tool", "You could use get_weather to look up the weather in Paris."],
     ["a plain object without tool or name", '{"city": "Paris", "unit": "celsius"}'],
     ["a python dict with single quotes", "{'name': 'get_weather', 'arguments': {'city': 'Paris'}}"],
-    ["a python-style call", 'get_weather(city="Paris")'],
+    ["a python-style call quoted in prose", 'I would run get_weather(city="Paris") next.'],
+    ["a python-style call of an unknown tool", '[get_stock_price(symbol="ACME")]'],
+    ["a pythonic call list naming an unknown tool", '[get_weather(city="Paris"), book_flight(to="CDG")]'],
     ["an empty string", ""],
     [
       "a call only considered in thinking",
@@ -244,7 +287,21 @@ describe("rescueToolCall: properties", () => {
     "</parameter>",
     "</function>",
     "```json\n",
+    "```tool_code\n",
     "```",
+    "<|tool_call_start|>",
+    "<|tool_call_end|>",
+    "<start_function_call>call:",
+    "<escape>",
+    "<|channel|>commentary to=functions.",
+    "<|message|>",
+    "\nget_weather(",
+    "[get_time(",
+    "call:search{",
+    "city=",
+    "'",
+    ")",
+    "True",
     "<think>",
     "</think>",
     '{"tool": "get_weather", "args": ',
@@ -301,6 +358,29 @@ describe("rescueToolCall: properties", () => {
           `[TOOL_CALLS]${tool}\n${json}`,
           `<|python_tag|>${JSON.stringify({ name: tool, parameters: args })}<|eom_id|>`,
           `Here you go:\n\`\`\`json\n${JSON.stringify({ name: tool, arguments: json })}\n\`\`\``,
+          `<|tool_call_start|>[${JSON.stringify({ name: tool, arguments: args })}]<|tool_call_end|>`,
+          `<|channel|>commentary to=functions.${tool} <|constrain|>json<|message|>${json}<|call|>`,
+        ];
+        for (const text of texts) expect(rescueToolCall(text, TOOLS)).toEqual([{ tool, args }]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("round-trips any call written as pythonic keyword arguments", () => {
+    const identifier = fc.stringMatching(/^[a-z_][a-z0-9_]{0,7}$/);
+    const kwargs = fc.dictionary(identifier, fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
+    fc.assert(
+      fc.property(fc.constantFrom(...TOOLS), kwargs, (tool, rawArgs) => {
+        const args = JSON.parse(JSON.stringify(rawArgs)) as Record<string, unknown>;
+        const call = `${tool}(${Object.entries(args)
+          .map(([key, value]) => `${key}=${pythonLiteral(value)}`)
+          .join(", ")})`;
+        const texts = [
+          `[${call}]`,
+          call,
+          `<|tool_call_start|>[${call}]<|tool_call_end|>`,
+          `\`\`\`tool_code\nprint(${call})\n\`\`\``,
         ];
         for (const text of texts) expect(rescueToolCall(text, TOOLS)).toEqual([{ tool, args }]);
       }),
@@ -308,3 +388,17 @@ describe("rescueToolCall: properties", () => {
     );
   });
 });
+
+/** A JSON value written as a Python literal (JSON's string escapes are Python's too). */
+function pythonLiteral(value: unknown): string {
+  if (value === null) return "None";
+  if (value === true) return "True";
+  if (value === false) return "False";
+  if (Array.isArray(value)) return `[${value.map(pythonLiteral).join(", ")}]`;
+  if (typeof value === "object") {
+    return `{${Object.entries(value)
+      .map(([key, item]) => `${JSON.stringify(key)}: ${pythonLiteral(item)}`)
+      .join(", ")}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -21,6 +21,17 @@ describe("stripThinking", () => {
     expect(stripThinking("<think>a</think>[THINK]b[/THINK]c")).toBe("c");
   });
 
+  it("removes gpt-oss's harmony analysis messages, but not a call addressed from that channel", () => {
+    expect(
+      stripThinking(
+        "<|channel|>analysis<|message|>maybe to=functions.a?<|end|><|start|>assistant<|channel|>final<|message|>Hi",
+      ),
+    ).toBe("<|start|>assistant<|channel|>final<|message|>Hi");
+    expect(stripThinking("<|channel|>analysis<|message|>cut off {")).toBe("");
+    const call = '<|channel|>analysis to=functions.a <|constrain|>json<|message|>{"x":1}<|call|>';
+    expect(stripThinking(call)).toBe(call);
+  });
+
   it("leaves text without think tags alone", () => {
     expect(stripThinking("plain")).toBe("plain");
   });
