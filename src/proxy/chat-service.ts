@@ -19,6 +19,7 @@ import { RESPOND_TOOL_NAME, respondTool } from "../tools/respond.ts";
 import { answerFromCalls, answerFromResponse, type ProxyAnswer } from "./answer.ts";
 import type { ProxyBackend } from "./backend.ts";
 import { allowsTextAnswer, exhaustionOf } from "./exhaustion.ts";
+import { type LiveText, LiveTextClient } from "./live-text.ts";
 import { askedReplyTokens, createExactCounter, PromptLimitedClient, replyReserve } from "./prompt-limit.ts";
 import type { ProxyRequest } from "./proxy-request.ts";
 import {
@@ -54,8 +55,17 @@ export interface ChatServiceOptions {
 
 /** Answers one request. */
 export interface ChatService {
-  /** Answer `request`, counting backend time, calls, rescues, nudges and compactions in `stats`. */
-  answer(request: ProxyRequest, signal: AbortSignal, stats?: RequestStats): Promise<ProxyAnswer>;
+  /**
+   * Answer `request`, counting backend time, calls, rescues, nudges and compactions in `stats`.
+   * With `live`, the model's text goes to it as it is generated, as far as ADR 012 allows; the
+   * answer's `content` then starts with everything `live` got.
+   */
+  answer(
+    request: ProxyRequest,
+    signal: AbortSignal,
+    stats?: RequestStats,
+    live?: LiveText,
+  ): Promise<ProxyAnswer>;
 }
 
 /** One request's compactor and the client that enforces its prompt limit. */
@@ -125,14 +135,29 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     request: ProxyRequest,
     signal: AbortSignal,
     stats: RequestStats,
+    live: LiveText | undefined,
   ): Promise<ProxyAnswer> {
     const respondInjected = !request.tools.some((tool) => tool.name === RESPOND_TOOL_NAME);
     const tools = respondInjected ? [...request.tools, RESPOND_SPEC] : request.tools;
-    const { compactor, client, counting } = await prepare(request, tools, signal, stats);
+    const prepared = await prepare(request, tools, signal, stats);
+    const { compactor, counting } = prepared;
+    // Text goes out live only where it may be the answer: the proxy's own respond, text allowed.
+    const liveClient =
+      live && respondInjected && allowsTextAnswer(request.extraBody)
+        ? new LiveTextClient(prepared.client, {
+            toolNames: tools.map((tool) => tool.name),
+            respondName: RESPOND_TOOL_NAME,
+            rescueEnabled: options.rescueEnabled,
+            sink: live,
+          })
+        : undefined;
+    const client = liveClient ?? prepared.client;
+    const sent = () => liveClient?.sent ?? "";
     let result: InferenceResult;
     try {
       result = await runInference({
         client,
+        stream: live !== undefined,
         contextManager: compactor,
         messages: request.messages,
         tools,
@@ -157,16 +182,18 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         { content: prose },
         { model: modelName(request), idPrefix: request.callIdPrefix, prompt: request.messages },
       );
-      return { ...answer, gaveUp: true };
+      return withSentText({ ...answer, gaveUp: true }, sent());
     }
-    // A batch accepted from a text answer is one the rescue parsed out of the text.
-    if (counting.lastAnswerWasText) stats.rescues += 1;
-    return answerFromCalls(result.toolCalls, {
+    // A batch accepted from a text answer is one the rescue parsed out of the text (text that
+    // went out live and became the answer was no rescue).
+    if (counting.lastAnswerWasText && !liveClient?.committedProse) stats.rescues += 1;
+    const answer = answerFromCalls(result.toolCalls, {
       model: modelName(request),
       respondInjected,
       idPrefix: request.callIdPrefix,
       prompt: request.messages,
     });
+    return withSentText(answer, sent());
   }
 
   async function answerWithoutTools(
@@ -185,18 +212,30 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   }
 
   return {
-    answer(incoming, signal, stats = createRequestStats()) {
+    answer(incoming, signal, stats = createRequestStats(), live) {
       // The reasoning clients hand back goes upstream only as the policy says: counted, compacted
       // and sent alike, with or without tools.
       const messages = applyReasoningReplay(incoming.messages, options.reasoningReplay ?? "none");
       const request = messages === incoming.messages ? incoming : { ...incoming, messages: [...messages] };
       stats.model = request.model;
       stats.omittedImages += request.omittedImages ?? 0;
-      const answer = request.tools.length > 0 ? answerWithTools : answerWithoutTools;
-      const run = () => answer(request, signal, stats);
+      const run = () =>
+        request.tools.length > 0
+          ? answerWithTools(request, signal, stats, live)
+          : answerWithoutTools(request, signal, stats);
       return queue ? queue.run(run, signal) : run();
     },
   };
+}
+
+/**
+ * The answer whose text starts with what already went out live: text sent before a call the
+ * rescue read (or before a retry) stays the beginning of the answer.
+ */
+function withSentText(answer: ProxyAnswer, sent: string): ProxyAnswer {
+  if (sent.length === 0 || answer.content.startsWith(sent)) return answer;
+  const content = answer.content.length > 0 ? `${sent}\n\n${answer.content}` : sent;
+  return { ...answer, content };
 }
 
 function modelName(request: ProxyRequest): string {

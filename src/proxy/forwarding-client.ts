@@ -41,21 +41,29 @@ export type ProxyToolMode = ToolCallingMode;
  */
 export class ForwardingTarget {
   readonly exchange: OpenAIChatExchange;
+  /** The same exchange over answers read as they arrive (streamed requests), when given `open`. */
+  readonly streamExchange: OpenAIChatExchange | undefined;
 
   constructor(options: {
     exchange: (request: ForwardRequest) => Promise<BufferedAnswer>;
+    /** Send a request and answer once its headers came, the body left to read as it arrives. */
+    open?: (request: ForwardRequest) => Promise<ChatAnswer>;
     url: string;
     mode?: ProxyToolMode;
     logger?: (line: string) => void;
   }) {
+    const negotiation = new ToolModeNegotiation(
+      options.mode ?? "auto",
+      options.logger ?? ((line) => console.info(line)),
+      "forge proxy",
+    );
     this.exchange = new OpenAIChatExchange({
       transport: bufferedTransport(options.url, options.exchange),
-      negotiation: new ToolModeNegotiation(
-        options.mode ?? "auto",
-        options.logger ?? ((line) => console.info(line)),
-        "forge proxy",
-      ),
+      negotiation,
     });
+    const { open } = options;
+    this.streamExchange =
+      open && new OpenAIChatExchange({ transport: openTransport(options.url, open), negotiation });
   }
 
   /** The decided tool mode; `undefined` while `auto` is undecided. */
@@ -89,13 +97,21 @@ export class ForwardingChatClient implements LLMClient {
     return this.#target.exchange.complete(this.#request(messages, tools, options), options.signal);
   }
 
-  /** The proxy validates whole answers, so a "stream" is the answer in one FINAL chunk. */
+  /**
+   * The answer as the backend streams it (`stream: true` upstream): deltas as they come, then
+   * FINAL. A target without `open` answers in one FINAL chunk.
+   */
   async *sendStream(
     messages: Record<string, unknown>[],
-    tools?: ToolSpec[],
-    options?: SendOptions,
+    tools: ToolSpec[] = [],
+    options: SendOptions = {},
   ): AsyncIterable<StreamChunk> {
-    yield { type: ChunkType.FINAL, response: await this.send(messages, tools, options) };
+    const streamed = this.#target.streamExchange;
+    if (streamed === undefined) {
+      yield { type: ChunkType.FINAL, response: await this.send(messages, tools, options) };
+      return;
+    }
+    yield* streamed.stream(this.#request(messages, tools, options), options.signal);
   }
 
   async getContextLength(): Promise<number | null> {
@@ -105,7 +121,7 @@ export class ForwardingChatClient implements LLMClient {
   /**
    * The client's own body with the history and tools replaced (and `options.sampling` over its
    * sampling fields, `maxTokens` over `max_completion_tokens` too, `options.toolChoice` over its
-   * `tool_choice`); `stream` is always false.
+   * `tool_choice`); `stream` is the exchange's.
    */
   #request(messages: Record<string, unknown>[], tools: ToolSpec[], options: SendOptions): ChatRequest {
     const sampled = options.sampling
@@ -141,6 +157,15 @@ function bufferedTransport(
           ...(signal && { signal }),
         }),
       ),
+  };
+}
+
+/** The proxy's transport as a `ChatTransport` whose answers are read as they arrive. */
+function openTransport(url: string, open: (request: ForwardRequest) => Promise<ChatAnswer>): ChatTransport {
+  return {
+    url,
+    post: (body, signal) =>
+      open({ method: "POST", path: CHAT_PATH, body: JSON.stringify(body), ...(signal && { signal }) }),
   };
 }
 

@@ -17,7 +17,8 @@ import {
   withoutV1,
   withV1,
 } from "./forwarding-client.ts";
-import { BackendTransport } from "./transport.ts";
+import { StreamedChatAnswer } from "./streamed-answer.ts";
+import { BackendTransport, DEFAULT_MAX_RESPONSE_BYTES } from "./transport.ts";
 
 /** Settings an `LLMClient` factory receives with each call. */
 export interface BackendClientConfig {
@@ -87,7 +88,8 @@ export function createHttpBackend(options: HttpBackendOptions): ProxyBackend {
   });
   const forward = (request: ForwardRequest) => transport.forward(request);
   const createClient =
-    options.createClient ?? defaultClientFactory(transport, config, options.toolMode, options.defaultModel);
+    options.createClient ??
+    defaultClientFactory(transport, config, options.toolMode, options.defaultModel, options.maxResponseBytes);
 
   // OpenAI-compatible: try llama-server's /apply-template + /tokenize (a 404 turns it off).
   const tokenizer =
@@ -150,11 +152,13 @@ function defaultClientFactory(
   config: BackendClientConfig,
   toolMode: ProxyToolMode | undefined,
   defaultModel: string | undefined,
+  maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES,
 ): BackendClientFactory {
   if (config.format === "ollama") return ollamaClientFactory(defaultModel);
   if (config.format === "anthropic") return anthropicClientFactory(defaultModel);
   const target = new ForwardingTarget({
     exchange: (request) => transport.exchange(request),
+    open: async (request) => new StreamedChatAnswer(await transport.open(request), maxResponseBytes),
     url: `${config.baseUrl}${CHAT_PATH}`,
     ...(toolMode && { mode: toolMode }),
   });

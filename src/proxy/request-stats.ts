@@ -5,7 +5,7 @@
  */
 import type { Context } from "hono";
 import { type Message, MessageType } from "../core/messages.ts";
-import type { LLMClient, LLMResponse } from "../core/types.ts";
+import { ChunkType, type LLMClient, type LLMResponse, type StreamChunk } from "../core/types.ts";
 import type { HistoryCompactor } from "../machines/workflow.machine.ts";
 
 /** Counters of one request. */
@@ -147,9 +147,27 @@ export class CountingClient implements LLMClient {
     }
   }
 
-  sendStream(...args: Parameters<LLMClient["sendStream"]>): ReturnType<LLMClient["sendStream"]> {
+  /** As `send`: the call is counted and timed, and its FINAL answer remembered. */
+  async *sendStream(...args: Parameters<LLMClient["sendStream"]>): AsyncIterable<StreamChunk> {
+    const started = performance.now();
     this.#stats.backendCalls += 1;
-    return this.#inner.sendStream(...args);
+    const observe = (response: LLMResponse | null, error: unknown) =>
+      this.#stats.observer?.onBackendCall({ startedAt: started, messages: args[0], response, error });
+    try {
+      for await (const chunk of this.#inner.sendStream(...args)) {
+        if (chunk.type === ChunkType.FINAL && chunk.response !== undefined) {
+          this.lastAnswerWasText = !Array.isArray(chunk.response);
+          this.lastResponse = chunk.response;
+          observe(chunk.response, null);
+        }
+        yield chunk;
+      }
+    } catch (error) {
+      observe(null, error);
+      throw error;
+    } finally {
+      this.#stats.backendMs += performance.now() - started;
+    }
   }
 
   getContextLength(): Promise<number | null> {

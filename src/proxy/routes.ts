@@ -12,14 +12,22 @@ import { TOKEN_COUNT_HEADER, type TokenCounter } from "./count-tokens.ts";
 import { RequestDeadline } from "./deadline.ts";
 import { proxyRequestFromAnthropic } from "./from-anthropic.ts";
 import { openAIRequestHasTools, proxyRequestFromOpenAI } from "./from-openai.ts";
+import { answerLive } from "./live-response.ts";
+import type { LiveText } from "./live-text.ts";
 import { chatCompletionRequestSchema } from "./openai-schema.ts";
 import { forwardToBackend } from "./passthrough.ts";
+import type { ProxyRequest } from "./proxy-request.ts";
 import { parseBody, readBodyText } from "./read-body.ts";
-import { renderMessage, renderMessageStream } from "./render-anthropic.ts";
-import { renderChatCompletion, renderChatCompletionStream } from "./render-openai.ts";
+import { MessageStreamWriter, renderMessage, renderMessageStream } from "./render-anthropic.ts";
+import {
+  ChatCompletionStreamWriter,
+  renderChatCompletion,
+  renderChatCompletionStream,
+} from "./render-openai.ts";
 import { requestStatsOf } from "./request-stats.ts";
 import {
   proxyRequestFromResponses,
+  ResponseStreamWriter,
   renderResponse,
   renderResponseStream,
   responsesRequestSchema,
@@ -75,12 +83,20 @@ export function openAIChatHandler(deps: RouteDeps) {
     }
     // The guarded path never needs the body's text again: let it go before the request runs.
     const request = proxyRequestFromOpenAI(takeValue(body));
-    const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
     if (request.stream) {
-      return new Response(renderChatCompletionStream(answer, { includeUsage: request.includeUsage }), {
-        headers: { ...SSE_HEADERS, ...guardrailHeaders(answer) },
+      // The live answer runs under a deadline of its own, which follows its stream too.
+      deadline.stop();
+      const includeUsage = request.includeUsage;
+      return answerLive({
+        ...liveOptions(c, deps, request),
+        writer: new ChatCompletionStreamWriter(request.model ?? DEFAULT_MODEL, { includeUsage }),
+        whole: (answer) =>
+          new Response(renderChatCompletionStream(answer, { includeUsage }), {
+            headers: { ...SSE_HEADERS, ...guardrailHeaders(answer) },
+          }),
       });
     }
+    const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
     return c.json(renderChatCompletion(answer), 200, guardrailHeaders(answer));
   };
 }
@@ -91,13 +107,18 @@ export function anthropicMessagesHandler(deps: RouteDeps) {
     const request = proxyRequestFromAnthropic(
       parseBody(await readBodyText(c, deps.maxBodyBytes), messagesRequestSchema, deps.maxJsonDepth).value,
     );
-    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
-    const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
     if (request.stream) {
-      return new Response(renderMessageStream(answer), {
-        headers: { ...SSE_HEADERS, ...guardrailHeaders(answer) },
+      return answerLive({
+        ...liveOptions(c, deps, request),
+        writer: new MessageStreamWriter(request.model ?? DEFAULT_MODEL, 0),
+        whole: (answer) =>
+          new Response(renderMessageStream(answer), {
+            headers: { ...SSE_HEADERS, ...guardrailHeaders(answer) },
+          }),
       });
     }
+    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
+    const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
     return c.json(renderMessage(answer), 200, guardrailHeaders(answer));
   };
 }
@@ -124,13 +145,18 @@ export function openAIResponsesHandler(deps: RouteDeps) {
         `forge proxy: /v1/responses skips tools of type ${JSON.stringify(type)}: the proxy serves function tools only, the model will not see them`,
       );
     }
-    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
-    const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
     if (request.stream) {
-      return new Response(renderResponseStream(answer, echo), {
-        headers: { ...SSE_HEADERS, ...guardrailHeaders(answer) },
+      return answerLive({
+        ...liveOptions(c, deps, request),
+        writer: new ResponseStreamWriter(request.model ?? DEFAULT_MODEL, echo),
+        whole: (answer) =>
+          new Response(renderResponseStream(answer, echo), {
+            headers: { ...SSE_HEADERS, ...guardrailHeaders(answer) },
+          }),
       });
     }
+    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
+    const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
     return c.json(renderResponse(answer, echo), 200, guardrailHeaders(answer));
   };
 }
@@ -150,6 +176,20 @@ export function anthropicCountTokensHandler(deps: RouteDeps) {
     return c.json({ input_tokens: count.inputTokens }, 200, {
       [TOKEN_COUNT_HEADER]: count.exact ? "exact" : "estimate",
     });
+  };
+}
+
+/** The model an answer names when the client named none (as the chat service's answers do). */
+const DEFAULT_MODEL = "default";
+
+/** What every dialect's live answer shares: the request, its signal and deadline, SSE headers. */
+function liveOptions(c: Context, deps: RouteDeps, request: ProxyRequest) {
+  return {
+    clientSignal: c.req.raw.signal,
+    deadlineMs: deps.deadlineMs,
+    run: (signal: AbortSignal, live: LiveText) =>
+      deps.service.answer(request, signal, requestStatsOf(c), live),
+    headers: SSE_HEADERS,
   };
 }
 

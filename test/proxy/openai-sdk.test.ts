@@ -206,7 +206,7 @@ describe("openai SDK, tools, streaming", () => {
       .filter(Boolean);
     expect(finish).toEqual(["tool_calls"]);
     expect(chunks.at(-1)?.usage?.total_tokens).toBeGreaterThan(0);
-    expect(backend.chatRequests[0]?.body.stream).toBe(false);
+    expect(backend.chatRequests[0]?.body.stream).toBe(true);
   });
 
   it("streams a respond answer that the SDK's stream helper assembles into text", async () => {

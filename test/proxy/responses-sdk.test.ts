@@ -149,7 +149,7 @@ describe("openai SDK, streamed responses", () => {
       }),
     ]);
     expect(completed.response.usage?.total_tokens).toBeGreaterThan(0);
-    expect(backend.chatRequests[0]?.body.stream).toBe(false);
+    expect(backend.chatRequests[0]?.body.stream).toBe(true);
   });
 
   it("streams a function call that the SDK's stream helper accumulates into the final response", async () => {

@@ -2,4 +2,4 @@
 export { renderResponse } from "./render.ts";
 export { proxyRequestFromResponses, type ResponseEcho, type ResponsesConversion } from "./request.ts";
 export { type ResponsesRequest, responsesRequestSchema } from "./schema.ts";
-export { renderResponseStream } from "./stream.ts";
+export { ResponseStreamWriter, renderResponseStream } from "./stream.ts";
