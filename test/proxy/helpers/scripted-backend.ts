@@ -24,6 +24,8 @@ export interface BackendReply {
   delayMs?: number;
   /** Never answer (until the client goes away). */
   hang?: boolean;
+  /** Stream these pieces as an event stream, each written as it comes (`body` is ignored). */
+  pieces?: AsyncIterable<string>;
 }
 
 /** A scripted step: a reply, or a function of the request computing one. */
@@ -135,6 +137,15 @@ export async function startScriptedBackend(
         return;
       }
     }
+    if (reply.pieces) {
+      outgoing.writeHead(reply.status ?? 200, { "content-type": "text/event-stream" });
+      for await (const piece of reply.pieces) {
+        if (outgoing.destroyed) break;
+        outgoing.write(piece);
+      }
+      outgoing.end();
+      return;
+    }
     const body = typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body ?? {});
     outgoing.writeHead(reply.status ?? 200, {
       "content-type":
@@ -220,4 +231,34 @@ function completionBody(message: Record<string, unknown>, finishReason: string, 
     choices: [{ index: 0, message, finish_reason: finishReason }],
     usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
   };
+}
+
+/** One `chat.completion.chunk` event with `delta` (and a finish reason on the last). */
+export function chunkEvent(delta: Record<string, unknown>, finish: string | null = null): string {
+  const chunk = {
+    id: "chatcmpl-live",
+    object: "chat.completion.chunk",
+    created: 0,
+    model: "scripted-model",
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  };
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+/**
+ * A streamed answer whose pieces are written one by one: text pieces as content deltas, a
+ * promise as a pause until it settles, then the finish reason and `[DONE]`.
+ */
+export async function* streamedPieces(
+  parts: (string | Promise<unknown> | Record<string, unknown>)[],
+  finish = "stop",
+): AsyncIterable<string> {
+  yield chunkEvent({ role: "assistant", content: "" });
+  for (const part of parts) {
+    if (typeof part === "string") yield chunkEvent({ content: part });
+    else if (part instanceof Promise) await part;
+    else yield chunkEvent(part);
+  }
+  yield chunkEvent({}, finish);
+  yield "data: [DONE]\n\n";
 }

@@ -1,0 +1,241 @@
+/**
+ * Live text on the guarded path (ADR 012), through the real `openai` and `@anthropic-ai/sdk`
+ * clients: a scripted backend that streams and then pauses mid-answer until the test has seen the
+ * first text delta, so a proxy that waited for the whole answer fails here.
+ */
+import type Anthropic from "@anthropic-ai/sdk";
+import type OpenAI from "openai";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { RunningProxy } from "../../src/proxy/server.ts";
+import {
+  anthropicClientFor,
+  openAIClientFor,
+  startTestProxy,
+  weatherToolAnthropic,
+  weatherToolOpenAI,
+} from "./helpers/proxy-fixture.ts";
+import { type ScriptedBackend, startScriptedBackend, streamedPieces } from "./helpers/scripted-backend.ts";
+
+let backend: ScriptedBackend;
+let proxy: RunningProxy;
+let openai: OpenAI;
+let anthropic: Anthropic;
+
+beforeAll(async () => {
+  backend = await startScriptedBackend();
+  proxy = await startTestProxy({ backendUrl: backend.url });
+  openai = openAIClientFor(proxy);
+  anthropic = anthropicClientFor(proxy);
+});
+
+afterEach(() => {
+  backend.assertDone();
+  backend.requests.length = 0;
+});
+
+afterAll(async () => {
+  await proxy.close();
+  await backend.close();
+});
+
+/**
+ * A backend answer that streams `before`, waits until the test calls `release` (or 3 s pass),
+ * then streams `after`; `finished` tells whether the backend sent its last piece.
+ */
+function pausedAnswer(before: string[], after: string[]) {
+  let release: () => void = () => {};
+  const paused = new Promise<void>((resolve) => {
+    release = resolve;
+    setTimeout(resolve, 3_000);
+  });
+  const state = { finished: false, release: () => release() };
+  async function* pieces() {
+    yield* streamedPieces([...before, paused, ...after]);
+    state.finished = true;
+  }
+  return { reply: { pieces: pieces() }, state };
+}
+
+const ask = (content = "Weather in Paris?") => [{ role: "user" as const, content }];
+
+/** The first delta of a native `get_weather` call: its id and name, no arguments yet. */
+const weatherCallStart = {
+  tool_calls: [
+    { index: 0, id: "call_backend_0", type: "function", function: { name: "get_weather", arguments: "" } },
+  ],
+};
+
+describe("chat completions, live", () => {
+  it("sends the first text delta before the backend finished its answer", async () => {
+    const { reply, state } = pausedAnswer(["Hel", "lo"], [" world", "."]);
+    backend.push(reply);
+    const stream = await openai.chat.completions.create({
+      model: "qwen3",
+      messages: ask("hi"),
+      tools: [weatherToolOpenAI],
+      stream: true,
+    });
+    let text = "";
+    let finishedAtFirstDelta: boolean | undefined;
+    const finishes: (string | null)[] = [];
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta.content ?? "";
+      if (delta.length > 0 && finishedAtFirstDelta === undefined) {
+        finishedAtFirstDelta = state.finished;
+        state.release();
+      }
+      text += delta;
+      if (chunk.choices[0]?.finish_reason) finishes.push(chunk.choices[0].finish_reason);
+    }
+    expect(finishedAtFirstDelta).toBe(false);
+    expect(text).toBe("Hello world.");
+    expect(finishes).toEqual(["stop"]);
+    expect(backend.chatRequests).toHaveLength(1);
+    expect(backend.chatRequests[0]?.body.stream).toBe(true);
+  });
+
+  it("holds a streamed native call until it is validated, then sends it whole", async () => {
+    backend.push({
+      pieces: streamedPieces(
+        [
+          weatherCallStart,
+          { tool_calls: [{ index: 0, function: { arguments: '{"city": ' } }] },
+          { tool_calls: [{ index: 0, function: { arguments: '"Lima"}' } }] },
+        ],
+        "tool_calls",
+      ),
+    });
+    const stream = await openai.chat.completions.create({
+      model: "qwen3",
+      messages: ask("Weather in Lima?"),
+      tools: [weatherToolOpenAI],
+      stream: true,
+    });
+    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const deltas = chunks.flatMap((chunk) => chunk.choices.map((choice) => choice.delta));
+    const calls = deltas.flatMap((delta) => delta.tool_calls ?? []);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.function?.name).toBe("get_weather");
+    expect(JSON.parse(calls[0]?.function?.arguments ?? "")).toEqual({ city: "Lima" });
+    expect(deltas.map((delta) => delta.content ?? "").join("")).toBe("");
+  });
+
+  it("sends text before a call live, then the rescued call", async () => {
+    backend.push({
+      pieces: streamedPieces([
+        "Checking the ",
+        "weather.\n<tool",
+        '_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>',
+      ]),
+    });
+    const stream = await openai.chat.completions.create({
+      model: "qwen3",
+      messages: ask("Weather in Oslo?"),
+      tools: [weatherToolOpenAI],
+      stream: true,
+    });
+    let text = "";
+    const calls: OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta.ToolCall[] = [];
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      calls.push(...(chunk.choices[0]?.delta.tool_calls ?? []));
+    }
+    expect(text).toBe("Checking the weather.\n");
+    expect(calls.map((call) => call.function?.name)).toEqual(["get_weather"]);
+  });
+
+  it("never leaks the text of an attempt the guardrail nudged away", async () => {
+    backend.push(
+      {
+        pieces: streamedPieces([
+          "<tool_call>",
+          '{"name": "get_forecast", "arguments": {"city": "Rome"}}',
+          "</tool_call>",
+        ]),
+      },
+      { pieces: streamedPieces(["It is ", "sunny in Rome."]) },
+    );
+    const stream = await openai.chat.completions.create({
+      model: "qwen3",
+      messages: ask("Weather in Rome?"),
+      tools: [weatherToolOpenAI],
+      stream: true,
+    });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+    expect(text).toBe("It is sunny in Rome.");
+    expect(backend.chatRequests).toHaveLength(2);
+  });
+});
+
+describe("Anthropic Messages, live", () => {
+  it("sends the first text_delta before the backend finished its answer", async () => {
+    const { reply, state } = pausedAnswer(["Bon", "jour"], [" !"]);
+    backend.push(reply);
+    const stream = anthropic.messages.stream({
+      model: "claude-x",
+      max_tokens: 256,
+      messages: ask("salut"),
+      tools: [weatherToolAnthropic],
+    });
+    let finishedAtFirstDelta: boolean | undefined;
+    stream.on("text", () => {
+      if (finishedAtFirstDelta !== undefined) return;
+      finishedAtFirstDelta = state.finished;
+      state.release();
+    });
+    const message = await stream.finalMessage();
+    expect(finishedAtFirstDelta).toBe(false);
+    expect(message.content).toMatchObject([{ type: "text", text: "Bonjour !" }]);
+    expect(message.stop_reason).toBe("end_turn");
+  });
+
+  it("sends live text, then a validated tool_use block", async () => {
+    backend.push({
+      pieces: streamedPieces([
+        "Let me look.\n",
+        '```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```',
+      ]),
+    });
+    const message = await anthropic.messages
+      .stream({ model: "claude-x", max_tokens: 256, messages: ask(), tools: [weatherToolAnthropic] })
+      .finalMessage();
+    expect(message.stop_reason).toBe("tool_use");
+    expect(message.content[0]).toMatchObject({ type: "text", text: "Let me look.\n" });
+    expect(message.content[1]).toMatchObject({
+      type: "tool_use",
+      name: "get_weather",
+      input: { city: "Paris" },
+    });
+  });
+});
+
+describe("Responses, live", () => {
+  it("sends the first output_text delta before the backend finished its answer", async () => {
+    const { reply, state } = pausedAnswer(["Hi", " there"], ["!"]);
+    backend.push(reply);
+    const stream = openai.responses.stream({
+      model: "qwen3",
+      input: "hello",
+      tools: [
+        {
+          type: "function",
+          name: "get_weather",
+          parameters: weatherToolOpenAI.function.parameters,
+          strict: false,
+        },
+      ],
+    });
+    let finishedAtFirstDelta: boolean | undefined;
+    stream.on("response.output_text.delta", () => {
+      if (finishedAtFirstDelta !== undefined) return;
+      finishedAtFirstDelta = state.finished;
+      state.release();
+    });
+    const response = await stream.finalResponse();
+    expect(finishedAtFirstDelta).toBe(false);
+    expect(response.output_text).toBe("Hi there!");
+    expect(response.status).toBe("completed");
+  });
+});
