@@ -2,8 +2,9 @@
  * Live text on the guarded path (ADR 012): a client around the request's backend client that
  * passes the model's text to the client as it is generated, up to where it could still become a
  * tool call (`gateText`), and holds the rest of the attempt for validation. Text that went out is
- * the answer: an attempt whose text reached the client and holds no call the rescue can read is
- * handed to the loop as a `respond` call with that text, so it is never nudged away.
+ * the answer: an attempt whose text reached the client and holds nothing that reads as a call is
+ * handed to the loop as a `respond` call with that text, so it is never nudged away. One that
+ * does is the loop's to validate (and to nudge); later attempts are then held whole.
  */
 
 import type { ToolSpec } from "../core/tools.ts";
@@ -14,7 +15,7 @@ import {
   type SendOptions,
   type StreamChunk,
 } from "../core/types.ts";
-import { rescueToolCall } from "../prompts/rescue/index.ts";
+import { detectToolCalls } from "../prompts/rescue/index.ts";
 import { gateText } from "./stream-gate.ts";
 
 /** Where live text goes: each piece once, in order. */
@@ -113,8 +114,9 @@ export class LiveTextClient implements LLMClient {
    */
   #settle(response: LLMResponse, text: string): LLMResponse {
     if (this.#attemptSent === 0 || Array.isArray(response)) return response;
+    // Held text that reads as a call (valid, garbled or of an unknown tool) is the loop's to judge.
     const { rescueEnabled, toolNames } = this.#options;
-    if (rescueEnabled && rescueToolCall(text, toolNames) !== null) return response;
+    if (rescueEnabled && detectToolCalls(text, toolNames).status !== "absent") return response;
     this.committedProse = true;
     return [{ tool: this.#options.respondName, args: { message: text } }];
   }
