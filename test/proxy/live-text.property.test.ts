@@ -76,7 +76,9 @@ function backendOf(client: LLMClient): ProxyBackend {
   };
 }
 
-const messages: Message[] = [createMessage(MessageRole.USER, "Weather in Paris?", { type: MessageType.USER_INPUT })];
+const messages: Message[] = [
+  createMessage(MessageRole.USER, "Weather in Paris?", { type: MessageType.USER_INPUT }),
+];
 
 function request(stream: boolean): ProxyRequest {
   return {
