@@ -18,7 +18,7 @@ import {
   withV1,
 } from "./forwarding-client.ts";
 import { StreamedChatAnswer } from "./streamed-answer.ts";
-import { BackendTransport, DEFAULT_MAX_RESPONSE_BYTES } from "./transport.ts";
+import { BackendTransport, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_RESPONSE_BYTES } from "./transport.ts";
 
 /** Settings an `LLMClient` factory receives with each call. */
 export interface BackendClientConfig {
@@ -89,7 +89,10 @@ export function createHttpBackend(options: HttpBackendOptions): ProxyBackend {
   const forward = (request: ForwardRequest) => transport.forward(request);
   const createClient =
     options.createClient ??
-    defaultClientFactory(transport, config, options.toolMode, options.defaultModel, options.maxResponseBytes);
+    defaultClientFactory(transport, config, options.toolMode, options.defaultModel, {
+      maxBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+      idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+    });
 
   // OpenAI-compatible: try llama-server's /apply-template + /tokenize (a 404 turns it off).
   const tokenizer =
@@ -152,13 +155,13 @@ function defaultClientFactory(
   config: BackendClientConfig,
   toolMode: ProxyToolMode | undefined,
   defaultModel: string | undefined,
-  maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES,
+  limits: { maxBytes: number; idleTimeoutMs: number },
 ): BackendClientFactory {
   if (config.format === "ollama") return ollamaClientFactory(defaultModel);
   if (config.format === "anthropic") return anthropicClientFactory(defaultModel);
   const target = new ForwardingTarget({
     exchange: (request) => transport.exchange(request),
-    open: async (request) => new StreamedChatAnswer(await transport.open(request), maxResponseBytes),
+    open: async (request) => new StreamedChatAnswer(await transport.open(request), limits),
     url: `${config.baseUrl}${CHAT_PATH}`,
     ...(toolMode && { mode: toolMode }),
   });

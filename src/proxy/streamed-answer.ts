@@ -5,6 +5,7 @@
  * equivalent event stream.
  */
 import type { IncomingMessage } from "node:http";
+import { IdleTimer } from "../clients/idle-timer.ts";
 import type { ChatAnswer } from "../clients/openai-chat-exchange.ts";
 import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
 
@@ -15,14 +16,33 @@ export class StreamedChatAnswer implements ChatAnswer {
   readonly #incoming: IncomingMessage;
   readonly #pieces: AsyncIterator<Buffer>;
   readonly #maxBytes: number;
+  readonly #idle: IdleTimer | undefined;
   #eventStream: boolean;
   #size = 0;
+  /** Why the answer was cut (its idle deadline), when it was. */
+  #fault: ProxyHttpError | undefined;
 
-  constructor(incoming: IncomingMessage, maxBytes: number) {
+  /**
+   * Read `incoming`: past `limits.maxBytes` in all, or `limits.idleTimeoutMs` (0: none) without a
+   * piece, the answer is cut and the read fails (502, 504), as the buffered exchange's.
+   */
+  constructor(incoming: IncomingMessage, limits: { maxBytes: number; idleTimeoutMs: number }) {
     this.#incoming = incoming;
     this.status = incoming.statusCode ?? 502;
     this.retryAfter = incoming.headers["retry-after"];
-    this.#maxBytes = maxBytes;
+    this.#maxBytes = limits.maxBytes;
+    const { idleTimeoutMs } = limits;
+    this.#idle =
+      idleTimeoutMs > 0
+        ? new IdleTimer(idleTimeoutMs, () => {
+            this.#fault = new ProxyHttpError(
+              504,
+              ProxyErrorKind.BACKEND_TIMEOUT,
+              `Backend sent nothing for ${idleTimeoutMs} ms in the middle of its answer (--idle-timeout)`,
+            );
+            incoming.destroy(this.#fault);
+          })
+        : undefined;
     this.#eventStream = incoming.headers["content-type"]?.startsWith("text/event-stream") ?? false;
     this.#pieces = incoming[Symbol.asyncIterator]();
   }
@@ -43,10 +63,12 @@ export class StreamedChatAnswer implements ChatAnswer {
   }
 
   release(): void {
+    this.#idle?.stop();
     if (!this.#incoming.readableEnded) this.#incoming.resume();
   }
 
   close(): void {
+    this.#idle?.stop();
     if (!this.#incoming.readableEnded) this.#incoming.destroy();
   }
 
@@ -55,6 +77,9 @@ export class StreamedChatAnswer implements ChatAnswer {
     try {
       next = await this.#pieces.next();
     } catch (error) {
+      this.#idle?.stop();
+      if (this.#fault) throw this.#fault;
+      if (error instanceof ProxyHttpError) throw error;
       throw new ProxyHttpError(
         502,
         ProxyErrorKind.BACKEND_UNREACHABLE,
@@ -64,7 +89,11 @@ export class StreamedChatAnswer implements ChatAnswer {
         },
       );
     }
-    if (next.done) return null;
+    if (next.done) {
+      this.#idle?.stop();
+      return null;
+    }
+    this.#idle?.touch();
     this.#size += next.value.length;
     if (this.#size > this.#maxBytes) {
       this.close();

@@ -239,3 +239,29 @@ describe("Responses, live", () => {
     expect(response.status).toBe("completed");
   });
 });
+
+describe("a backend that stalls after live text", () => {
+  it("ends the stream with an error event under --idle-timeout", async () => {
+    const stalling = await startScriptedBackend();
+    const guarded = await startTestProxy({ backendUrl: stalling.url, backend: { idleTimeoutMs: 300 } });
+    try {
+      const never = new Promise<void>((resolve) => setTimeout(resolve, 2_000));
+      stalling.push({ pieces: streamedPieces(["Hello", never, " there"]) });
+      const stream = await openAIClientFor(guarded).chat.completions.create({
+        model: "qwen3",
+        messages: ask("hi"),
+        tools: [weatherToolOpenAI],
+        stream: true,
+      });
+      let text = "";
+      const failure = (async () => {
+        for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+      })();
+      await expect(failure).rejects.toThrow(/sent nothing for 300 ms/);
+      expect(text).toBe("Hello");
+    } finally {
+      await guarded.close();
+      await stalling.close();
+    }
+  });
+});
