@@ -240,6 +240,56 @@ describe("Responses, live", () => {
   });
 });
 
+describe("nudges and calls on the other dialects", () => {
+  it("Anthropic: a nudged attempt leaks nothing, the retry's text is the answer", async () => {
+    backend.push(
+      { pieces: streamedPieces(['{"name": "get_forecast", ', '"arguments": {"city": "Rome"}}']) },
+      { pieces: streamedPieces(["Sunny ", "in Rome."]) },
+    );
+    const texts: string[] = [];
+    const stream = anthropic.messages.stream({
+      model: "claude-x",
+      max_tokens: 256,
+      messages: ask("Weather in Rome?"),
+      tools: [weatherToolAnthropic],
+    });
+    stream.on("text", (delta) => texts.push(delta));
+    const message = await stream.finalMessage();
+    expect(texts.join("")).toBe("Sunny in Rome.");
+    expect(message.content).toMatchObject([{ type: "text", text: "Sunny in Rome." }]);
+    expect(backend.chatRequests).toHaveLength(2);
+  });
+
+  it("Responses: live text, then the validated function_call after it", async () => {
+    backend.push({
+      pieces: streamedPieces([
+        "One moment.\n",
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Lima"}}</tool_call>',
+      ]),
+    });
+    const response = await openai.responses
+      .stream({
+        model: "qwen3",
+        input: "Weather in Lima?",
+        tools: [
+          {
+            type: "function",
+            name: "get_weather",
+            parameters: weatherToolOpenAI.function.parameters,
+            strict: false,
+          },
+        ],
+      })
+      .finalResponse();
+    expect(response.output.map((item) => item.type)).toEqual(["message", "function_call"]);
+    expect(response.output_text).toBe("One moment.\n");
+    const call = response.output[1];
+    if (call?.type !== "function_call") throw new Error("expected a function_call");
+    expect(call.name).toBe("get_weather");
+    expect(JSON.parse(call.arguments)).toEqual({ city: "Lima" });
+  });
+});
+
 describe("a backend that stalls after live text", () => {
   it("ends the stream with an error event under --idle-timeout", async () => {
     const stalling = await startScriptedBackend();
