@@ -1,5 +1,5 @@
 /**
- * Live streaming on the guarded path (`npm run bench:proxy-stream`), loopback only, ADR 012.
+ * Live streaming on the guarded path (`npm run bench:proxy-stream`), loopback only, ADR 014.
  *
  * A scripted backend (its own process, node:http on 127.0.0.1) streams each answer over about
  * 2 s: prose as 20 content deltas 100 ms apart (the first at once), or a native `get_weather`

@@ -57,7 +57,7 @@ export interface ChatServiceOptions {
 export interface ChatService {
   /**
    * Answer `request`, counting backend time, calls, rescues, nudges and compactions in `stats`.
-   * With `live`, the model's text goes to it as it is generated, as far as ADR 012 allows; the
+   * With `live`, the model's text goes to it as it is generated, as far as ADR 014 allows; the
    * answer's `content` then starts with everything `live` got.
    */
   answer(

@@ -1,5 +1,5 @@
 /**
- * The HTTP answer of a streamed request on the guarded path (ADR 012). The request runs with a
+ * The HTTP answer of a streamed request on the guarded path (ADR 014). The request runs with a
  * live-text sink; while no text has gone out, it ends as before (the whole SSE body, or an error
  * status). Once the first text comes, the answer starts: status 200, the dialect's opening events
  * and the text so far, then text as it comes, then the rest of the validated answer, or an error

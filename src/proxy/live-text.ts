@@ -1,5 +1,5 @@
 /**
- * Live text on the guarded path (ADR 012): a client around the request's backend client that
+ * Live text on the guarded path (ADR 014): a client around the request's backend client that
  * passes the model's text to the client as it is generated, up to where it could still become a
  * tool call (`gateText`), and holds the rest of the attempt for validation. Text that went out is
  * the answer: an attempt whose text reached the client and holds nothing that reads as a call is

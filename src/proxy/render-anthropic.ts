@@ -1,6 +1,6 @@
 /**
  * A `ProxyAnswer` in Anthropic's shapes: a `message` object, or the SSE stream from
- * `message_start` to `message_stop`: live text as it comes (ADR 012), the rest once validated.
+ * `message_start` to `message_stop`: live text as it comes (ADR 014), the rest once validated.
  */
 import type { ProxyAnswer } from "./answer.ts";
 import type { ProxyHttpError } from "./errors.ts";

@@ -1,6 +1,6 @@
 /**
  * A `ProxyAnswer` in OpenAI's shapes: a `chat.completion` object, or the `chat.completion.chunk`
- * SSE stream ending in `data: [DONE]`: live text as it comes (ADR 012), the rest once validated.
+ * SSE stream ending in `data: [DONE]`: live text as it comes (ADR 014), the rest once validated.
  */
 import type { ProxyAnswer } from "./answer.ts";
 import type { ProxyHttpError } from "./errors.ts";

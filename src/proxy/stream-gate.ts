@@ -1,7 +1,7 @@
 /**
  * How much of a streamed text answer may reach the client before the answer is validated: the
  * text up to the first place where it could still turn into a tool call the rescue would read
- * (ADR 012). A pure decision over the text so far; `LiveTextClient` applies it.
+ * (ADR 014). A pure decision over the text so far; `LiveTextClient` applies it.
  */
 
 /**

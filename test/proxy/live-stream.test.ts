@@ -1,5 +1,5 @@
 /**
- * Live text on the guarded path (ADR 012), through the real `openai` and `@anthropic-ai/sdk`
+ * Live text on the guarded path (ADR 014), through the real `openai` and `@anthropic-ai/sdk`
  * clients: a scripted backend that streams and then pauses mid-answer until the test has seen the
  * first text delta, so a proxy that waited for the whole answer fails here.
  */

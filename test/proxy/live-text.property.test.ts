@@ -1,5 +1,5 @@
 /**
- * Live text (ADR 012) as a property: for any script of attempts (prose, calls in the rescue's
+ * Live text (ADR 014) as a property: for any script of attempts (prose, calls in the rescue's
  * formats, calls of unknown tools that are nudged away) cut into any deltas, the text that went
  * out live is the beginning of the answer, comes from one attempt and holds no call marker; and a
  * request whose stream sent no live text ends with the answer the non-streamed request gives.

@@ -1,4 +1,4 @@
-/** `gateText`: how much of a streamed text may go out before validation (ADR 012). */
+/** `gateText`: how much of a streamed text may go out before validation (ADR 014). */
 import { describe, expect, it } from "vitest";
 import { gateText } from "../../src/proxy/stream-gate.ts";
 

@@ -1,5 +1,5 @@
 /**
- * A `ProxyAnswer` as the Responses SSE stream, live text as it comes (ADR 012) and the rest once
+ * A `ProxyAnswer` as the Responses SSE stream, live text as it comes (ADR 014) and the rest once
  * validated: `response.created`, `response.in_progress`, each output item from `output_item.added`
  * through its content or arguments events to `output_item.done`, then `response.completed` with
  * usage. Each event is `event: <type>` plus its JSON, with `type` and a `sequence_number`.
