@@ -58,7 +58,7 @@ export async function runWatch(options: WatchCliOptions): Promise<RunningWatchSe
   try {
     const watch = await startWatchServer(options);
     console.info(
-      `forge watch on ${watch.url} (runs in ${watch.store.dir}, ${watch.store.list().length} recorded); report to it with createWatchReporter({ url: "${watch.url}" }) or forge proxy --watch ${watch.url}`,
+      `forge watch on ${watch.tokenUrl} (runs in ${watch.store.dir}, ${watch.store.list().length} recorded); report to it with createWatchReporter({ url: "${watch.tokenUrl}" }), forge proxy --watch or forge worker --watch with that URL (its token is required to post)`,
     );
     return watch;
   } catch (error) {

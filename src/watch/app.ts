@@ -116,10 +116,7 @@ export function createWatchApp(options: WatchAppOptions): Hono {
     if (options.tokenToRead !== true) return next();
     const given = bearerToken(context.req.header("authorization")) ?? query ?? getCookie(context, cookie);
     if (!tokenMatches(token, given)) {
-      return context.text(
-        "This watch server needs its token: open the URL it printed (…/?token=…).",
-        401,
-      );
+      return context.text("This watch server needs its token: open the URL it printed (…/?token=…).", 401);
     }
     return next();
   });
@@ -223,7 +220,10 @@ export function createWatchApp(options: WatchAppOptions): Hono {
     const text = await context.req.text();
     // Checked before parsing: a body nested thousands deep would overflow the stack further on.
     if (jsonDepthExceeds(text, MAX_REPORT_DEPTH)) {
-      return context.json({ error: `the body nests objects and arrays deeper than ${MAX_REPORT_DEPTH}` }, 400);
+      return context.json(
+        { error: `the body nests objects and arrays deeper than ${MAX_REPORT_DEPTH}` },
+        400,
+      );
     }
     let body: unknown;
     try {

@@ -2,10 +2,11 @@
  * The watch server's HTML: the runs list and one run's page, server-rendered, each with a small
  * inline script that applies the server's live updates (Server-Sent Events). No external assets.
  */
+
+import type { WatchEvent } from "./events.ts";
 import { duration, escapeHtml } from "./format.ts";
 import { llmTotals, type RunRecord } from "./run-record.ts";
 import { renderStatechart } from "./statechart.ts";
-import type { WatchEvent } from "./events.ts";
 import {
   compactionEvent,
   compactionMark,

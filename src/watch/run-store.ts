@@ -16,7 +16,9 @@ export class WatchRunFileError extends ForgeError {
     readonly line: number,
     detail: string,
   ) {
-    super(`${file}, line ${line}: ${detail}; the line is skipped (each line of a run file is one watch event as JSON)`);
+    super(
+      `${file}, line ${line}: ${detail}; the line is skipped (each line of a run file is one watch event as JSON)`,
+    );
     this.name = "WatchRunFileError";
   }
 }
@@ -169,7 +171,11 @@ function parseLine(file: string, line: number, text: string): WatchEvent | Watch
   const parsed = watchEventSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return new WatchRunFileError(file, line, `not a watch event (${issue?.path.join(".") || "event"}: ${issue?.message})`);
+    return new WatchRunFileError(
+      file,
+      line,
+      `not a watch event (${issue?.path.join(".") || "event"}: ${issue?.message})`,
+    );
   }
   return parsed.data;
 }

@@ -55,7 +55,8 @@ export function watchEndpoint(options: Pick<WatchTransportOptions, "url" | "toke
   url: string;
   token: string | null;
 } {
-  if (!URL.canParse(options.url)) return { url: options.url.replace(/\/+$/, ""), token: options.token ?? null };
+  if (!URL.canParse(options.url))
+    return { url: options.url.replace(/\/+$/, ""), token: options.token ?? null };
   const parsed = new URL(options.url);
   const token = options.token ?? parsed.searchParams.get("token");
   return { url: `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, ""), token };

@@ -47,7 +47,10 @@ describe("forge watch", () => {
         let out = "";
         child.stdout.on("data", (chunk: Buffer) => {
           out += chunk.toString();
-          const match = /forge watch on (http:\/\/127\.0\.0\.1:\d+) \(runs in .*, 1 recorded\)/.exec(out);
+          const match =
+            /forge watch on (http:\/\/127\.0\.0\.1:\d+)\/\?token=[\w-]{32} \(runs in .*, 1 recorded\)/.exec(
+              out,
+            );
           if (match?.[1]) resolve(match[1]);
         });
         child.once("exit", () => reject(new Error(`forge watch exited: ${out}`)));

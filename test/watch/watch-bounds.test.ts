@@ -43,10 +43,18 @@ function tempDir(): string {
   return mkdtempSync(join(tmpdir(), "forge-watch-bounds-"));
 }
 
-function post(app: ReturnType<typeof createWatchApp>, runId: string, body: unknown, token: string | null = TOKEN) {
+function post(
+  app: ReturnType<typeof createWatchApp>,
+  runId: string,
+  body: unknown,
+  token: string | null = TOKEN,
+) {
   return app.request(`/api/runs/${runId}/events`, {
     method: "POST",
-    headers: { "content-type": "application/json", ...(token !== null && { authorization: `Bearer ${token}` }) },
+    headers: {
+      "content-type": "application/json",
+      ...(token !== null && { authorization: `Bearer ${token}` }),
+    },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
 }
@@ -93,28 +101,37 @@ describe("a run page's live stream", () => {
     const app = createWatchApp({ store: new RunStore(tempDir()), token: TOKEN });
     await post(app, "long", { events: [started] });
     const stream = sseReader(await app.request("/runs/long/stream?since=1"));
-    const sizes: number[] = [];
+    const messages: string[] = [];
     for (let index = 0; index < 200; index++) {
       expect((await post(app, "long", { events: batch(10 * index, 4) })).status).toBe(200);
-      const message = await stream.next();
-      sizes.push(Buffer.byteLength(message));
-      const update = dataOf(message);
-      expect(update).toMatchObject({ from: 1 + 4 * index, count: 5 + 4 * index, reset: false });
-      expect(update.rows).toHaveLength(4);
+      messages.push(await stream.next());
     }
     await stream.cancel();
     // 800 events in: the 200th batch costs what the first did (the whole timeline would be ~40 times more).
+    const sizes = messages.map((message) => Buffer.byteLength(message));
     const first = Math.max(...sizes.slice(0, 10));
     const last = Math.max(...sizes.slice(-10));
     expect(last).toBeLessThan(first * 1.5);
     expect(last).toBeLessThan(8_000);
+    messages.forEach((message, index) => {
+      const update = dataOf(message);
+      expect(update).toMatchObject({ from: 1 + 4 * index, count: 5 + 4 * index, reset: false });
+      expect(update.rows).toHaveLength(4);
+    });
   });
 
   it("resumes after Last-Event-ID with what followed it, and resets a page behind what memory holds", async () => {
     const app = createWatchApp({ store: new RunStore(tempDir(), { maxRunEvents: 20 }), token: TOKEN });
     await post(app, "long", { events: [started, ...batch(0, 9)] });
-    const resumed = sseReader(await app.request("/runs/long/stream?since=0", { headers: { "last-event-id": "6" } }));
-    expect(dataOf(await resumed.next())).toMatchObject({ from: 6, count: 10, reset: false, rows: expect.any(Array) });
+    const resumed = sseReader(
+      await app.request("/runs/long/stream?since=0", { headers: { "last-event-id": "6" } }),
+    );
+    expect(dataOf(await resumed.next())).toMatchObject({
+      from: 6,
+      count: 10,
+      reset: false,
+      rows: expect.any(Array),
+    });
     await resumed.cancel();
 
     for (let index = 1; index <= 10; index++) await post(app, "long", { events: batch(100 * index, 10) });
@@ -140,7 +157,9 @@ describe("a reader that stops reading", () => {
     const stalled = await app.request("/runs/long/stream?since=1");
     // Never read while the run goes on: each batch is about 4 KB of rows.
     for (let index = 0; index < 60; index++) await post(app, "long", { events: batch(10 * index, 4, 1000) });
-    expect(warnings).toEqual([expect.stringMatching(/dropped a slow reader of run long: \d+ bytes .* more than 65536/)]);
+    expect(warnings).toEqual([
+      expect.stringMatching(/dropped a slow reader of run long: \d+ bytes .* more than 65536/),
+    ]);
     await expect(sseReader(stalled).ends()).resolves.toBe(true);
     // The run goes on for everyone else.
     expect((await post(app, "long", { events: batch(9000, 2) })).status).toBe(200);
@@ -162,7 +181,8 @@ describe("a run's memory", () => {
       response: { content: "hi" },
       error: null,
     };
-    for (let index = 0; index < 100; index++) await post(app, "long", { events: [...batch(index, 9), exchange] });
+    for (let index = 0; index < 100; index++)
+      await post(app, "long", { events: [...batch(index, 9), exchange] });
     const record = store.get("long");
     expect(record?.eventCount).toBe(1001);
     expect(record?.events.length).toBeLessThanOrEqual(100 + 100 / 8);
@@ -171,7 +191,9 @@ describe("a run's memory", () => {
     const page = await (await app.request("/runs/long")).text();
     expect(page).toContain("100 LLM calls");
     expect(page).toMatch(/The first \d+ of 1001 events are not shown/);
-    const { events } = (await (await app.request("/runs/long/events.json")).json()) as { events: WatchEvent[] };
+    const { events } = (await (await app.request("/runs/long/events.json")).json()) as {
+      events: WatchEvent[];
+    };
     expect(events).toHaveLength(1001);
     const trace = (await (await app.request("/runs/long/trace.json")).json()) as { exchanges: unknown[] };
     expect(trace.exchanges).toHaveLength(100);
@@ -216,7 +238,9 @@ describe("run files", () => {
     mkdirSync(join(dir, "full.jsonl"));
     const first = await post(app, "full", { events: [started] });
     expect(first.status).toBe(507);
-    await expect(first.json()).resolves.toMatchObject({ error: expect.stringContaining("could not write 1 event") });
+    await expect(first.json()).resolves.toMatchObject({
+      error: expect.stringContaining("could not write 1 event"),
+    });
     expect((await post(app, "full", { events: batch(1, 2) })).status).toBe(507);
     expect(warnings).toHaveLength(1);
     expect(store.get("full")?.eventCount).toBe(3);
@@ -256,7 +280,10 @@ describe("the token", () => {
     await transport.flush();
     expect(transport.url).toBe("http://127.0.0.1:4141");
     expect(calls).toEqual([
-      { url: "http://127.0.0.1:4141/api/runs/run-1/events", headers: expect.objectContaining({ authorization: "Bearer abc123" }) },
+      {
+        url: "http://127.0.0.1:4141/api/runs/run-1/events",
+        headers: expect.objectContaining({ authorization: "Bearer abc123" }),
+      },
     ]);
   });
 });

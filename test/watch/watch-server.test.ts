@@ -22,7 +22,6 @@ import {
   statechartOf,
   type WatchEvent,
   WatchReportError,
-  WatchRunFileError,
 } from "../../src/watch/index.ts";
 
 const started: WatchEvent = {
@@ -65,7 +64,10 @@ function post(
 
 describe("the watch server", () => {
   it("takes a batch of events and shows the run; refuses a bad run id, a non-JSON type and a bad event", async () => {
-    const app = createWatchApp({ store: new RunStore(mkdtempSync(join(tmpdir(), "forge-watch-"))), token: TOKEN });
+    const app = createWatchApp({
+      store: new RunStore(mkdtempSync(join(tmpdir(), "forge-watch-"))),
+      token: TOKEN,
+    });
     const accepted = await post(app, "demo-1", { events: [started, entered("a", 5)] });
     expect(accepted.status).toBe(200);
     await expect(accepted.json()).resolves.toEqual({ runId: "demo-1", events: 2 });
