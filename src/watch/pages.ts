@@ -215,7 +215,12 @@ let count = Number(main.dataset.count);
 const source = new EventSource("/runs/" + encodeURIComponent(runId) + "/stream?since=" + count);
 source.addEventListener("update", (message) => {
   const update = JSON.parse(message.data);
-  if (!update.reset && update.from !== count) return;
+  if (!update.reset && update.from !== count) {
+    // Out of step (should not happen): start again from a fresh render.
+    source.close();
+    location.reload();
+    return;
+  }
   const events = document.getElementById("events");
   const marks = document.querySelector("#strip g.marks");
   if (update.reset) {
