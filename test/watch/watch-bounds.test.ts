@@ -4,6 +4,7 @@
  * unwritable run file is not fatal, posting needs the token, and the Host check holds on 0.0.0.0.
  */
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -164,6 +165,44 @@ describe("a reader that stops reading", () => {
     // The run goes on for everyone else.
     expect((await post(app, "long", { events: batch(9000, 2) })).status).toBe(200);
   });
+});
+
+describe("a reader on a real socket that stops reading", () => {
+  it("is dropped once the socket's buffers and the bound fill, and its connection is ended", async () => {
+    const warnings: string[] = [];
+    const watch = await startWatchServer({
+      port: 0,
+      dir: tempDir(),
+      maxSubscriberBytes: 256 * 1024,
+      onWarning: (message) => warnings.push(message),
+    });
+    const socket = connect(watch.port, "127.0.0.1");
+    try {
+      const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+      socket.on("error", () => {});
+      const headers = { "content-type": "application/json", authorization: `Bearer ${watch.token}` };
+      const postEvents = (events: WatchEvent[]) =>
+        fetch(`${watch.url}/api/runs/long/events`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ events }),
+        });
+      await postEvents([started]);
+      socket.write(`GET /runs/long/stream?since=1 HTTP/1.1\r\nHost: 127.0.0.1:${watch.port}\r\n\r\n`);
+      socket.pause();
+      // About 17 KB an update; the kernel's buffers take some megabytes before the server's fill.
+      for (let index = 0; index < 3000 && warnings.length === 0; index++) {
+        expect((await postEvents(batch(10 * index, 4, 4000))).status).toBe(200);
+      }
+      expect(warnings).toEqual([expect.stringContaining("dropped a slow reader of run long")]);
+      // What the kernel already holds comes out, then the end: the server closed the connection.
+      socket.resume();
+      await closed;
+    } finally {
+      socket.destroy();
+      await watch.close();
+    }
+  }, 60_000);
 });
 
 describe("a run's memory", () => {
