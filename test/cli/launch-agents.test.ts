@@ -19,7 +19,7 @@ import {
   opencodeRecipe,
   qwenRecipe,
 } from "../../src/cli/launch/agents.ts";
-import { agentEnv } from "../../src/cli/launch/launch.ts";
+import { agentEnv, configRoot } from "../../src/cli/launch/launch.ts";
 import { exitStatusOf, findExecutable } from "../../src/cli/launch/run-agent.ts";
 import { launchTargetOf } from "../../src/cli/launch-command.ts";
 
@@ -155,6 +155,42 @@ describe("agent recipes", () => {
     expect(findAgentRecipe("codex")).toBe(codexRecipe);
     expect(findAgentRecipe("toString")).toBeUndefined();
     expect(findAgentRecipe("__proto__")).toBeUndefined();
+  });
+});
+
+describe("agentEnv and configRoot", () => {
+  it("keeps the user's variables, and adds the loopback names to NO_PROXY so an HTTP proxy is not asked", () => {
+    const plan = {
+      env: { OPENAI_BASE_URL: "http://127.0.0.1:1/v1" },
+      unsetEnv: ["GONE"],
+      args: [],
+      files: {},
+    };
+    const env = agentEnv(plan, {
+      PATH: "/bin",
+      GONE: "x",
+      NO_PROXY: "corp.example,localhost",
+      HTTPS_PROXY: "http://p:3128",
+    });
+    expect(env).toEqual({
+      PATH: "/bin",
+      HTTPS_PROXY: "http://p:3128",
+      OPENAI_BASE_URL: "http://127.0.0.1:1/v1",
+      NO_PROXY: "corp.example,localhost,127.0.0.1,::1",
+      no_proxy: "127.0.0.1,localhost,::1",
+    });
+  });
+
+  it("makes the config directory in $XDG_RUNTIME_DIR when it is a directory, else in the temporary folder", () => {
+    const folder = mkdtempSync(join(tmpdir(), "forge-runtime-"));
+    try {
+      expect(configRoot({ XDG_RUNTIME_DIR: folder })).toBe(folder);
+      expect(configRoot({ XDG_RUNTIME_DIR: join(folder, "absent") })).toBe(tmpdir());
+      expect(configRoot({ XDG_RUNTIME_DIR: "relative/path" })).toBe(tmpdir());
+      expect(configRoot({})).toBe(tmpdir());
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
 

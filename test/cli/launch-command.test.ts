@@ -9,6 +9,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { configRoot } from "../../src/cli/launch/launch.ts";
 import { exitOf, spawnForge } from "../helpers/forge-cli.ts";
 import {
   type ScriptedBackend,
@@ -142,7 +143,7 @@ describe("forge launch <agent>", () => {
       expect(proxyUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(await accepts(proxyUrl)).toBe(false);
       if (dump.configDir !== null) {
-        expect(dump.configDir.startsWith(join(tmpdir(), "forge-launch-"))).toBe(true);
+        expect(dump.configDir.startsWith(join(configRoot(process.env), "forge-launch-"))).toBe(true);
         expect(existsSync(dump.configDir)).toBe(false);
       }
       switch (agent) {

@@ -5,10 +5,10 @@
  * llama-server) and remove the directory, however the agent ended.
  */
 import { randomBytes } from "node:crypto";
-import { createWriteStream, type WriteStream } from "node:fs";
+import { createWriteStream, statSync, type WriteStream } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { format } from "node:util";
 import type { RunningProxy } from "../../proxy/server.ts";
 import { runProxy } from "../proxy-command.ts";
@@ -76,7 +76,7 @@ export async function launch(request: LaunchRequest): Promise<number> {
       },
     );
     const model = request.proxy.model ?? (await firstModel(proxy.url, apiKey)) ?? FALLBACK_MODEL;
-    configDir = await mkdtemp(join(tmpdir(), "forge-launch-"));
+    configDir = await mkdtemp(join(configRoot(process.env), "forge-launch-"));
     const context: LaunchContext = { proxyUrl: proxy.url, apiKey, model, configDir };
     const plan = request.target.kind === "agent" ? request.target.recipe.plan(context) : genericPlan(context);
     await writePlanFiles(configDir, plan);
@@ -98,11 +98,41 @@ export async function launch(request: LaunchRequest): Promise<number> {
   }
 }
 
-/** The agent's environment: forge's own, with the plan's variables set and its removals removed. */
+/**
+ * The agent's environment: forge's own, with the plan's variables set and its removals removed,
+ * and the loopback names added to `NO_PROXY` / `no_proxy`, so that an HTTP proxy the user set
+ * (`HTTPS_PROXY`, …) is not asked for the forge proxy on 127.0.0.1.
+ */
 export function agentEnv(plan: LaunchPlan, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base, ...plan.env };
   for (const name of plan.unsetEnv) delete env[name];
+  for (const name of ["NO_PROXY", "no_proxy"]) {
+    const hosts = (env[name] ?? "").split(",").filter((host) => host.trim() !== "");
+    for (const loopback of LOOPBACK_HOSTS) if (!hosts.includes(loopback)) hosts.push(loopback);
+    env[name] = hosts.join(",");
+  }
   return env;
+}
+
+const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"];
+
+/**
+ * Where the run's config directory is made: `$XDG_RUNTIME_DIR` (the user's own 0700 runtime folder)
+ * when set, else the system's temporary folder. Codex refuses to install its helper commands
+ * (`apply_patch` for the model's shell) under the temporary folder.
+ */
+export function configRoot(env: NodeJS.ProcessEnv): string {
+  const runtime = env.XDG_RUNTIME_DIR;
+  if (runtime !== undefined && isAbsolute(runtime) && isDirectory(runtime)) return runtime;
+  return tmpdir();
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function checkInstalled(target: LaunchTarget, lookup: "found" | "missing" | "not_found" | "not_executable") {
