@@ -90,7 +90,11 @@ export async function launch(request: LaunchRequest): Promise<number> {
     if (end.kind === "not_found" || end.kind === "not_executable") checkInstalled(request.target, end.kind);
     return exitStatusOf(end);
   } finally {
-    await proxy?.close().catch((error: unknown) => console.error(`forge launch: ${String(error)}`));
+    await proxy
+      ?.close()
+      .catch((error: unknown) =>
+        process.stderr.write(`forge launch: stopping the proxy failed: ${String(error)}\n`),
+      );
     if (configDir !== undefined) await rm(configDir, { recursive: true, force: true });
     restoreConsole();
     for (const signal of FORWARDED_SIGNALS) process.off(signal, hold);
