@@ -162,6 +162,7 @@ export function createInferenceLogic(
         ...(runId !== undefined && { runId }),
         ...(deps.priority !== undefined && { priority: deps.priority }),
         ...(request.toolChoice !== undefined && tools !== undefined && { toolChoice: request.toolChoice }),
+        ...((context?.config.toolConcurrency ?? 1) > 1 && tools !== undefined && { parallelToolCalls: true }),
       };
       const response = deps.stream
         ? await collectStream(deps.client.sendStream(messages, tools, options), deps.onChunk, signal)
