@@ -320,10 +320,11 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
         }
         if (signal.aborted && outcome.status !== "ok") return;
         outcomes[index] = outcome;
-        if (track && !signal.aborted) {
-          parent?.send({ type: "tools.outcome", outcome });
-          await checkpointInTurn("call_done", call.callId);
-        }
+        if (!track || parent?.getSnapshot().status !== "active") return;
+        // Also after an abort: a call that returns within the grace is completed even when another
+        // call of the batch is still running as the grace ends. Checkpoints stop at the abort.
+        parent.send({ type: "tools.outcome", outcome });
+        if (!signal.aborted) await checkpointInTurn("call_done", call.callId);
       };
       const schedule: BatchSchedule = {
         concurrency,
