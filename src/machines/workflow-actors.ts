@@ -277,12 +277,14 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
       // Per-call bookkeeping (started, finished) reaches the workflow's context when it can matter:
       // for checkpoints, for unsafe tools, and for a batch a cancellation could cut short.
       const track = parent !== undefined && (checkpoint !== undefined || calls.length > 1);
-      // One checkpoint at a time, each snapshot taken when its turn comes (calls run concurrently).
-      const checkpointInTurn = serially((reason: CheckpointReason, callId: string) =>
-        checkpointOf(checkpoint, parent, reason, callId),
-      );
       // Aborted with the run's signal, or when a call fails the batch (stops the calls still running).
       const batch = concurrency > 1 ? linkedController([signal]) : undefined;
+      const halted = batch?.signal ?? signal;
+      // One checkpoint at a time, each snapshot taken when its turn comes (calls run concurrently);
+      // none once the batch was cancelled or failed (a turn that comes after that is skipped).
+      const checkpointInTurn = serially(async (reason: CheckpointReason, callId: string) => {
+        if (!halted.aborted) await checkpointOf(checkpoint, parent, reason, callId);
+      });
       const outcomes: (ToolOutcome | undefined)[] = new Array(calls.length);
       const runCall = async (index: number): Promise<void> => {
         const call = calls[index] as ToolCallInfo;
@@ -306,7 +308,7 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
             // call is not re-run at all).
             parent.send({ type: "tools.started", callId: call.callId });
             await checkpointInTurn("call_started", call.callId);
-            if (signal.aborted) return;
+            if (halted.aborted) return;
           }
           const runId = context?.runId ?? "standalone";
           const timeoutMs = tool?.timeoutMs ?? config?.toolTimeoutMs;
@@ -329,7 +331,7 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
       const schedule: BatchSchedule = {
         concurrency,
         runsAlone: (index) => tools[calls[index]?.name ?? ""]?.effects === "unsafe",
-        stopped: () => signal.aborted,
+        stopped: () => halted.aborted,
       };
       try {
         await runBatch(calls.length, schedule, runCall);

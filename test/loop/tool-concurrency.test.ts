@@ -287,6 +287,25 @@ describe("toolConcurrency with checkpoints", () => {
   });
 });
 
+describe("toolConcurrency when the batch fails", () => {
+  it("fails the run at once on a checkpoint that rejects, aborting the calls still running", async () => {
+    const box = toolbox({ a: undefined, b: 5 });
+    const { runner } = runnerFor([box.batch], { toolConcurrency: 2 });
+    const storeDown = new Error("checkpoint store down");
+    const error = await rejectionOf(
+      runner.run(box.workflow, "go", {
+        checkpoint: (_snapshot, meta) => {
+          if (meta.reason === "call_done") throw storeDown;
+        },
+      }),
+    );
+    expect(error).toBe(storeDown);
+    expect(box.started()).toEqual(["a", "b"]);
+    expect(box.contexts.a?.[0]?.signal.aborted).toBe(true);
+    expect(box.contexts.a?.[0]?.signal.reason).toBe(storeDown);
+  });
+});
+
 describe("toolConcurrency with cancellation", () => {
   it("aborts every call in flight, starts none after, waits for them, and answers every call in batch order", async () => {
     const box = toolbox({ a: undefined, b: undefined, c: undefined, d: undefined });
