@@ -1,13 +1,15 @@
 /**
  * Serving the proxy app over HTTP with `@hono/node-server`, on 127.0.0.1 unless told otherwise,
- * and closing it gracefully: stop accepting, let the requests in flight finish (up to the drain
- * deadline), then release the backend.
+ * and closing it gracefully: stop accepting, answer every request still waiting for a slot (and
+ * every new one on an open connection) 503 with `Retry-After`, let the requests running finish (up
+ * to the drain deadline), then release the backend.
  */
 import type { ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import { createProxy, type ProxyOptions } from "./app.ts";
+import { ProxyDrain } from "./drain.ts";
 
 /** Default drain deadline on close: 30 s for the requests in flight to finish. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
@@ -18,7 +20,10 @@ export interface StartProxyOptions extends ProxyOptions {
   host?: string;
   /** Port (default 8081; 0 picks a free one). */
   port?: number;
-  /** How long `close()` lets requests in flight finish before cutting them (default 30 000 ms). */
+  /**
+   * How long `close()` lets the requests running finish before cutting them (default 30 000 ms).
+   * Requests still waiting in a line are answered 503 with `Retry-After` at once.
+   */
   drainTimeoutMs?: number;
 }
 
@@ -30,8 +35,9 @@ export interface RunningProxy {
   /** Base URL, e.g. `http://127.0.0.1:8081`; OpenAI clients use `${url}/v1`. */
   url: string;
   /**
-   * Stop accepting connections, let the requests in flight finish (cut past the drain deadline),
-   * then release the backend (a managed server stops).
+   * Stop accepting connections, answer the requests waiting for a slot and any new request 503
+   * with `Retry-After`, let the requests running finish (cut past the drain deadline), then
+   * release the backend (a managed server stops).
    */
   close(): Promise<void>;
 }
@@ -48,7 +54,8 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   const wildcard = host === "0.0.0.0" || host === "::";
   const boundHost = host.includes(":") ? `[${host}]` : host;
   const allowedHosts = [...(options.allowedHosts ?? []), ...(wildcard ? [] : [boundHost])];
-  const app = createProxy({ ...options, allowedHosts });
+  const drain = options.drain ?? new ProxyDrain();
+  const app = createProxy({ ...options, allowedHosts, drain });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const started = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 8081 }, () =>
       resolve(started),
@@ -74,6 +81,8 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     url: `http://${boundHost}:${port}`,
     close() {
       closing ??= (async () => {
+        // Waiting requests are refused with 503 now, not reset at the deadline.
+        drain.begin();
         await new Promise<void>((resolve) => {
           const cutAll = () => {
             if ("closeAllConnections" in server) server.closeAllConnections();
