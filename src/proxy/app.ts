@@ -161,6 +161,7 @@ export function createProxy(options: ProxyOptions): Hono {
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxJsonDepth: options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
     deadlineMs: options.deadlineMs ?? 0,
+    drainSignal: drain.expired,
     warn: (line) => console.warn(line),
   };
   const startedAt = Date.now();
@@ -240,7 +241,7 @@ export function createProxy(options: ProxyOptions): Hono {
         backend,
         { method: "GET", path: path === "/models" ? "/v1/models" : path },
         queue,
-        new RequestDeadline(c.req.raw.signal, deps.deadlineMs),
+        new RequestDeadline(c.req.raw.signal, deps.deadlineMs, deps.drainSignal),
         requestStatsOf(c),
       ),
     );

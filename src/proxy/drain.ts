@@ -37,6 +37,7 @@ export interface Drainable {
 export class ProxyDrain {
   readonly #lines: Drainable[] = [];
   readonly #retryAfterSeconds: number;
+  readonly #expired = new AbortController();
   #draining = false;
 
   constructor(options: { retryAfterSeconds?: number } = {}) {
@@ -59,6 +60,31 @@ export class ProxyDrain {
     if (this.#draining) return;
     this.#draining = true;
     for (const line of this.#lines) line.close(() => this.refusal());
+  }
+
+  /**
+   * Aborts, with a 503 (with `Retry-After`) as its reason, once `expire` is called: every request
+   * still running follows it (see `RequestDeadline`) and is answered with that 503.
+   */
+  get expired(): AbortSignal {
+    return this.#expired.signal;
+  }
+
+  /**
+   * The drain deadline has passed: answer every request still running with a 503 (and
+   * `Retry-After`) now, rather than cutting its connection. Begins the drain if it had not begun.
+   */
+  expire(): void {
+    this.begin();
+    if (this.#expired.signal.aborted) return;
+    this.#expired.abort(
+      new ProxyHttpError(
+        503,
+        ProxyErrorKind.OVERLOADED,
+        `The proxy is shutting down and the request did not finish within the drain timeout; retry after ${this.#retryAfterSeconds} s`,
+        { retryAfterSeconds: this.#retryAfterSeconds },
+      ),
+    );
   }
 
   /** The 503 (with `Retry-After`) a refused request gets. */

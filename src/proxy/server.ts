@@ -14,6 +14,9 @@ import { ProxyDrain } from "./drain.ts";
 /** Default drain deadline on close: 30 s for the requests in flight to finish. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 
+/** After the drain deadline, how long the requests answered 503 get to send it before connections are cut. */
+const EXPIRED_GRACE_MS = 1_000;
+
 /** Options of `startProxy`. */
 export interface StartProxyOptions extends ProxyOptions {
   /** Interface to bind (default `127.0.0.1`). */
@@ -21,8 +24,9 @@ export interface StartProxyOptions extends ProxyOptions {
   /** Port (default 8081; 0 picks a free one). */
   port?: number;
   /**
-   * How long `close()` lets the requests running finish before cutting them (default 30 000 ms).
-   * Requests still waiting in a line are answered 503 with `Retry-After` at once.
+   * How long `close()` lets the requests running finish (default 30 000 ms); past it they are
+   * answered 503 with `Retry-After` (a stream already under way ends with an error event, or is cut
+   * a second later). Requests still waiting in a line are answered 503 at once.
    */
   drainTimeoutMs?: number;
 }
@@ -36,8 +40,8 @@ export interface RunningProxy {
   url: string;
   /**
    * Stop accepting connections, answer the requests waiting for a slot and any new request 503
-   * with `Retry-After`, let the requests running finish (cut past the drain deadline), then
-   * release the backend (a managed server stops).
+   * with `Retry-After`, let the requests running finish (answered 503 past the drain deadline),
+   * then release the backend (a managed server stops).
    */
   close(): Promise<void>;
 }
@@ -92,11 +96,18 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
             if (inFlight.size === 0) cutAll();
             else if ("closeIdleConnections" in server) server.closeIdleConnections();
           };
-          // Requests still running past the drain deadline are cut.
-          const force = setTimeout(cutAll, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
-          force.unref();
+          // Past the drain deadline, the requests still running are answered 503 (their work is
+          // aborted); whatever has not ended a moment later (a stream under way) is cut.
+          let cut: ReturnType<typeof setTimeout> | undefined;
+          const expire = setTimeout(() => {
+            drain.expire();
+            cut = setTimeout(cutAll, EXPIRED_GRACE_MS);
+            cut.unref();
+          }, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
+          expire.unref();
           server.close(() => {
-            clearTimeout(force);
+            clearTimeout(expire);
+            clearTimeout(cut);
             resolve();
           });
           draining();
