@@ -30,7 +30,11 @@ afterEach(async () => {
 });
 
 const CALL = toolCallCompletion([{ name: "get_weather", args: { city: "Paris" } }]);
-const QUEUED = 24;
+/**
+ * Requests sent behind the one running: past the default --max-in-flight (64), so 63 wait in the
+ * --serialize line and the rest in the --max-in-flight line, as in the probe that found the resets.
+ */
+const QUEUED = 100;
 
 /** What a client saw: a complete answer (status, headers, body) or the socket error it got instead. */
 type Outcome =
@@ -95,11 +99,15 @@ function anthropicMessages(url: string): Promise<Outcome> {
   });
 }
 
-/** Wait until the proxy's public health reports `count` requests in the `--serialize` line. */
-async function queued(url: string, count: number): Promise<void> {
+/**
+ * Wait until `count` requests besides this one are in the proxy (`forge_proxy_requests_in_flight`
+ * counts them from arrival, waiting ones included, and this metrics request itself).
+ */
+async function arrived(url: string, count: number): Promise<void> {
   for (;;) {
-    const health = (await (await fetch(`${url}/forge/health`)).json()) as { proxy: { queued: number } };
-    if (health.proxy.queued >= count) return;
+    const text = await (await fetch(`${url}/forge/metrics`)).text();
+    const inFlight = Number(/^forge_proxy_requests_in_flight(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? 0);
+    if (inFlight >= count + 1) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -138,7 +146,7 @@ describe("draining the proxy on close", () => {
     const waiting = Array.from({ length: QUEUED }, (_, index) =>
       index % 2 === 0 ? openAIChat(url) : anthropicMessages(url),
     );
-    await queued(url, QUEUED);
+    await arrived(url, QUEUED + 1);
 
     const closed = proxy.close();
     const refused = await Promise.all(waiting);
@@ -169,7 +177,7 @@ describe("draining the proxy on close", () => {
     const running = openAIChat(url);
     await backend.received(1);
     const waiting = Array.from({ length: QUEUED }, () => openAIChat(url));
-    await queued(url, QUEUED);
+    await arrived(url, QUEUED + 1);
 
     const startedAt = Date.now();
     const closed = proxy.close();
