@@ -202,6 +202,19 @@ describe("forge worker / enqueue / runs", () => {
     expect(bad.stderr).toContain("is not an http(s) URL of a llama-server");
   }, 90_000);
 
+  it("refuses a run over the payload limit, naming the limit and the size (--max-payload-bytes)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "forge-cli-queue-"));
+    dirs.push(dir);
+    const queue = join(dir, "queue");
+    const message = "x".repeat(300);
+    const refused = await forge(["enqueue", "shop", message, "--queue", queue, "--max-payload-bytes", "200"]);
+    expect(refused.code).not.toBe(0);
+    // {"workflow":"shop","message":"x…x"}: 32 bytes around the 300 of the message.
+    expect(refused.stderr).toMatch(/its payload is 332 bytes .* over the queue's limit of 200 bytes/);
+    const taken = await forge(["enqueue", "shop", message, "--queue", queue, "--run-id", "big"]);
+    expect(taken).toMatchObject({ code: 0, stdout: "big\n" });
+  }, 60_000);
+
   it("refuses a --queue URL of an engine it does not know", async () => {
     const result = await forge(["runs", "ls", "--queue", "http://127.0.0.1:1"]);
     expect(result.code).toBe(2); // a usage error
