@@ -136,7 +136,10 @@ describe("SerialQueue", () => {
     const queue = new SerialQueue();
     const holder = await queue.acquire();
     let ran = 0;
-    const waiting = [1, 2, 3].map(() => queue.run(async () => void (ran += 1)));
+    const job = async () => {
+      ran += 1;
+    };
+    const waiting = [1, 2, 3].map(() => queue.run(job));
     queue.close(() => shuttingDownError());
     for (const refused of waiting) {
       await expect(refused).rejects.toMatchObject({
@@ -149,7 +152,7 @@ describe("SerialQueue", () => {
     await expect(queue.acquire()).rejects.toMatchObject({ status: 503 });
     holder();
     expect(queue.running).toBe(0);
-    await expect(queue.run(async () => void (ran += 1))).rejects.toMatchObject({ status: 503 });
+    await expect(queue.run(job)).rejects.toMatchObject({ status: 503 });
     expect(ran).toBe(0);
   });
 });
