@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createBullmqQueue } from "../../src/queue/index.ts";
 import { startPoolServer } from "../clients/helpers/pool-server.ts";
@@ -277,6 +278,25 @@ describe("forge runs prune", () => {
       stdout: "removed 1 run\n",
     });
   }, 90_000);
+
+  it("lists the runs of a redis:// queue around a job whose data is null, reporting it on stderr", async () => {
+    const url = `${redis.url}/6`;
+    const queue = await createBullmqQueue({ connection: { url }, onWarning: () => {} });
+    const raw = new Redis(url);
+    try {
+      await queue.enqueue("shop", "one", { runId: "first" });
+      await queue.enqueue("shop", "two", { runId: "nulled" });
+      await queue.enqueue("shop", "three", { runId: "last" });
+      await raw.hset(queue.key("nulled"), "data", "null");
+    } finally {
+      raw.disconnect();
+      await queue.close();
+    }
+    const listed = await forge(["runs", "ls", "--queue", url]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toBe("first\twaiting\tshop\tattempts=0\nlast\twaiting\tshop\tattempts=0\n");
+    expect(listed.stderr).toContain("job nulled is not a run (its data is null); skipped it");
+  }, 60_000);
 
   it("prunes a redis:// queue by status", async () => {
     const url = `${redis.url}/5`;
