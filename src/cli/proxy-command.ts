@@ -230,7 +230,7 @@ function stopOnSignals(proxy: RunningProxy, drainTimeoutMs: number): void {
     if (stopping) return;
     stopping = true;
     console.info(
-      `forge proxy: ${signal}, not accepting new connections; draining requests in flight (up to ${drainTimeoutMs} ms)`,
+      `forge proxy: ${signal}, not accepting new connections; waiting requests get 503; draining requests in flight (up to ${drainTimeoutMs} ms)`,
     );
     proxy.close().then(
       () => process.exit(0),

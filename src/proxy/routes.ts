@@ -36,6 +36,8 @@ export interface RouteDeps {
   maxJsonDepth: number;
   /** Total deadline of a request in milliseconds (0: none); 504 past it. */
   deadlineMs: number;
+  /** Aborts (with a 503) when the proxy's drain deadline passes on shutdown (`ProxyDrain.expired`). */
+  drainSignal?: AbortSignal | undefined;
   /** Where a route reports what it left out of a request (a tool type it cannot serve). */
   warn: (line: string) => void;
   /** Counts a request's prompt for `count_tokens`. */
@@ -61,7 +63,7 @@ export function openAIChatHandler(deps: RouteDeps) {
       chatCompletionRequestSchema,
       deps.maxJsonDepth,
     );
-    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
+    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs, deps.drainSignal);
     if (!openAIRequestHasTools(body.value) && deps.backend.format === "openai") {
       const stats = requestStatsOf(c);
       stats.model = body.value.model;
@@ -91,7 +93,7 @@ export function anthropicMessagesHandler(deps: RouteDeps) {
     const request = proxyRequestFromAnthropic(
       parseBody(await readBodyText(c, deps.maxBodyBytes), messagesRequestSchema, deps.maxJsonDepth).value,
     );
-    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
+    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs, deps.drainSignal);
     const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
     if (request.stream) {
       return new Response(renderMessageStream(answer), {
@@ -124,7 +126,7 @@ export function openAIResponsesHandler(deps: RouteDeps) {
         `forge proxy: /v1/responses skips tools of type ${JSON.stringify(type)}: the proxy serves function tools only, the model will not see them`,
       );
     }
-    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
+    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs, deps.drainSignal);
     const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
     if (request.stream) {
       return new Response(renderResponseStream(answer, echo), {
@@ -145,7 +147,7 @@ export function anthropicCountTokensHandler(deps: RouteDeps) {
       parseBody(await readBodyText(c, deps.maxBodyBytes), countTokensRequestSchema, deps.maxJsonDepth).value,
     );
     requestStatsOf(c).model = request.model;
-    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
+    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs, deps.drainSignal);
     const count = await deadline.run((signal) => deps.countTokens(request, signal));
     return c.json({ input_tokens: count.inputTokens }, 200, {
       [TOKEN_COUNT_HEADER]: count.exact ? "exact" : "estimate",
