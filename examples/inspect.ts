@@ -160,8 +160,8 @@ async function watchReporter(): Promise<WatchReporter> {
   const url = process.env.FORGE_WATCH_URL;
   if (url) return createWatchReporter({ url, name: "inspect-example" });
   const watch = await startWatchServer({ port: Number(process.env.FORGE_WATCH_PORT ?? 4141) });
-  console.log(`forge watch on ${watch.url}: open it in a browser; press Ctrl-C to exit.`);
-  return createWatchReporter({ url: watch.url, name: "inspect-example" });
+  console.log(`forge watch on ${watch.tokenUrl}: open it in a browser; press Ctrl-C to exit.`);
+  return createWatchReporter({ url: watch.tokenUrl, name: "inspect-example" });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

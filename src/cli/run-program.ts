@@ -15,11 +15,28 @@ export const RUNTIME_EXIT_CODE = 1;
 export const FORGE_DEBUG_ENV = "FORGE_DEBUG";
 
 /**
+ * A runtime error that names its own exit status, e.g. 127 for a command that is not installed
+ * (`forge launch`); printed in one line like any other.
+ */
+export class ExitStatusError extends Error {
+  override name = "ExitStatusError";
+  constructor(
+    readonly exitCode: number,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/**
  * The exit status for an error thrown out of `program.parseAsync` when every command has
- * `exitOverride()`: commander's own errors keep 0 (help, version) or become 2; anything else is 1.
+ * `exitOverride()`: commander's own errors keep 0 (help, version) or become 2; an
+ * `ExitStatusError` has its own; anything else is 1.
  */
 export function exitCodeOf(error: unknown): number {
   if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
+  if (error instanceof ExitStatusError) return error.exitCode;
   return RUNTIME_EXIT_CODE;
 }
 
@@ -59,7 +76,7 @@ export async function runProgram(program: Command, argv: readonly string[]): Pro
     await program.parseAsync([...argv]);
   } catch (error) {
     const code = exitCodeOf(error);
-    if (code === RUNTIME_EXIT_CODE) {
+    if (!(error instanceof CommanderError)) {
       const verbose = program.opts().verbose === true || process.env[FORGE_DEBUG_ENV] === "1";
       process.stderr.write(`${formatRuntimeError(program.name(), error, verbose)}\n`);
     }

@@ -14,6 +14,8 @@ export const watchCliOptionsSchema = z.object({
   port: z.coerce.number().int().min(0).max(65_535).default(DEFAULT_WATCH_PORT),
   dir: z.string().min(1).default(DEFAULT_WATCH_DIR),
   traces: z.array(z.string().min(1)).default([]),
+  allowHost: z.array(z.string().min(1)).default([]),
+  maxRunEvents: z.coerce.number().int().min(1).optional(),
 });
 export type WatchCliOptions = z.output<typeof watchCliOptionsSchema>;
 
@@ -32,6 +34,16 @@ export function registerWatchCommand(program: Command): Command {
       "also show the runs of an eval traces file (<out>.traces.jsonl), read-only; repeatable",
       (value: string, previous: string[]) => [...previous, value],
       [] as string[],
+    )
+    .option(
+      "--allow-host <name>",
+      "also answer this Host name (a DNS name the server is reached by); repeatable",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option(
+      "--max-run-events <n>",
+      "events of a run held in memory (default 5000; the run's file keeps every one)",
     )
     .action(async (raw: Record<string, unknown>, command: Command) => {
       const parsed = watchCliOptionsSchema.safeParse(raw);
@@ -56,9 +68,14 @@ export function registerWatchCommand(program: Command): Command {
 export async function runWatch(options: WatchCliOptions): Promise<RunningWatchServer> {
   const { startWatchServer } = await import("../watch/server.ts");
   try {
-    const watch = await startWatchServer(options);
+    const { allowHost, maxRunEvents, ...rest } = options;
+    const watch = await startWatchServer({
+      ...rest,
+      allowedHosts: allowHost,
+      ...(maxRunEvents !== undefined && { maxRunEvents }),
+    });
     console.info(
-      `forge watch on ${watch.url} (runs in ${watch.store.dir}, ${watch.store.list().length} recorded); report to it with createWatchReporter({ url: "${watch.url}" }) or forge proxy --watch ${watch.url}`,
+      `forge watch on ${watch.tokenUrl} (runs in ${watch.store.dir}, ${watch.store.list().length} recorded); report to it with createWatchReporter({ url: "${watch.tokenUrl}" }), forge proxy --watch or forge worker --watch with that URL (its token is required to post)`,
     );
     return watch;
   } catch (error) {

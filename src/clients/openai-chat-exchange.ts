@@ -61,8 +61,9 @@ export interface ChatRequest {
   /** Sent as `model` when given. */
   model?: string | undefined;
   /**
-   * Every other field of the body (sampling, `tool_choice`, llama-server's `cache_prompt`, …).
-   * `tool_choice` is dropped when tools do not go natively.
+   * Every other field of the body (sampling, `tool_choice`, `parallel_tool_calls`, llama-server's
+   * `cache_prompt`, …). `tool_choice` and `parallel_tool_calls` are dropped when tools do not go
+   * natively.
    */
   fields: Readonly<Record<string, unknown>>;
   /** Receives the token usage the answer reports (`SendOptions.onUsage`). */
@@ -84,7 +85,10 @@ export function chatRequestBody(
   if (request.model !== undefined) body.model = request.model;
   body.messages = mode === "prompt" ? toPromptModeMessages(messages, tools) : messages;
   if (native) body.tools = tools.map(toOpenAITool);
-  else delete body.tool_choice;
+  else {
+    delete body.tool_choice;
+    delete body.parallel_tool_calls;
+  }
   body.stream = stream;
   return body;
 }

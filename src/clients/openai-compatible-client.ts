@@ -197,9 +197,15 @@ export class OpenAICompatibleClient implements LLMClient {
   #request(messages: Record<string, unknown>[], tools: ToolSpec[], options: SendOptions): ChatRequest {
     const base = options.sampling === undefined ? this.#fields : this.#bodyFields(options.sampling);
     const fields =
-      options.toolChoice === undefined
+      options.toolChoice === undefined && options.parallelToolCalls === undefined
         ? base
-        : { ...base, tool_choice: openAIToolChoice(options.toolChoice) };
+        : {
+            ...base,
+            ...(options.toolChoice !== undefined && { tool_choice: openAIToolChoice(options.toolChoice) }),
+            ...(options.parallelToolCalls !== undefined && {
+              parallel_tool_calls: options.parallelToolCalls,
+            }),
+          };
     return { messages, tools, model: this.model, fields, onUsage: options.onUsage };
   }
 

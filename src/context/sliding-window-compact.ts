@@ -24,9 +24,9 @@ export interface SlidingWindowCompactOptions {
  * everything else, tool calls included, as whole iterations. A tool call and its answers are
  * kept or dropped together even if they straddle the window's edge. When it drops something and
  * a `stepHint` is given, the step summary carries the hint (see `upsertStepSummary`).
- * Does nothing (phase 0) while the history is at or under `triggerTokens`; over it, always
- * phase 1 (the seeds' rule for strategies without phases), even when the window holds everything
- * and nothing could be dropped.
+ * Applies whenever it is called (deciding whether to compact is the caller's, as for
+ * `TieredCompact`) and always reports phase 1 (the seeds' rule for strategies without phases),
+ * even when the window holds everything and nothing could be dropped; `triggerTokens` is unused.
  * @example new ContextManager({ strategy: new SlidingWindowCompact({ keepRecent: 3 }), budgetTokens: 8192 })
  */
 export class SlidingWindowCompact implements CompactStrategy {
@@ -37,10 +37,9 @@ export class SlidingWindowCompact implements CompactStrategy {
     this.keepRecent = keepRecent;
   }
 
-  compact(messages: readonly Message[], triggerTokens: number, opts: CompactOptions = {}): CompactResult {
+  compact(messages: readonly Message[], _triggerTokens: number, opts: CompactOptions = {}): CompactResult {
     const estimate = resolveEstimators(opts);
     const tokensBefore = estimate.input(messages);
-    if (tokensBefore <= triggerTokens) return { messages: [...messages], phase: 0 };
     const keep = protectedMask(messages, newestIterations(messages, this.keepRecent));
     keepToolGroupsWhole(keep, pairToolMessages(messages));
     // The seeds: a strategy without phases reports 1 whenever it ran, even with nothing to drop.

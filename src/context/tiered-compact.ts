@@ -54,11 +54,12 @@ const PHASES: readonly TieredPhase[] = [1, 2, 3];
  * From phase 2 on, when results are stubbed and `stepHint` is given, a step summary (role
  * `user`, type SUMMARY) right after the first user input carries it; an existing one is updated.
  *
- * Returns phase 0 and an unchanged copy when the history is at or under `triggerTokens`;
- * otherwise the phase it reached, as the seeds define it: the first phase whose result is at or
- * under `triggerTokens`, else 3 — also when a phase had nothing left to cut (the event then shows
- * `tokensAfter` equal to `tokensBefore`: the history is over budget and cannot shrink). Never
- * raises the estimate.
+ * Phase 1 applies whenever it is called, as in the seeds: deciding *whether* to compact is the
+ * caller's (`ContextManager` calls it only over its threshold); `triggerTokens` only decides
+ * whether to escalate past a phase. Returns the phase it reached: the first phase whose result is
+ * at or under `triggerTokens`, else 3 — also when a phase had nothing left to cut (the event then
+ * shows `tokensAfter` equal to `tokensBefore`: the history is over budget and cannot shrink).
+ * Never phase 0. Never raises the estimate.
  * @example new TieredCompact({ keepRecent: 4 }).compact(history, 6144, { stepHint: "[Steps completed: search]" })
  */
 export class TieredCompact implements CompactStrategy {
@@ -75,7 +76,7 @@ export class TieredCompact implements CompactStrategy {
   compact(messages: readonly Message[], triggerTokens: number, opts: CompactOptions = {}): CompactResult {
     const estimate = resolveEstimators(opts);
     const tokensBefore = estimate.input(messages);
-    if (tokensBefore <= triggerTokens) return { messages: [...messages], phase: 0 };
+    // No early return under the trigger: being called is the decision to compact (the seeds' rule).
     const plan = planCompaction(messages, this.keepRecent);
     let kept: Message[] = [...messages];
     for (const phase of PHASES) {

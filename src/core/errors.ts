@@ -152,6 +152,31 @@ export class OutcomeUnknownError extends ForgeError {
 }
 
 /**
+ * A tool call ran past its timeout (`defineTool({ timeoutMs })`, or `WorkflowRunner`'s
+ * `toolTimeoutMs`): its `ToolCallContext.signal` was aborted with this error as the reason, and the
+ * model got it as the call's tool error (`[ToolError] ToolTimeoutError: …`, counted against
+ * `maxToolErrors`). The call's late result is dropped. For an `unsafe` tool the outcome is unknown
+ * (`outcomeUnknown`): its effect may still happen, and the loop never runs it again by itself.
+ */
+export class ToolTimeoutError extends ForgeError {
+  readonly toolName: string;
+  readonly callId: string;
+  readonly timeoutMs: number;
+  /** True for an `unsafe` tool: whether its effect happened is not known. */
+  readonly outcomeUnknown: boolean;
+  constructor(toolName: string, callId: string, timeoutMs: number, outcomeUnknown = false) {
+    const unknown = outcomeUnknown
+      ? ". It is marked unsafe: its effect may or may not have happened, and it was not run again; check its result another way before calling it again."
+      : "";
+    super(`'${toolName}' did not return within ${timeoutMs} ms${unknown}`);
+    this.toolName = toolName;
+    this.callId = callId;
+    this.timeoutMs = timeoutMs;
+    this.outcomeUnknown = outcomeUnknown;
+  }
+}
+
+/**
  * A checkpoint cannot resume here: it was written by another machine version or for another
  * definition of the workflow.
  */

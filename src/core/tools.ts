@@ -40,7 +40,10 @@ export interface ToolCallContext {
   /**
    * Aborted when the run is cancelled. The run then waits for the call up to its grace
    * (`WorkflowRunnerOptions.cancelGraceMs`, default 5 s): a value returned within it is recorded
-   * as the call's result; an error thrown after the abort records the call as cancelled.
+   * as the call's result; an error thrown after the abort records the call as cancelled. Also
+   * aborted, with a `ToolTimeoutError` as its reason, when the call runs past its timeout
+   * (`timeoutMs`, or the runner's `toolTimeoutMs`): the call is then answered with that error and
+   * whatever it returns later is dropped.
    */
   signal: AbortSignal;
   /** 1 for the first execution; more when a resumed run re-runs a call that was started before. */
@@ -60,6 +63,11 @@ export interface ToolDef<Args extends Record<string, unknown> = Record<string, u
   prerequisites: Prerequisite[];
   /** Unset: re-run after a crash (at least once). */
   effects?: ToolEffects;
+  /**
+   * How long (ms) a call may run before it is answered with a `ToolTimeoutError` tool error and its
+   * signal is aborted; over the runner's `toolTimeoutMs`. Unset: the runner's, else no limit.
+   */
+  timeoutMs?: number;
 }
 
 /** Options of `defineTool`. */
@@ -72,6 +80,12 @@ export interface DefineToolOptions<Schema extends z.ZodObject> {
   prerequisites?: Prerequisite[];
   /** What the tool does to the world, for resumed runs (see {@link ToolEffects}). */
   effects?: ToolEffects;
+  /**
+   * How long (ms, a positive integer) one call may run: past it the call's `signal` is aborted and
+   * the model is answered `[ToolError] ToolTimeoutError: '<name>' did not return within N ms`
+   * (counted against `maxToolErrors`). Over the runner's `toolTimeoutMs`; unset: that, else none.
+   */
+  timeoutMs?: number;
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -87,8 +101,13 @@ const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
  * });
  */
 export function defineTool<Schema extends z.ZodObject>(options: DefineToolOptions<Schema>): ToolDef {
-  const { name, description, parameters, execute, prerequisites = [], effects } = options;
+  const { name, description, parameters, execute, prerequisites = [], effects, timeoutMs } = options;
   assertToolName(name);
+  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) {
+    throw new WorkflowDefinitionError(
+      `Tool '${name}': timeoutMs must be a positive integer (milliseconds), got ${JSON.stringify(timeoutMs)}`,
+    );
+  }
   if (effects !== undefined && !["none", "idempotent", "unsafe"].includes(effects)) {
     throw new WorkflowDefinitionError(
       `Tool '${name}': effects must be "none", "idempotent" or "unsafe", got ${JSON.stringify(effects)}`,
@@ -112,6 +131,7 @@ export function defineTool<Schema extends z.ZodObject>(options: DefineToolOption
       execute(args as z.output<Schema>, context ?? standaloneContext()),
     prerequisites: [...prerequisites],
     ...(effects !== undefined && { effects }),
+    ...(timeoutMs !== undefined && { timeoutMs }),
   };
 }
 

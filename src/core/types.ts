@@ -114,6 +114,14 @@ export interface SendOptions {
    * await client.send(messages, tools, { toolChoice: "required" });
    */
   toolChoice?: ToolChoice;
+  /**
+   * Whether the model may answer with several tool calls at once. `OpenAICompatibleClient` sends
+   * it as `parallel_tool_calls` (native mode only; llama-server keeps parallel calls off unless it
+   * is `true`); other clients ignore it. The loop sets `true` when `toolConcurrency` is above 1.
+   * @example
+   * await client.send(messages, tools, { parallelToolCalls: true });
+   */
+  parallelToolCalls?: boolean;
 }
 
 /**

@@ -75,6 +75,24 @@ export interface WorkflowRunnerOptions {
    * flight.
    */
   cancelGraceMs?: number;
+  /**
+   * How many calls of one batch run at once (an integer ≥ 1). Default 1: one at a time, in order.
+   * Above 1, calls start in batch order, up to this many at once, and their results are appended
+   * in batch order whatever order they finish in; an `unsafe` tool's call still runs alone (it
+   * starts once the calls before it finished, and the next starts once it did). The LLM calls
+   * then ask for parallel tool calls (`SendOptions.parallelToolCalls`: `parallel_tool_calls: true`
+   * on OpenAI-compatible servers, which llama-server needs to emit several calls per turn).
+   * @example
+   * new WorkflowRunner({ client, contextManager, toolConcurrency: 4 })
+   */
+  toolConcurrency?: number;
+  /**
+   * How long (ms) a tool call may run when its tool sets no `timeoutMs`. Past it the call's signal
+   * is aborted and the model is answered `[ToolError] ToolTimeoutError: '<tool>' did not return
+   * within N ms`, counted against `maxToolErrors` like any tool error; the run goes on. Default:
+   * none.
+   */
+  toolTimeoutMs?: number;
   retryNudge?: RetryNudge;
   /**
    * Asked to repair a response before the loop nudges about it: text rescue got no call from, or
@@ -157,6 +175,10 @@ export class WorkflowRunner {
       assertReasoningReplay("WorkflowRunner", options.reasoningReplay);
     if (options.cancelGraceMs !== undefined)
       assertInteger("WorkflowRunner", "cancelGraceMs", options.cancelGraceMs, 0);
+    if (options.toolConcurrency !== undefined)
+      assertInteger("WorkflowRunner", "toolConcurrency", options.toolConcurrency, 1);
+    if (options.toolTimeoutMs !== undefined)
+      assertInteger("WorkflowRunner", "toolTimeoutMs", options.toolTimeoutMs, 1);
     this.options = { ...options };
   }
 
@@ -176,6 +198,8 @@ export class WorkflowRunner {
       rescueEnabled: options.rescueEnabled ?? true,
       stepEnforcement: options.stepEnforcement ?? true,
       ...(options.cancelGraceMs !== undefined && { cancelGraceMs: options.cancelGraceMs }),
+      ...(options.toolConcurrency !== undefined && { toolConcurrency: options.toolConcurrency }),
+      ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }),
       forceToolChoiceOnRetry: options.forceToolChoiceOnRetry ?? true,
     });
   }

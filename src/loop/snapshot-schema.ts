@@ -25,6 +25,8 @@ const workflowContextSchema = z.looseObject({
     maxIterations: count,
     inferenceOnly: z.boolean(),
     cancelGraceMs: count.optional(),
+    toolConcurrency: z.number().int().positive().optional(),
+    toolTimeoutMs: z.number().int().positive().optional(),
   }),
   messages: messagesSchema,
   appended: count,

@@ -11,6 +11,7 @@ import {
   StreamError,
   ToolOutputError,
   ToolResolutionError,
+  ToolTimeoutError,
   WorkflowDefinitionError,
 } from "../core/errors.ts";
 import { HistorySerializer } from "../core/history-serializer.ts";
@@ -29,6 +30,7 @@ import {
 } from "../core/types.ts";
 import { type RepairToolCall, repairResponse } from "../guardrails/repair.ts";
 import { fromRequests } from "./request-worker.ts";
+import { type BatchSchedule, runBatch } from "./tool-batch.ts";
 import type { ToolOutcome, WorkflowContext } from "./workflow-context.ts";
 
 /** Dependencies fixed when the logic is built, or looked up from the workflow actor a worker answers. */
@@ -160,6 +162,7 @@ export function createInferenceLogic(
         ...(runId !== undefined && { runId }),
         ...(deps.priority !== undefined && { priority: deps.priority }),
         ...(request.toolChoice !== undefined && tools !== undefined && { toolChoice: request.toolChoice }),
+        ...((context?.config.toolConcurrency ?? 1) > 1 && tools !== undefined && { parallelToolCalls: true }),
       };
       const response = deps.stream
         ? await collectStream(deps.client.sendStream(messages, tools, options), deps.onChunk, signal)
@@ -248,14 +251,18 @@ export interface ToolExecutionRequest {
 }
 
 /**
- * Run every call of a batch in order. Arguments are parsed with the tool's zod schema first
- * (a failure is reported like a throwing tool named ToolArgumentError). Tool errors become
- * outcomes for the model; a return value that cannot be serialized is a ToolOutputError. Each
- * finished call is also sent to the workflow as `tools.outcome`, so a run cancelled mid-batch
- * keeps the results of the calls that did run. Once the signal is aborted (the run was cancelled)
- * no further call starts, and the batch resolves with the calls that finished: one in flight at
- * the abort counts if it still returns a value (a tool that throws after the abort is taken to
- * have been stopped by it, and is left out).
+ * Run the calls of a batch: one at a time, or up to `config.toolConcurrency` at once, started in
+ * batch order, an `unsafe` tool always alone (docs/decisions/012); the outcomes come back in batch
+ * order whatever order the calls finish in. Arguments are parsed with the tool's zod schema first
+ * (a failure is reported like a throwing tool named ToolArgumentError). Tool errors become outcomes
+ * for the model; a call past its timeout (the tool's `timeoutMs`, else `config.toolTimeoutMs`) is
+ * answered with a ToolTimeoutError and its signal aborted; a return value that cannot be
+ * serialized is a ToolOutputError. Each finished call is also sent to the workflow as
+ * `tools.outcome`, so a run cancelled mid-batch keeps the results of the calls that did run. Once
+ * the signal is aborted (the run was cancelled) no further call starts, and the batch resolves
+ * with the calls that finished: one in flight at the abort counts if it still returns a value (a
+ * tool that throws after the abort is taken to have been stopped by it, and is left out).
+ * Checkpoints are taken one at a time, in the order they are asked for.
  */
 export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) {
   return fromRequests(
@@ -263,22 +270,34 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
     async (request: ToolExecutionRequest, signal, parent): Promise<ToolOutcome[]> => {
       const deps = resolveDeps(source, parent);
       const { tools, checkpoint } = deps;
+      const { calls } = request;
       await checkpointOf(checkpoint, parent, "tools");
+      const config = contextOf(parent)?.config;
+      const concurrency = config?.toolConcurrency ?? 1;
       // Per-call bookkeeping (started, finished) reaches the workflow's context when it can matter:
       // for checkpoints, for unsafe tools, and for a batch a cancellation could cut short.
-      const track = parent !== undefined && (checkpoint !== undefined || request.calls.length > 1);
-      const outcomes: ToolOutcome[] = [];
-      for (const call of request.calls) {
-        if (signal.aborted) break;
-        const context = (parent?.getSnapshot() as { context?: WorkflowContext } | undefined)?.context;
+      const track = parent !== undefined && (checkpoint !== undefined || calls.length > 1);
+      // Aborted with the run's signal, or when a call fails the batch (stops the calls still running).
+      const batch = concurrency > 1 ? linkedController([signal]) : undefined;
+      const halted = batch?.signal ?? signal;
+      // One checkpoint at a time, each snapshot taken when its turn comes (calls run concurrently);
+      // none once the batch was cancelled or failed (a turn that comes after that is skipped).
+      const checkpointInTurn = serially(async (reason: CheckpointReason, callId: string) => {
+        if (!halted.aborted) await checkpointOf(checkpoint, parent, reason, callId);
+      });
+      const outcomes: (ToolOutcome | undefined)[] = new Array(calls.length);
+      const runCall = async (index: number): Promise<void> => {
+        const call = calls[index] as ToolCallInfo;
+        const context = contextOf(parent);
         const finished = context?.outcomes.find((outcome) => outcome.callId === call.callId);
         if (finished) {
           // Finished before a restart: its result was checkpointed; never run it again.
-          outcomes.push(finished);
-          continue;
+          outcomes[index] = finished;
+          return;
         }
         const attempt = (context?.started[call.callId] ?? 0) + 1;
-        const unsafe = tools[call.name]?.effects === "unsafe";
+        const tool = tools[call.name];
+        const unsafe = tool?.effects === "unsafe";
         let outcome: ToolOutcome;
         if (unsafe && attempt > 1) {
           outcome = interruptedOutcome(call, deps.unsafeInterrupted ?? "tool_error");
@@ -288,29 +307,75 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
             // knows the call was started: `attempt` > 1 and `resumed` for the re-run (an unsafe
             // call is not re-run at all).
             parent.send({ type: "tools.started", callId: call.callId });
-            await checkpointOf(checkpoint, parent, "call_started", call.callId);
-            if (signal.aborted) break;
+            await checkpointInTurn("call_started", call.callId);
+            if (halted.aborted) return;
           }
           const runId = context?.runId ?? "standalone";
-          outcome = await executeCall(tools, call, deps.onToolError, {
+          const timeoutMs = tool?.timeoutMs ?? config?.toolTimeoutMs;
+          outcome = await executeCall(tools, call, deps.onToolError, timeoutMs, batch?.signal ?? signal, {
             runId,
             callId: call.callId,
             idempotencyKey: `${runId}:${call.callId}`,
-            signal,
             attempt,
             resumed: attempt > 1,
           });
         }
-        if (signal.aborted && outcome.status !== "ok") break;
-        outcomes.push(outcome);
-        if (track && !signal.aborted) {
-          parent?.send({ type: "tools.outcome", outcome });
-          await checkpointOf(checkpoint, parent, "call_done", call.callId);
-        }
+        if (signal.aborted && outcome.status !== "ok") return;
+        outcomes[index] = outcome;
+        if (!track || parent?.getSnapshot().status !== "active") return;
+        // Also after an abort: a call that returns within the grace is completed even when another
+        // call of the batch is still running as the grace ends. Checkpoints stop at the abort.
+        parent.send({ type: "tools.outcome", outcome });
+        if (!signal.aborted) await checkpointInTurn("call_done", call.callId);
+      };
+      const schedule: BatchSchedule = {
+        concurrency,
+        runsAlone: (index) => tools[calls[index]?.name ?? ""]?.effects === "unsafe",
+        stopped: () => halted.aborted,
+      };
+      try {
+        await runBatch(calls.length, schedule, runCall);
+      } catch (error) {
+        batch?.abort(error);
+        throw error;
+      } finally {
+        batch?.release();
       }
-      return outcomes;
+      return outcomes.filter((outcome): outcome is ToolOutcome => outcome !== undefined);
     },
   );
+}
+
+/** The workflow context of the actor a worker answers, if it is one. */
+function contextOf(parent: AnyActorRef | undefined): WorkflowContext | undefined {
+  return (parent?.getSnapshot() as { context?: WorkflowContext } | undefined)?.context;
+}
+
+/** `task`, with each call waiting until the ones asked for before it have settled. */
+function serially<TArgs extends unknown[]>(
+  task: (...args: TArgs) => Promise<void>,
+): (...args: TArgs) => Promise<void> {
+  let last: Promise<unknown> = Promise.resolve();
+  return (...args) => {
+    const turn = last.then(() => task(...args));
+    last = turn.catch(() => undefined);
+    return turn;
+  };
+}
+
+/** An abort controller that also aborts when any of `signals` does; `release` unhooks it from them. */
+function linkedController(signals: readonly AbortSignal[]): AbortController & { release: () => void } {
+  const controller = new AbortController();
+  const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
+  for (const signal of signals) {
+    if (signal.aborted) controller.abort(signal.reason);
+    else signal.addEventListener("abort", onAbort, { once: true });
+  }
+  return Object.assign(controller, {
+    release: () => {
+      for (const signal of signals) signal.removeEventListener("abort", onAbort);
+    },
+  });
 }
 
 /** The answer to an `unsafe` call a crash interrupted: its effect may or may not have happened. */
@@ -332,7 +397,9 @@ async function executeCall(
   tools: Readonly<Record<string, ToolDef>>,
   call: ToolCallInfo,
   onToolError: ToolExecutionDeps["onToolError"],
-  callContext: ToolCallContext,
+  timeoutMs: number | undefined,
+  signal: AbortSignal,
+  callContext: Omit<ToolCallContext, "signal">,
 ): Promise<ToolOutcome> {
   const base = { callId: call.callId, tool: call.name, args: call.args };
   const tool = tools[call.name];
@@ -352,8 +419,19 @@ async function executeCall(
     };
   }
   let value: unknown;
+  // A call with a timeout gets a signal of its own, aborted by the run's or by the timeout.
+  const timed = timeoutMs === undefined ? undefined : linkedController([signal]);
   try {
-    value = await tool.execute(parsed.data as Record<string, unknown>, callContext);
+    const context: ToolCallContext = { ...callContext, signal: timed?.signal ?? signal };
+    const running = tool.execute(parsed.data as Record<string, unknown>, context);
+    value =
+      timed === undefined || timeoutMs === undefined
+        ? await running
+        : await withTimeout(Promise.resolve(running), timeoutMs, () => {
+            const error = new ToolTimeoutError(call.name, call.callId, timeoutMs, tool.effects === "unsafe");
+            timed.abort(error);
+            return error;
+          });
   } catch (error) {
     if (error instanceof ToolResolutionError) {
       return {
@@ -374,6 +452,8 @@ async function executeCall(
       errorName: name,
       errorMessage: message,
     };
+  } finally {
+    timed?.release();
   }
   return {
     ...base,
@@ -381,6 +461,26 @@ async function executeCall(
     content: serializeToolResult(call.name, value),
     value: value === undefined ? null : value,
   };
+}
+
+/**
+ * `work`, or the error `onTimeout` makes once `timeoutMs` pass first. The work's late result
+ * (or error) is dropped.
+ */
+function withTimeout<T>(work: Promise<T>, timeoutMs: number, onTimeout: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(onTimeout()), timeoutMs);
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }
 
 /**

@@ -29,6 +29,14 @@ export interface WorkflowConfig extends GuardRules {
    */
   cancelGraceMs?: number;
   /**
+   * How many calls of one batch run at once (`WorkflowRunnerOptions.toolConcurrency`); absent: 1,
+   * one at a time. Above 1 the LLM calls also ask for parallel tool calls
+   * (`SendOptions.parallelToolCalls`). `unsafe` tools always run alone (docs/decisions/012).
+   */
+  toolConcurrency?: number;
+  /** A call's timeout in ms when its tool sets none (`WorkflowRunnerOptions.toolTimeoutMs`); absent: none. */
+  toolTimeoutMs?: number;
+  /**
    * On (default): the request after a prose answer (a retry nudge) asks the client for a tool
    * call (`SendOptions.toolChoice: "required"`). Absent in snapshots older than the option: on.
    */

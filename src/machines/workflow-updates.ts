@@ -218,14 +218,16 @@ function recordSucceeded(context: WorkflowContext, outcomes: readonly ToolOutcom
  */
 export function closeOpenCalls(context: WorkflowContext): ContextUpdate {
   const open = build.openCalls(context.messages);
-  const finished = context.outcomes.filter((outcome) => open.some((call) => call.callId === outcome.callId));
-  const unfinished = open.filter((call) => !finished.some((outcome) => outcome.callId === call.callId));
   const step = stepOf(context);
+  const outcomeOf = (callId: string) => context.outcomes.find((kept) => kept.callId === callId);
+  const finished = open.flatMap((call) => outcomeOf(call.callId) ?? []);
+  // In batch order, whatever order the calls finished in (they may run concurrently).
+  const answers = open.flatMap((call) => {
+    const outcome = outcomeOf(call.callId);
+    return outcome ? build.toolResultMessages([outcome], step) : build.cancelledResultMessages([call], step);
+  });
   return {
-    ...append(context, [
-      ...build.toolResultMessages(finished, step),
-      ...build.cancelledResultMessages(unfinished, step),
-    ]),
+    ...append(context, answers),
     progress: recordSucceeded(context, finished),
     outcomes: [],
   };

@@ -15,6 +15,7 @@ import type { BackendHealth, ProxyBackend } from "./backend.ts";
 import { createChatService } from "./chat-service.ts";
 import { createTokenCounter } from "./count-tokens.ts";
 import { RequestDeadline } from "./deadline.ts";
+import { ProxyDrain, refuseWhileDraining } from "./drain.ts";
 import { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
 import { guardHostAndOrigin } from "./host-guard.ts";
 import { ProxyMetrics } from "./metrics.ts";
@@ -85,6 +86,11 @@ export interface ProxyOptions {
   reclaimAfterBytes?: number | undefined;
   /** Report each guarded request as a run to a watch server (`forge watch`); default none. */
   watch?: ProxyWatchOptions | undefined;
+  /**
+   * The drain switch (`startProxy` passes its own): once `begin()` is called, requests waiting for
+   * a slot and new requests get 503 with `Retry-After`; those running finish. Default: a private one.
+   */
+  drain?: ProxyDrain | undefined;
 }
 
 /** Default in-flight cap: 64 requests (above a single-GPU server's slots, so it only bounds floods). */
@@ -134,6 +140,8 @@ export function createProxy(options: ProxyOptions): Hono {
     maxWaiting: maxQueue,
     name: "the --max-body-memory queue",
   });
+  const drain = options.drain ?? new ProxyDrain();
+  for (const line of [queue, inFlight, bodyMemory]) if (line) drain.register(line);
   const chatService = createChatService({
     backend,
     maxRetries: options.maxRetries ?? DEFAULT_LIMITS.maxRetriesPerStep,
@@ -153,6 +161,7 @@ export function createProxy(options: ProxyOptions): Hono {
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxJsonDepth: options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
     deadlineMs: options.deadlineMs ?? 0,
+    drainSignal: drain.expired,
     warn: (line) => console.warn(line),
   };
   const startedAt = Date.now();
@@ -170,6 +179,7 @@ export function createProxy(options: ProxyOptions): Hono {
   const metrics = new ProxyMetrics();
   app.use("*", requestId({ headerName: REQUEST_ID_HEADER, limitLength: 128 }));
   app.use("*", observeRequests(metrics, options.accessLog));
+  app.use("*", refuseWhileDraining(drain, errorResponse));
   // Before every route, health included: a rebound name must not even read the proxy's state.
   app.use(
     "*",
@@ -231,7 +241,7 @@ export function createProxy(options: ProxyOptions): Hono {
         backend,
         { method: "GET", path: path === "/models" ? "/v1/models" : path },
         queue,
-        new RequestDeadline(c.req.raw.signal, deps.deadlineMs),
+        new RequestDeadline(c.req.raw.signal, deps.deadlineMs, deps.drainSignal),
         requestStatsOf(c),
       ),
     );

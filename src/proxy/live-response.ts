@@ -28,6 +28,8 @@ export interface LiveAnswerOptions {
   clientSignal: AbortSignal;
   /** The request's total deadline (0: none). */
   deadlineMs: number;
+  /** Aborts (with a 503) when the proxy's drain deadline passes on shutdown. */
+  drainSignal?: AbortSignal | undefined;
   /** Run the request with the live sink under `signal`. */
   run: (signal: AbortSignal, live: LiveText) => Promise<ProxyAnswer>;
   writer: StreamWriter;
@@ -44,6 +46,7 @@ export async function answerLive(options: LiveAnswerOptions): Promise<Response> 
   const deadline = new RequestDeadline(
     AbortSignal.any([options.clientSignal, cancel.signal]),
     options.deadlineMs,
+    options.drainSignal,
   );
   let started = false;
   let sent = "";

@@ -44,6 +44,8 @@ export interface RouteDeps {
   maxJsonDepth: number;
   /** Total deadline of a request in milliseconds (0: none); 504 past it. */
   deadlineMs: number;
+  /** Aborts (with a 503) when the proxy's drain deadline passes on shutdown (`ProxyDrain.expired`). */
+  drainSignal?: AbortSignal | undefined;
   /** Where a route reports what it left out of a request (a tool type it cannot serve). */
   warn: (line: string) => void;
   /** Counts a request's prompt for `count_tokens`. */
@@ -69,7 +71,7 @@ export function openAIChatHandler(deps: RouteDeps) {
       chatCompletionRequestSchema,
       deps.maxJsonDepth,
     );
-    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
+    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs, deps.drainSignal);
     if (!openAIRequestHasTools(body.value) && deps.backend.format === "openai") {
       const stats = requestStatsOf(c);
       stats.model = body.value.model;
@@ -117,7 +119,7 @@ export function anthropicMessagesHandler(deps: RouteDeps) {
           }),
       });
     }
-    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
+    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs, deps.drainSignal);
     const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
     return c.json(renderMessage(answer), 200, guardrailHeaders(answer));
   };
@@ -155,7 +157,7 @@ export function openAIResponsesHandler(deps: RouteDeps) {
           }),
       });
     }
-    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
+    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs, deps.drainSignal);
     const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
     return c.json(renderResponse(answer, echo), 200, guardrailHeaders(answer));
   };
@@ -171,7 +173,7 @@ export function anthropicCountTokensHandler(deps: RouteDeps) {
       parseBody(await readBodyText(c, deps.maxBodyBytes), countTokensRequestSchema, deps.maxJsonDepth).value,
     );
     requestStatsOf(c).model = request.model;
-    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs);
+    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs, deps.drainSignal);
     const count = await deadline.run((signal) => deps.countTokens(request, signal));
     return c.json({ input_tokens: count.inputTokens }, 200, {
       [TOKEN_COUNT_HEADER]: count.exact ? "exact" : "estimate",
@@ -187,6 +189,7 @@ function liveOptions(c: Context, deps: RouteDeps, request: ProxyRequest) {
   return {
     clientSignal: c.req.raw.signal,
     deadlineMs: deps.deadlineMs,
+    drainSignal: deps.drainSignal,
     run: (signal: AbortSignal, live: LiveText) =>
       deps.service.answer(request, signal, requestStatsOf(c), live),
     headers: SSE_HEADERS,

@@ -5,6 +5,7 @@
  * backends (`--serialize`).
  * Their waiting lines are bounded (`--max-queue`): past it a request is refused at once with 503
  * and `Retry-After`. A waiter whose request is aborted leaves the line without ever running.
+ * On shutdown (`close`) every waiter, and every request after it, is refused the same way.
  */
 import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
 
@@ -31,7 +32,9 @@ export class AdmissionQueue {
   readonly #retryAfterSeconds: number;
   #running = 0;
   #weight = 0;
-  readonly #waiting: { weight: number; admit: () => void }[] = [];
+  readonly #waiting: { weight: number; admit: () => void; refuse: (error: ProxyHttpError) => void }[] = [];
+  /** Set by `close`: the refusal every waiter and later request gets. */
+  #closed: (() => ProxyHttpError) | undefined;
 
   constructor(options: AdmissionQueueOptions) {
     this.#capacity = options.capacity;
@@ -56,6 +59,7 @@ export class AdmissionQueue {
    */
   acquire(signal?: AbortSignal, weight = 1): Promise<Release> {
     signal?.throwIfAborted();
+    if (this.#closed) return Promise.reject(this.#closed());
     if (this.#waiting.length === 0 && this.#fits(weight)) {
       this.#take(weight);
       return Promise.resolve(this.#releaser(weight));
@@ -68,6 +72,10 @@ export class AdmissionQueue {
           signal?.removeEventListener("abort", onAbort);
           resolve(this.#releaser(weight));
         },
+        refuse: (error: ProxyHttpError) => {
+          signal?.removeEventListener("abort", onAbort);
+          reject(error);
+        },
       };
       const onAbort = () => {
         const index = this.#waiting.indexOf(entry);
@@ -79,6 +87,20 @@ export class AdmissionQueue {
       signal?.addEventListener("abort", onAbort, { once: true });
       this.#waiting.push(entry);
     });
+  }
+
+  /**
+   * Stop admitting: every request still waiting, and every later one, is rejected with `refusal()`
+   * (a 503 with `Retry-After` on shutdown). Jobs already running keep their slots until they end.
+   */
+  close(refusal: () => ProxyHttpError): void {
+    this.#closed ??= refusal;
+    for (const waiter of this.#waiting.splice(0)) waiter.refuse(this.#closed());
+  }
+
+  /** Whether `close` was called. */
+  get closed(): boolean {
+    return this.#closed !== undefined;
   }
 
   /** Run `job` when a slot is free and release it when the job settles. */

@@ -1,16 +1,21 @@
 /**
  * Serving the proxy app over HTTP with `@hono/node-server`, on 127.0.0.1 unless told otherwise,
- * and closing it gracefully: stop accepting, let the requests in flight finish (up to the drain
- * deadline), then release the backend.
+ * and closing it gracefully: stop accepting, answer every request still waiting for a slot (and
+ * every new one on an open connection) 503 with `Retry-After`, let the requests running finish (up
+ * to the drain deadline), then release the backend.
  */
 import type { ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import { createProxy, type ProxyOptions } from "./app.ts";
+import { ProxyDrain } from "./drain.ts";
 
 /** Default drain deadline on close: 30 s for the requests in flight to finish. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+
+/** After the drain deadline, how long the requests answered 503 get to send it before connections are cut. */
+const EXPIRED_GRACE_MS = 1_000;
 
 /** Options of `startProxy`. */
 export interface StartProxyOptions extends ProxyOptions {
@@ -18,7 +23,11 @@ export interface StartProxyOptions extends ProxyOptions {
   host?: string;
   /** Port (default 8081; 0 picks a free one). */
   port?: number;
-  /** How long `close()` lets requests in flight finish before cutting them (default 30 000 ms). */
+  /**
+   * How long `close()` lets the requests running finish (default 30 000 ms); past it they are
+   * answered 503 with `Retry-After` (a stream already under way ends with an error event, or is cut
+   * a second later). Requests still waiting in a line are answered 503 at once.
+   */
   drainTimeoutMs?: number;
 }
 
@@ -30,7 +39,8 @@ export interface RunningProxy {
   /** Base URL, e.g. `http://127.0.0.1:8081`; OpenAI clients use `${url}/v1`. */
   url: string;
   /**
-   * Stop accepting connections, let the requests in flight finish (cut past the drain deadline),
+   * Stop accepting connections, answer the requests waiting for a slot and any new request 503
+   * with `Retry-After`, let the requests running finish (answered 503 past the drain deadline),
    * then release the backend (a managed server stops).
    */
   close(): Promise<void>;
@@ -48,7 +58,8 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   const wildcard = host === "0.0.0.0" || host === "::";
   const boundHost = host.includes(":") ? `[${host}]` : host;
   const allowedHosts = [...(options.allowedHosts ?? []), ...(wildcard ? [] : [boundHost])];
-  const app = createProxy({ ...options, allowedHosts });
+  const drain = options.drain ?? new ProxyDrain();
+  const app = createProxy({ ...options, allowedHosts, drain });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const started = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 8081 }, () =>
       resolve(started),
@@ -74,6 +85,8 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     url: `http://${boundHost}:${port}`,
     close() {
       closing ??= (async () => {
+        // Waiting requests are refused with 503 now, not reset at the deadline.
+        drain.begin();
         await new Promise<void>((resolve) => {
           const cutAll = () => {
             if ("closeAllConnections" in server) server.closeAllConnections();
@@ -83,11 +96,18 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
             if (inFlight.size === 0) cutAll();
             else if ("closeIdleConnections" in server) server.closeIdleConnections();
           };
-          // Requests still running past the drain deadline are cut.
-          const force = setTimeout(cutAll, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
-          force.unref();
+          // Past the drain deadline, the requests still running are answered 503 (their work is
+          // aborted); whatever has not ended a moment later (a stream under way) is cut.
+          let cut: ReturnType<typeof setTimeout> | undefined;
+          const expire = setTimeout(() => {
+            drain.expire();
+            cut = setTimeout(cutAll, EXPIRED_GRACE_MS);
+            cut.unref();
+          }, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
+          expire.unref();
           server.close(() => {
-            clearTimeout(force);
+            clearTimeout(expire);
+            clearTimeout(cut);
             resolve();
           });
           draining();

@@ -14,6 +14,8 @@ import type { Redis } from "ioredis";
 import type { JobStore } from "./job-store.ts";
 import { defineFencedCommands, RedisJobStore } from "./redis-store.ts";
 import {
+  assertMaxPayloadBytes,
+  assertPayloadSize,
   assertPriority,
   assertPruneOptions,
   assertRunId,
@@ -58,6 +60,18 @@ export interface BullmqEngineOptions {
   connectTimeoutMs?: number;
   /** Hears connection errors while the queue reconnects (operations under way reject on their own). */
   onError?: (error: Error) => void;
+  /**
+   * Hears what the queue set aside rather than failing on: a job whose data is not a run (null,
+   * or missing its run fields; written by something other than forge), skipped by `list`, `get`
+   * and `prune` and failed by `take`. Default: one line on stderr.
+   */
+  onWarning?: (message: string) => void;
+  /**
+   * Largest serialized input of a run (the JSON of workflow, message and promptVars) that
+   * `enqueue` accepts, in bytes (default 1 MiB, `DEFAULT_MAX_PAYLOAD_BYTES`; `Infinity`: none).
+   * Larger runs are refused with `RunPayloadTooLargeError` before anything reaches the store.
+   */
+  maxPayloadBytes?: number;
 }
 
 type RedisAddress = { url: string } | { host: string; port: number };
@@ -191,6 +205,10 @@ export class BullmqRunQueue implements RunQueue {
   readonly #stalledIntervalMs: number;
   readonly #maxStalledCount: number;
   readonly #onError: (error: Error) => void;
+  readonly #warn: (message: string) => void;
+  readonly #maxPayloadBytes: number;
+  /** Malformed jobs already warned about (warned once, not at every list). */
+  readonly #malformedSeen = new Set<string>();
   readonly #queue: Queue<JobData>;
   readonly #leases = new Map<string, LiveLease>();
   readonly #waiters = new Waiters();
@@ -214,6 +232,9 @@ export class BullmqRunQueue implements RunQueue {
     this.#stalledIntervalMs = options.stalledIntervalMs ?? 2_000;
     this.#maxStalledCount = options.maxStalledCount ?? 3;
     this.#onError = options.onError ?? (() => {});
+    this.#maxPayloadBytes = assertMaxPayloadBytes(options.maxPayloadBytes);
+    this.#warn =
+      options.onWarning ?? ((message: string) => console.warn(`forge queue ${options.name}: ${message}`));
     this.#queue = new this.#classes.Queue(this.#name, this.#connection);
     this.#queue.on("error", this.#onError);
   }
@@ -232,6 +253,7 @@ export class BullmqRunQueue implements RunQueue {
     this.#assertOpen();
     const runId = assertRunId(options.runId ?? randomUUID());
     const priority = assertPriority(options.priority ?? 0);
+    assertPayloadSize(runId, { workflow, message, promptVars: options.promptVars }, this.#maxPayloadBytes);
     const data: JobData = {
       runId,
       workflow,
@@ -262,6 +284,13 @@ export class BullmqRunQueue implements RunQueue {
         await new Promise((resolve) => setTimeout(resolve, 10 * emptyAnswers));
         continue;
       }
+      const malformed = malformationOf(job);
+      if (malformed) {
+        // Not a run: nothing could run it. Failed (kept for inspection), and the next one taken.
+        this.#warnMalformed(job.id, malformed, "failed it");
+        await job.moveToFailed(new Error(`Job ${job.id} is not a run: ${malformed}`), token, false);
+        continue;
+      }
       const [cancelled] = await this.#store.cancelled([job]);
       if (cancelled) {
         // Cancelled while it waited: settle it as failed and look further.
@@ -283,6 +312,11 @@ export class BullmqRunQueue implements RunQueue {
     if (state === "unknown") return undefined;
     const job = await this.#queue.getJob(runId);
     if (!job) return undefined;
+    const malformed = malformationOf(job);
+    if (malformed) {
+      this.#warnMalformed(runId, malformed, "skipped it");
+      return undefined;
+    }
     const [cancelled = false] = await this.#store.cancelled([job]);
     return recordOf(job, state, cancelled);
   }
@@ -292,7 +326,11 @@ export class BullmqRunQueue implements RunQueue {
     const found = new Map<string, { job: Job<JobData>; state: string }>();
     for (const state of states) {
       for (const job of await this.#queue.getJobs([state], 0, -1, true)) {
-        if (job?.id && !found.has(job.id)) found.set(job.id, { job, state });
+        if (!job?.id || found.has(job.id)) continue;
+        // One job that is not a run must not hide the others: skipped and reported.
+        const malformed = malformationOf(job);
+        if (malformed) this.#warnMalformed(job.id, malformed, "skipped it");
+        else found.set(job.id, { job, state });
       }
     }
     const entries = [...found.values()];
@@ -427,6 +465,8 @@ export class BullmqRunQueue implements RunQueue {
     // A run cancelled while it waited has no finishedOn: it is aged by its mark's time.
     const cancelTimes = state === "failed" ? [] : await this.#store.cancelTimes(jobs);
     return jobs.map((job, index) => {
+      // A job that is not a run is left alone: prune removes runs only.
+      if (malformationOf(job)) return false;
       const record = recordOf(job, state, cancelled[index] === true);
       return isPrunable(
         { status: record.status, finishedAt: record.finishedAt ?? cancelTimes[index] },
@@ -516,6 +556,34 @@ export class BullmqRunQueue implements RunQueue {
   #assertOpen(): void {
     if (this.#closed) throw new Error("The run queue is closed");
   }
+
+  /** Report a job that is not a run, once per job and action. */
+  #warnMalformed(jobId: string, malformed: string, action: string): void {
+    const key = `${jobId}\u0000${action}`;
+    if (this.#malformedSeen.has(key)) return;
+    this.#malformedSeen.add(key);
+    this.#warn(
+      `job ${jobId} is not a run (${malformed}); ${action}. It was not written by forge's enqueue: remove it with BullMQ (queue.remove("${jobId}")).`,
+    );
+  }
+}
+
+/**
+ * Why a job's data is not a run's (written by something other than `enqueue`, or overwritten):
+ * not an object, or without a string run id, workflow or message, or a numeric priority.
+ * Undefined for a run.
+ */
+export function malformationOf(job: Pick<Job, "data">): string | undefined {
+  const data: unknown = job.data;
+  if (data === null || typeof data !== "object" || Array.isArray(data)) {
+    return `its data is ${data === null ? "null" : Array.isArray(data) ? "an array" : typeof data}`;
+  }
+  const fields = data as Record<string, unknown>;
+  for (const key of ["runId", "workflow", "message"]) {
+    if (typeof fields[key] !== "string") return `its data has no string ${key}`;
+  }
+  if (typeof fields.priority !== "number") return "its data has no numeric priority";
+  return undefined;
 }
 
 /** One held job: renews its lock, fences its writes, and settles through BullMQ's token checks. */

@@ -23,6 +23,8 @@ import { createEmbeddedLease, type LeaseHost } from "./embedded-lease.ts";
 import { DirectoryLock } from "./embedded-lock.ts";
 import { answerPruneRequests, askToPrune, pruneRuns } from "./embedded-prune.ts";
 import {
+  assertMaxPayloadBytes,
+  assertPayloadSize,
   assertPriority,
   assertPruneOptions,
   assertRunId,
@@ -59,6 +61,12 @@ export interface EmbeddedQueueOptions {
    * again), the directory taken over by another process. Default: one line on stderr.
    */
   onWarning?: (message: string) => void;
+  /**
+   * Largest serialized input of a run (the JSON of workflow, message and promptVars) that
+   * `enqueue` accepts, in bytes (default 1 MiB, `DEFAULT_MAX_PAYLOAD_BYTES`; `Infinity`: none).
+   * Larger runs are refused with `RunPayloadTooLargeError`.
+   */
+  maxPayloadBytes?: number;
 }
 
 /** The embedded queue: a `RunQueue`, plus what it moved aside. */
@@ -80,10 +88,11 @@ export async function createEmbeddedQueue(options: EmbeddedQueueOptions): Promis
   for (const sub of ["runs", "cancel", "retry", "prune", "quarantine"]) {
     mkdirSync(join(options.dir, sub), { recursive: true });
   }
+  const maxPayloadBytes = assertMaxPayloadBytes(options.maxPayloadBytes);
   const warn =
     options.onWarning ?? ((message: string) => console.warn(`forge queue ${options.dir}: ${message}`));
   if (options.mode === "client") {
-    const queue = new EmbeddedQueue(runsDir, undefined, warn);
+    const queue = new EmbeddedQueue(runsDir, undefined, warn, maxPayloadBytes);
     queue.recover();
     return queue;
   }
@@ -98,7 +107,7 @@ export async function createEmbeddedQueue(options: EmbeddedQueueOptions): Promis
       { cause: error },
     );
   }
-  queue = new EmbeddedQueue(runsDir, lock, warn);
+  queue = new EmbeddedQueue(runsDir, lock, warn, maxPayloadBytes);
   try {
     queue.recover();
   } catch (error) {
@@ -114,6 +123,7 @@ class EmbeddedQueue implements EmbeddedRunQueue {
   /** The directory's lock: a worker's (fenced writes); undefined in a client. */
   readonly #lock: DirectoryLock | undefined;
   readonly #warn: (message: string) => void;
+  readonly #maxPayloadBytes: number;
   readonly #runs = new Map<string, StoredRun>();
   /** The live leases, by run: an active run without one was abandoned by a failed write. */
   readonly #controllers = new Map<string, AbortController>();
@@ -126,8 +136,14 @@ class EmbeddedQueue implements EmbeddedRunQueue {
   /** After a failed write, no run is taken until then: a full disk is not retried in a hot loop. */
   #pausedUntil = 0;
 
-  constructor(dir: string, lock: DirectoryLock | undefined, warn: (message: string) => void) {
+  constructor(
+    dir: string,
+    lock: DirectoryLock | undefined,
+    warn: (message: string) => void,
+    maxPayloadBytes: number,
+  ) {
     this.#dir = dir;
+    this.#maxPayloadBytes = maxPayloadBytes;
     this.#queueDir = join(dir, "..");
     this.#lock = lock;
     this.#warn = warn;
@@ -298,6 +314,7 @@ class EmbeddedQueue implements EmbeddedRunQueue {
     this.#assertOpen();
     const runId = assertRunId(options.runId ?? randomUUID());
     const priority = assertPriority(options.priority ?? 0);
+    assertPayloadSize(runId, { workflow, message, promptVars: options.promptVars }, this.#maxPayloadBytes);
     // Runs a client added are files this process may not have read yet (idempotent enqueue).
     const existing = this.#refresh(runId);
     if (existing) return publicRecord(existing);

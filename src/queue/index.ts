@@ -12,6 +12,7 @@ export type { QuarantinedFile } from "./embedded-files.ts";
 export { createEmbeddedQueue, type EmbeddedQueueOptions, type EmbeddedRunQueue } from "./embedded-queue.ts";
 export { createPostgresQueue, PostgresMissingError, type PostgresQueueOptions } from "./postgres-queue.ts";
 export {
+  DEFAULT_MAX_PAYLOAD_BYTES,
   type EnqueueOptions,
   FINISHED_STATUSES,
   type FinishedStatus,
@@ -20,6 +21,7 @@ export {
   QueueFencedError,
   type RunJob,
   type RunLease,
+  RunPayloadTooLargeError,
   type RunQueue,
   type RunRecord,
   type RunStatus,

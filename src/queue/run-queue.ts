@@ -7,6 +7,7 @@
  * PostgreSQL).
  */
 import { z } from "zod";
+import { ForgeError } from "../core/errors.ts";
 
 /** Where a run stands. */
 export type RunStatus = "waiting" | "active" | "completed" | "failed" | "cancelled";
@@ -214,6 +215,62 @@ export function engineOf(queue: string): "redis" | "postgres" | "embedded" {
   throw new RangeError(
     `A run queue is a redis://, rediss://, postgres:// or postgresql:// URL or a directory, got ${JSON.stringify(urlWithoutPassword(queue))}`,
   );
+}
+
+/**
+ * Default largest payload of a run, on every engine: 1 MiB of serialized input (the JSON of its
+ * workflow name, message and prompt variables). A worker holds a run's payload many times over
+ * while it runs it (a 20 MiB message cost a BullMQ worker about 520 MB), so larger inputs belong in
+ * a file or a store the tools read, with a reference in the message.
+ */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+
+/** An enqueue refused because the run's serialized input is over the queue's `maxPayloadBytes`. */
+export class RunPayloadTooLargeError extends ForgeError {
+  /** The queue's limit, in bytes of serialized input. */
+  readonly limitBytes: number;
+  /** The refused run's serialized input, in bytes. */
+  readonly sizeBytes: number;
+  /** The run id it would have had. */
+  readonly runId: string;
+  constructor(runId: string, sizeBytes: number, limitBytes: number) {
+    super(
+      `Run ${runId} not enqueued: its payload is ${sizeBytes} bytes of serialized input (workflow, message, promptVars), over the queue's limit of ${limitBytes} bytes (maxPayloadBytes). Pass a reference to large inputs in the message, or open the queue with a larger maxPayloadBytes.`,
+    );
+    this.limitBytes = limitBytes;
+    this.sizeBytes = sizeBytes;
+    this.runId = runId;
+  }
+}
+
+/**
+ * Check a queue's `maxPayloadBytes` option: a positive integer, or `Infinity` for no limit
+ * (default {@link DEFAULT_MAX_PAYLOAD_BYTES}). Throws a `RangeError` otherwise.
+ */
+export function assertMaxPayloadBytes(maxPayloadBytes: number | undefined): number {
+  const limit = maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  if (limit !== Number.POSITIVE_INFINITY && (!Number.isSafeInteger(limit) || limit <= 0)) {
+    throw new RangeError(
+      `maxPayloadBytes must be a positive whole number of bytes (or Infinity for no limit), got ${String(maxPayloadBytes)}`,
+    );
+  }
+  return limit;
+}
+
+/**
+ * The bytes of a run's serialized input: the UTF-8 JSON of its workflow, message and prompt
+ * variables. Throws `RunPayloadTooLargeError` when they are over `limitBytes`.
+ */
+export function assertPayloadSize(
+  runId: string,
+  input: { workflow: string; message: string; promptVars?: Record<string, string> | undefined },
+  limitBytes: number,
+): number {
+  const sizeBytes = Buffer.byteLength(
+    JSON.stringify({ workflow: input.workflow, message: input.message, promptVars: input.promptVars }),
+  );
+  if (sizeBytes > limitBytes) throw new RunPayloadTooLargeError(runId, sizeBytes, limitBytes);
+  return sizeBytes;
 }
 
 /** A write through a lease that is no longer the worker's. */

@@ -21,6 +21,8 @@ export interface RecordedCall {
   signal: AbortSignal | undefined;
   /** The call's `SendOptions.toolChoice`, when it had one (the loop forces a call on a retry). */
   toolChoice?: ToolChoice;
+  /** The call's `SendOptions.parallelToolCalls`, when it had one (the loop sets it with `toolConcurrency` > 1). */
+  parallelToolCalls?: boolean;
 }
 
 /** A scripted step: a response, an error to throw, or a function computing either. */
@@ -118,6 +120,7 @@ export class ScriptedClient implements LLMClient {
       streamed,
       signal: options.signal,
       ...(options.toolChoice !== undefined && { toolChoice: options.toolChoice }),
+      ...(options.parallelToolCalls !== undefined && { parallelToolCalls: options.parallelToolCalls }),
     };
     this.calls.push(call);
     const step = this.#script[index];

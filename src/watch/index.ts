@@ -3,8 +3,8 @@ export { createWatchApp, type WatchAppOptions } from "./app.ts";
 export { EvalTraceError, eventsOfTrace, readEvalTraces } from "./eval-trace.ts";
 export { type WatchEvent, WatchOutcome, WatchSource, watchEventSchema } from "./events.ts";
 export { createWatchReporter, type WatchReporter, type WatchReporterOptions } from "./reporter.ts";
-export type { RunRecord } from "./run-record.ts";
-export { RunStore, WatchRunFileError } from "./run-store.ts";
+export { DEFAULT_MAX_RUN_EVENTS, type RunRecord, type RunTotals } from "./run-record.ts";
+export { RunStore, type RunStoreOptions, WatchRunFileError } from "./run-store.ts";
 export {
   DEFAULT_WATCH_DIR,
   DEFAULT_WATCH_PORT,

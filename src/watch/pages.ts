@@ -2,15 +2,21 @@
  * The watch server's HTML: the runs list and one run's page, server-rendered, each with a small
  * inline script that applies the server's live updates (Server-Sent Events). No external assets.
  */
+
+import type { WatchEvent } from "./events.ts";
 import { duration, escapeHtml } from "./format.ts";
 import { llmTotals, type RunRecord } from "./run-record.ts";
 import { renderStatechart } from "./statechart.ts";
 import {
   compactionEvent,
+  compactionMark,
   exchangeEvent,
+  exchangeMark,
   messageEvent,
+  messageMark,
   renderTimelineEvent,
-  timelineStrip,
+  stripChart,
+  stripTransform,
   transitionEvent,
 } from "./timeline.ts";
 
@@ -65,14 +71,22 @@ export function outcomeDetail(record: RunRecord): string {
 /** Calls, tokens and model time of the run so far. */
 export function totalsLine(record: RunRecord): string {
   const totals = llmTotals(record);
-  return `${totals.calls} LLM calls · ${totals.promptTokens} prompt → ${totals.completionTokens} completion tokens (estimated) · ${duration(totals.ms)} in the model · ${record.trace.compactions.length} compactions · ${duration(record.lastAt)} so far`;
+  return `${totals.calls} LLM calls · ${totals.promptTokens} prompt → ${totals.completionTokens} completion tokens (estimated) · ${duration(totals.ms)} in the model · ${record.totals.compactions} compactions · ${duration(record.lastAt)} so far`;
 }
 
-/** The timeline rows of a run's events from index `from`, in the order they arrived. */
+/** The events held in memory from sequence `from` (events received before it), and the number of the first LLM call among them. */
+function eventsFrom(record: RunRecord, from: number): { events: WatchEvent[]; firstCall: number } {
+  const events = record.events.slice(Math.max(0, from - record.dropped));
+  const calls = events.filter((event) => event.type === "llm.called").length;
+  return { events, firstCall: record.totals.calls - calls + 1 };
+}
+
+/** The timeline rows of a run's events from sequence `from` (held in memory), in the order they arrived. */
 export function timelineRows(record: RunRecord, from = 0): string[] {
   const rows: string[] = [];
-  let exchangeNumber = record.events.slice(0, from).filter((event) => event.type === "llm.called").length;
-  for (const event of record.events.slice(from)) {
+  const { events, firstCall } = eventsFrom(record, from);
+  let exchangeNumber = firstCall - 1;
+  for (const event of events) {
     switch (event.type) {
       case "state.entered":
         rows.push(renderTimelineEvent(transitionEvent(event)));
@@ -104,56 +118,121 @@ export function timelineRows(record: RunRecord, from = 0): string[] {
   return rows;
 }
 
+/** The strip chart marks of a run's events from sequence `from` (held in memory), in arrival order. */
+export function stripMarks(record: RunRecord, from = 0): string {
+  return eventsFrom(record, from)
+    .events.map((event) => {
+      switch (event.type) {
+        case "llm.called":
+          return exchangeMark(event);
+        case "message.appended":
+          return messageMark(event);
+        case "context.compacted":
+          return compactionMark(event);
+        default:
+          return "";
+      }
+    })
+    .join("");
+}
+
 function statechartHtml(record: RunRecord): string {
   return record.statechart
     ? renderStatechart(record.statechart, record.currentState)
     : "<p>The source sent no statechart.</p>";
 }
 
-function stripHtml(record: RunRecord): string {
-  return timelineStrip(record.trace, Math.max(record.lastAt, 1));
+/** What the page says of events no longer held in memory, and of a run file that could not be written. */
+export function memoryNote(record: RunRecord): string {
+  const notes: string[] = [];
+  if (record.dropped > 0) {
+    notes.push(
+      `The first ${record.dropped} of ${record.eventCount} events are not shown (the server holds the newest ${record.keep} in memory); events.json and the run's file have every one.`,
+    );
+  }
+  if (record.writeError !== null) notes.push(`Not recorded on disk: ${record.writeError}.`);
+  return escapeHtml(notes.join(" "));
 }
 
-/** What a run page's script applies when new events arrive (sent as one SSE `update`). */
+/**
+ * What a run page's script applies when new events arrive (one SSE `update`, its id `count`):
+ * the rows and strip marks of the events after `from` only, or, with `reset`, of every event held
+ * in memory (the page's rows are replaced).
+ */
 export interface RunUpdate {
+  /** Events received before this update's first one. */
+  from: number;
+  /** Events received in all (the SSE id). */
   count: number;
+  /** The rows and marks replace the page's (it was too far behind). */
+  reset: boolean;
   rows: string[];
+  marks: string;
   state: string | null;
   outcome: string;
   detail: string;
   totals: string;
+  note: string;
   statechart: string | null;
-  strip: string;
+  stripTransform: string;
+  stripEnd: string;
   finished: boolean;
 }
 
-/** The update for a run's events from index `from`. */
+/**
+ * The update for a page that shows a run's first `from` events: the events after them, or a reset
+ * with every event held in memory when the page is behind what memory holds (or ahead of the run).
+ */
 export function runUpdate(record: RunRecord, from: number): RunUpdate {
-  const described = record.events.slice(from).some((event) => event.type === "run.started");
+  const reset = from < record.dropped || from > record.eventCount;
+  const start = reset ? record.dropped : from;
+  const described = reset || eventsFrom(record, start).events.some((event) => event.type === "run.started");
+  const totalMs = Math.max(record.lastAt, 1);
   return {
-    count: record.events.length,
-    rows: timelineRows(record, from),
+    from: start,
+    count: record.eventCount,
+    reset,
+    rows: timelineRows(record, start),
+    marks: stripMarks(record, start),
     state: record.currentState,
     outcome: outcomeBadge(record),
     detail: outcomeDetail(record),
     totals: totalsLine(record),
+    note: memoryNote(record),
     statechart: described ? statechartHtml(record) : null,
-    strip: stripHtml(record),
+    stripTransform: stripTransform(totalMs),
+    stripEnd: duration(totalMs),
     finished: record.finished !== null,
   };
 }
 
+// The page asks for the events after those it shows (`since`); on a reconnect the browser sends
+// the last update's id (Last-Event-ID), which the server prefers.
 const RUN_SCRIPT = `
 const main = document.querySelector("main");
 const runId = main.dataset.run;
 let count = Number(main.dataset.count);
-const source = new EventSource("/runs/" + encodeURIComponent(runId) + "/stream?from=" + count);
+const source = new EventSource("/runs/" + encodeURIComponent(runId) + "/stream?since=" + count);
 source.addEventListener("update", (message) => {
   const update = JSON.parse(message.data);
+  if (!update.reset && update.from !== count) {
+    // Out of step (should not happen): start again from a fresh render.
+    source.close();
+    location.reload();
+    return;
+  }
+  const events = document.getElementById("events");
+  const marks = document.querySelector("#strip g.marks");
+  if (update.reset) {
+    events.innerHTML = "";
+    marks.innerHTML = "";
+  }
   count = update.count;
   main.dataset.count = String(count);
-  const events = document.getElementById("events");
-  for (const row of update.rows) events.insertAdjacentHTML("beforeend", row);
+  events.insertAdjacentHTML("beforeend", update.rows.join(""));
+  if (update.marks !== "") marks.insertAdjacentHTML("beforeend", update.marks);
+  marks.setAttribute("transform", update.stripTransform);
+  document.querySelector("#strip text.end").textContent = update.stripEnd;
   if (update.statechart !== null) document.getElementById("statechart").innerHTML = update.statechart;
   for (const node of document.querySelectorAll("svg.statechart .state")) {
     node.classList.toggle("current", node.dataset.state === update.state);
@@ -161,7 +240,7 @@ source.addEventListener("update", (message) => {
   document.getElementById("outcome").innerHTML = update.outcome;
   document.getElementById("detail").innerHTML = update.detail;
   document.getElementById("totals").textContent = update.totals;
-  document.getElementById("strip").innerHTML = update.strip;
+  document.getElementById("note").innerHTML = update.note;
   if (update.finished) source.close();
 });
 `;
@@ -178,11 +257,12 @@ export function renderRunPage(record: RunRecord): string {
 <h1>${escapeHtml(record.name)} <span id="outcome">${outcomeBadge(record)}</span></h1>
 <div class="meta">${escapeHtml(sourceLabel(record))} · run <code>${escapeHtml(record.runId)}</code> · started ${escapeHtml(started)}</div>
 <div class="meta" id="totals">${escapeHtml(totalsLine(record))}</div>
+<div class="meta" id="note">${memoryNote(record)}</div>
 <div id="detail">${outcomeDetail(record)}</div>
 <section><h2>Statechart</h2><div id="statechart">${statechartHtml(record)}</div></section>
-<section><h2>Timeline</h2><div id="strip">${stripHtml(record)}</div></section>
-<section><h2>Events</h2><div id="events">${timelineRows(record).join("")}</div></section>`;
-  const attributes = ` data-run="${escapeHtml(record.runId)}" data-count="${record.events.length}"`;
+<section><h2>Timeline</h2><div id="strip">${stripChart(stripMarks(record, record.dropped), Math.max(record.lastAt, 1))}</div></section>
+<section><h2>Events</h2><div id="events">${timelineRows(record, record.dropped).join("")}</div></section>`;
+  const attributes = ` data-run="${escapeHtml(record.runId)}" data-count="${record.eventCount}"`;
   return page(`${record.name} · forge watch`, body, RUN_SCRIPT, attributes);
 }
 

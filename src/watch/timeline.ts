@@ -151,45 +151,73 @@ const MARK_COLORS: Record<string, string> = {
   tool_call: "#27ae60",
 };
 
+const STRIP_LEFT = 90;
+const STRIP_RIGHT = 20;
+const LANES = ["llm", "tool_call", "tool_result", "nudge", "compaction"];
+const laneY = (lane: string) => 14 + LANES.indexOf(lane) * 20;
+
+/**
+ * The strip's marks are drawn in time (x in ms) inside a group scaled to the width, so a live page
+ * appends the marks of new events and rescales, without the older marks being sent again. Ticks
+ * are lines whose width does not scale.
+ */
+function tick(at: number, lane: string, color: string, width: number, title: string): string {
+  return `<line x1="${at}" x2="${at}" y1="${laneY(lane)}" y2="${laneY(lane) + 14}" stroke="${color}" stroke-width="${width}" vector-effect="non-scaling-stroke"><title>${escapeHtml(title)}</title></line>`;
+}
+
+/** An LLM call on the strip: a bar as long as the call (and a tick, so a short one shows). */
+export function exchangeMark(exchange: TimelineExchange): string {
+  const color = exchange.error ? "#c0392b" : (MARK_COLORS.llm as string);
+  const title = describeResponse(exchange.response).slice(0, 200) || (exchange.error?.message ?? "");
+  return `<rect x="${exchange.at}" y="${laneY("llm")}" width="${Math.max(0, exchange.durationMs)}" height="14" fill="${color}"><title>${escapeHtml(title)}</title></rect>${tick(exchange.at, "llm", color, 2, title)}`;
+}
+
+/** A message on the strip (tool calls, results, nudges and text answers), or "" for others. */
+export function messageMark({ at, message }: { at: number; message: Message }): string {
+  const type = message.metadata.type;
+  const lane =
+    type.endsWith("nudge") || type === "text_response"
+      ? "nudge"
+      : type === "tool_call" || type === "tool_result"
+        ? type
+        : null;
+  if (!lane) return "";
+  return tick(at, lane, MARK_COLORS[type] ?? "#888", 3, `${type}: ${message.content.slice(0, 160)}`);
+}
+
+/** A compaction on the strip. */
+export function compactionMark(compaction: TimelineCompaction): string {
+  return tick(
+    compaction.at,
+    "compaction",
+    MARK_COLORS.compaction as string,
+    5,
+    `phase ${compaction.phaseReached}: ${compaction.tokensBefore} → ${compaction.tokensAfter}`,
+  );
+}
+
+/** The transform of the strip's marks group for a run `totalMs` long, on a strip `width` wide. */
+export function stripTransform(totalMs: number, width = 1100): string {
+  const plot = width - STRIP_LEFT - STRIP_RIGHT;
+  return `translate(${STRIP_LEFT} 0) scale(${plot / Math.max(1, totalMs)} 1)`;
+}
+
+/** A strip chart of the given marks (`exchangeMark`, `messageMark`, `compactionMark`). */
+export function stripChart(marks: string, totalMs: number, width = 1100): string {
+  const labels = LANES.map(
+    (lane) =>
+      `<text x="${STRIP_LEFT - 8}" y="${laneY(lane) + 10}" text-anchor="end" font-size="11" fill="#556">${lane.replace("_", " ")}</text>`,
+  ).join("");
+  const height = 14 + LANES.length * 20 + 18;
+  return `<svg xmlns="http://www.w3.org/2000/svg" class="chart strip" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" font-family="system-ui, sans-serif">${labels}<g class="marks" transform="${stripTransform(totalMs, width)}">${marks}</g><text x="${STRIP_LEFT}" y="${height - 4}" font-size="11" fill="#667">0</text><text class="end" x="${width - STRIP_RIGHT}" y="${height - 4}" text-anchor="end" font-size="11" fill="#667">${duration(totalMs)}</text></svg>`;
+}
+
 /** A strip chart: LLM calls as bars, nudges, results and compactions as ticks. */
 export function timelineStrip(trace: TimelineTrace, totalMs: number, width = 1100): string {
-  const left = 90;
-  const plot = width - left - 20;
-  const span = Math.max(1, totalMs);
-  const x = (at: number) => left + (at / span) * plot;
-  const lanes = ["llm", "tool_call", "tool_result", "nudge", "compaction"];
-  const laneY = (lane: string) => 14 + lanes.indexOf(lane) * 20;
-  const marks: string[] = lanes.map(
-    (lane) =>
-      `<text x="${left - 8}" y="${laneY(lane) + 10}" text-anchor="end" font-size="11" fill="#556">${lane.replace("_", " ")}</text>`,
-  );
-  for (const exchange of trace.exchanges) {
-    marks.push(
-      `<rect x="${x(exchange.at)}" y="${laneY("llm")}" width="${Math.max(2, (exchange.durationMs / span) * plot)}" height="14" fill="${exchange.error ? "#c0392b" : MARK_COLORS.llm}"><title>${escapeHtml(describeResponse(exchange.response).slice(0, 200) || (exchange.error?.message ?? ""))}</title></rect>`,
-    );
-  }
-  for (const { at, message } of trace.messages) {
-    const type = message.metadata.type;
-    const lane =
-      type.endsWith("nudge") || type === "text_response"
-        ? "nudge"
-        : type === "tool_call" || type === "tool_result"
-          ? type
-          : null;
-    if (!lane) continue;
-    marks.push(
-      `<rect x="${x(at) - 1}" y="${laneY(lane)}" width="3" height="14" fill="${MARK_COLORS[type] ?? "#888"}"><title>${escapeHtml(`${type}: ${message.content.slice(0, 160)}`)}</title></rect>`,
-    );
-  }
-  for (const compaction of trace.compactions) {
-    marks.push(
-      `<rect x="${x(compaction.at) - 2}" y="${laneY("compaction")}" width="5" height="14" fill="${MARK_COLORS.compaction}"><title>phase ${compaction.phaseReached}: ${compaction.tokensBefore} → ${compaction.tokensAfter}</title></rect>`,
-    );
-  }
-  const height = 14 + lanes.length * 20 + 18;
-  marks.push(`<text x="${left}" y="${height - 4}" font-size="11" fill="#667">0</text>`);
-  marks.push(
-    `<text x="${width - 20}" y="${height - 4}" text-anchor="end" font-size="11" fill="#667">${duration(totalMs)}</text>`,
-  );
-  return `<svg xmlns="http://www.w3.org/2000/svg" class="chart strip" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" font-family="system-ui, sans-serif">${marks.join("")}</svg>`;
+  const marks = [
+    ...trace.exchanges.map(exchangeMark),
+    ...trace.messages.map(messageMark),
+    ...trace.compactions.map(compactionMark),
+  ];
+  return stripChart(marks.join(""), totalMs, width);
 }

@@ -26,8 +26,13 @@ export class WatchReportError extends ForgeError {
 
 /** Options of `createWatchTransport`. */
 export interface WatchTransportOptions {
-  /** The watch server's base URL, e.g. `http://127.0.0.1:4141`. */
+  /**
+   * The watch server's URL as `forge watch` printed it, e.g. `http://127.0.0.1:4141/?token=…`; its
+   * `token` (if any) is sent as `Authorization: Bearer <token>`, never in the URL posted to.
+   */
   url: string;
+  /** The watch server's token, when `url` does not carry it (`?token=`). */
+  token?: string;
   /**
    * Called once per failed send (the server down, a rejected batch). Default: one line on stderr
    * for the first failure. `flush()` rejects with the first failure either way.
@@ -45,10 +50,24 @@ export interface WatchTransport {
   flush(): Promise<void>;
 }
 
+/** A watch server's base URL (no query, no trailing slash) and the token a URL or option gives. */
+export function watchEndpoint(options: Pick<WatchTransportOptions, "url" | "token">): {
+  url: string;
+  token: string | null;
+} {
+  if (!URL.canParse(options.url))
+    return { url: options.url.replace(/\/+$/, ""), token: options.token ?? null };
+  const parsed = new URL(options.url);
+  const token = options.token ?? parsed.searchParams.get("token");
+  return { url: `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, ""), token };
+}
+
 /** A transport to the watch server at `options.url`. */
 export function createWatchTransport(options: WatchTransportOptions): WatchTransport {
-  const url = options.url.replace(/\/+$/, "");
+  const { url, token } = watchEndpoint(options);
   const send = options.fetch ?? fetch;
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (token !== null) headers.authorization = `Bearer ${token}`;
   let chain: Promise<void> = Promise.resolve();
   let firstError: WatchReportError | null = null;
   let reported = false;
@@ -68,7 +87,7 @@ export function createWatchTransport(options: WatchTransportOptions): WatchTrans
           // Bounded: a watch server that hangs must not hold every later report (and its history).
           const response = await send(`${url}/api/runs/${runId}/events`, {
             method: "POST",
-            headers: { "content-type": "application/json" },
+            headers,
             body: JSON.stringify({ events }),
             signal: AbortSignal.timeout(POST_TIMEOUT_MS),
           });

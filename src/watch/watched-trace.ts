@@ -35,7 +35,11 @@ export interface WatchedRunTrace {
 
 const START_TYPES: ReadonlySet<string> = new Set([MessageType.SYSTEM_PROMPT, MessageType.USER_INPUT]);
 
-/** A watched run's trace: its leading system prompt and user message are its start messages. */
+/**
+ * A watched run's trace: its leading system prompt and user message are its start messages. It
+ * covers the events the record holds: for a run whose older events left the server's memory
+ * (`record.dropped > 0`), build a record from `RunStore.allEvents` first (as `trace.json` does).
+ */
 export function traceOfRun(record: RunRecord): WatchedRunTrace {
   const { messages } = record.trace;
   let starts = 0;

@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createBullmqQueue } from "../../src/queue/index.ts";
 import { startPoolServer } from "../clients/helpers/pool-server.ts";
@@ -202,6 +203,19 @@ describe("forge worker / enqueue / runs", () => {
     expect(bad.stderr).toContain("is not an http(s) URL of a llama-server");
   }, 90_000);
 
+  it("refuses a run over the payload limit, naming the limit and the size (--max-payload-bytes)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "forge-cli-queue-"));
+    dirs.push(dir);
+    const queue = join(dir, "queue");
+    const message = "x".repeat(300);
+    const refused = await forge(["enqueue", "shop", message, "--queue", queue, "--max-payload-bytes", "200"]);
+    expect(refused.code).not.toBe(0);
+    // {"workflow":"shop","message":"x…x"}: 32 bytes around the 300 of the message.
+    expect(refused.stderr).toMatch(/its payload is 332 bytes .* over the queue's limit of 200 bytes/);
+    const taken = await forge(["enqueue", "shop", message, "--queue", queue, "--run-id", "big"]);
+    expect(taken).toMatchObject({ code: 0, stdout: "big\n" });
+  }, 60_000);
+
   it("refuses a --queue URL of an engine it does not know", async () => {
     const result = await forge(["runs", "ls", "--queue", "http://127.0.0.1:1"]);
     expect(result.code).toBe(2); // a usage error
@@ -264,6 +278,25 @@ describe("forge runs prune", () => {
       stdout: "removed 1 run\n",
     });
   }, 90_000);
+
+  it("lists the runs of a redis:// queue around a job whose data is null, reporting it on stderr", async () => {
+    const url = `${redis.url}/6`;
+    const queue = await createBullmqQueue({ connection: { url }, onWarning: () => {} });
+    const raw = new Redis(url);
+    try {
+      await queue.enqueue("shop", "one", { runId: "first" });
+      await queue.enqueue("shop", "two", { runId: "nulled" });
+      await queue.enqueue("shop", "three", { runId: "last" });
+      await raw.hset(queue.key("nulled"), "data", "null");
+    } finally {
+      raw.disconnect();
+      await queue.close();
+    }
+    const listed = await forge(["runs", "ls", "--queue", url]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toBe("first\twaiting\tshop\tattempts=0\nlast\twaiting\tshop\tattempts=0\n");
+    expect(listed.stderr).toContain("job nulled is not a run (its data is null); skipped it");
+  }, 60_000);
 
   it("prunes a redis:// queue by status", async () => {
     const url = `${redis.url}/5`;

@@ -1,7 +1,7 @@
 /** The shared exit codes and the one-line runtime error of forge's command lines. */
 import { CommanderError } from "commander";
 import { describe, expect, it } from "vitest";
-import { exitCodeOf, formatRuntimeError } from "../../src/cli/run-program.ts";
+import { ExitStatusError, exitCodeOf, formatRuntimeError } from "../../src/cli/run-program.ts";
 import { LlamaServerNotFoundError } from "../../src/server/llama-server-path.ts";
 
 describe("exitCodeOf", () => {
@@ -15,7 +15,12 @@ describe("exitCodeOf", () => {
     expect(exitCodeOf(new CommanderError(2, "commander.error", "error: --port: too big"))).toBe(2);
   });
 
-  it("gives 1 for anything an action throws", () => {
+  it("gives an ExitStatusError's own status (127: forge launch's agent is not installed)", () => {
+    expect(exitCodeOf(new ExitStatusError(127, "codex is not installed"))).toBe(127);
+    expect(exitCodeOf(new ExitStatusError(126, "codex is not executable"))).toBe(126);
+  });
+
+  it("gives 1 for anything else an action throws", () => {
     expect(exitCodeOf(new LlamaServerNotFoundError("llama-server not found"))).toBe(1);
     expect(exitCodeOf("a string")).toBe(1);
   });

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { watchCliOptionsSchema } from "../../src/cli/watch-command.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const forgeArgs = ["--import", "tsx", join(root, "scripts", "forge.ts")];
@@ -47,7 +48,10 @@ describe("forge watch", () => {
         let out = "";
         child.stdout.on("data", (chunk: Buffer) => {
           out += chunk.toString();
-          const match = /forge watch on (http:\/\/127\.0\.0\.1:\d+) \(runs in .*, 1 recorded\)/.exec(out);
+          const match =
+            /forge watch on (http:\/\/127\.0\.0\.1:\d+)\/\?token=[\w-]{32} \(runs in .*, 1 recorded\)/.exec(
+              out,
+            );
           if (match?.[1]) resolve(match[1]);
         });
         child.once("exit", () => reject(new Error(`forge watch exited: ${out}`)));
@@ -60,6 +64,16 @@ describe("forge watch", () => {
     }
     await expect(exited).resolves.toBe(0);
   }, 30_000);
+
+  it("takes --max-run-events (a whole number from 1) and repeatable --allow-host", () => {
+    expect(watchCliOptionsSchema.parse({ maxRunEvents: "200", allowHost: ["watch.example"] })).toMatchObject({
+      maxRunEvents: 200,
+      allowHost: ["watch.example"],
+    });
+    expect(watchCliOptionsSchema.parse({})).toMatchObject({ allowHost: [] });
+    expect(watchCliOptionsSchema.parse({}).maxRunEvents).toBeUndefined();
+    expect(watchCliOptionsSchema.safeParse({ maxRunEvents: "0" }).success).toBe(false);
+  });
 
   it("exits 2 on a bad --port, naming it", async () => {
     const result = await forge(["watch", "--port", "http"]);

@@ -127,6 +127,28 @@ describe("native mode", () => {
     await client({ mode: "prompt" }).send(history, tools, { toolChoice: "required" });
     expect(server.bodyOf(CHAT, 0)).not.toHaveProperty("tool_choice");
   });
+
+  it("sends SendOptions.parallelToolCalls as parallel_tool_calls, only with native tools", async () => {
+    server.reply(
+      CHAT,
+      json(completion({ content: "a" })),
+      json(completion({ content: "b" })),
+      json(completion({ content: "c" })),
+    );
+    const native = client({ mode: "native" });
+    await native.send(history, tools, { parallelToolCalls: true });
+    await native.send(history, tools);
+    await native.send(history, [], { parallelToolCalls: true });
+    expect(server.bodyOf(CHAT, 0).parallel_tool_calls).toBe(true);
+    expect(server.bodyOf(CHAT, 1)).not.toHaveProperty("parallel_tool_calls");
+    expect(server.bodyOf(CHAT, 2)).not.toHaveProperty("parallel_tool_calls");
+  });
+
+  it("sends no parallel_tool_calls in prompt mode, which sends no tools", async () => {
+    server.reply(CHAT, json(completion({ content: "a" })));
+    await client({ mode: "prompt" }).send(history, tools, { parallelToolCalls: true });
+    expect(server.bodyOf(CHAT, 0)).not.toHaveProperty("parallel_tool_calls");
+  });
 });
 
 describe("prompt mode", () => {

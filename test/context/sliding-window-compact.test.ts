@@ -46,12 +46,13 @@ describe("SlidingWindowCompact", () => {
     expect(pairingProblems(result.messages)).toEqual([]);
   });
 
-  it("does nothing (phase 0) at or under the trigger", () => {
+  it("applies whenever it is called, also under the trigger: whether to compact is the caller's (the seeds' rule)", () => {
     const history = buildHistory();
-    expect(new SlidingWindowCompact({ keepRecent: 1 }).compact(history, 1e9)).toEqual({
-      messages: history,
-      phase: 0,
-    });
+    const strategy = new SlidingWindowCompact({ keepRecent: 1 });
+    const underTrigger = strategy.compact(history, 1e9);
+    expect(underTrigger.phase).toBe(1);
+    expect(underTrigger).toEqual(strategy.compact(history, 0));
+    expect(underTrigger.messages.length).toBeLessThan(history.length);
   });
 
   it("reports phase 1 over the trigger, as the seeds ask of a strategy without phases, even with nothing to drop", () => {

@@ -52,12 +52,15 @@ function compactTo(phase: 1 | 2 | 3, history = buildHistory(), strategy = new Ti
 }
 
 describe("TieredCompact", () => {
-  it("does nothing at or under the trigger", () => {
+  it("applies phase 1 whenever it is called, also with a trigger above the history (the seeds' rule; ADR 007)", () => {
     const history = buildHistory();
-    const result = new TieredCompact().compact(history, tokens(history));
-    expect(result.phase).toBe(0);
-    expect(result.messages).toEqual(history);
-    expect(result.messages).not.toBe(history);
+    const phase1 = compactTo(1);
+    for (const trigger of [tokens(history), tokens(history) * 10, Number.MAX_SAFE_INTEGER]) {
+      const result = new TieredCompact().compact(history, trigger, { stepHint: HINT });
+      expect(result.phase).toBe(1);
+      expect(result.messages).toEqual(phase1.messages);
+      expect(tokens(result.messages)).toBeLessThan(tokens(history));
+    }
   });
 
   describe("phase 1", () => {

@@ -21,10 +21,11 @@ export interface ForgeProcess {
   stderr: () => string;
 }
 
-/** Starts `forge <args>` under tsx. */
-export function spawnForge(args: readonly string[]): ForgeProcess {
+/** Starts `forge <args>` under tsx; `env` replaces the environment (default: the test's). */
+export function spawnForge(args: readonly string[], env?: NodeJS.ProcessEnv): ForgeProcess {
   const child = spawn(process.execPath, ["--import", "tsx", FORGE, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
+    ...(env !== undefined && { env }),
   });
   let output = "";
   let stdout = "";

@@ -8,6 +8,7 @@ import { MessageType } from "../../src/core/messages.ts";
 import { answerFromCalls } from "../../src/proxy/answer.ts";
 import { messagesRequestSchema } from "../../src/proxy/anthropic-schema.ts";
 import { samplingFromBody } from "../../src/proxy/client-factories.ts";
+import { SHUTDOWN_RETRY_AFTER_SECONDS, shuttingDownError } from "../../src/proxy/drain.ts";
 import { errorBody, formatPath, ProxyHttpError, toProxyHttpError } from "../../src/proxy/errors.ts";
 import { withoutV1, withV1 } from "../../src/proxy/forwarding-client.ts";
 import { proxyRequestFromAnthropic } from "../../src/proxy/from-anthropic.ts";
@@ -129,6 +130,30 @@ describe("SerialQueue", () => {
     holder();
     await queue.run(async () => {});
     expect(ran).toBe(false);
+  });
+
+  it("on close refuses every waiter and every later request with the given 503; the job running keeps its slot", async () => {
+    const queue = new SerialQueue();
+    const holder = await queue.acquire();
+    let ran = 0;
+    const job = async () => {
+      ran += 1;
+    };
+    const waiting = [1, 2, 3].map(() => queue.run(job));
+    queue.close(() => shuttingDownError());
+    for (const refused of waiting) {
+      await expect(refused).rejects.toMatchObject({
+        status: 503,
+        retryAfterSeconds: SHUTDOWN_RETRY_AFTER_SECONDS,
+      });
+    }
+    expect(queue.pending).toBe(0);
+    expect(queue.running).toBe(1);
+    await expect(queue.acquire()).rejects.toMatchObject({ status: 503 });
+    holder();
+    expect(queue.running).toBe(0);
+    await expect(queue.run(job)).rejects.toMatchObject({ status: 503 });
+    expect(ran).toBe(0);
   });
 });
 

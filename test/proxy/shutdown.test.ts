@@ -1,7 +1,7 @@
 /**
  * Graceful shutdown of the real CLI (`forge proxy` from the sources): on SIGTERM it stops
  * accepting connections, the requests in flight complete, and the process exits; requests still
- * running at the drain deadline are cut and it exits all the same.
+ * running at the drain deadline are answered 503 with `Retry-After` and it exits all the same.
  */
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
@@ -89,18 +89,26 @@ describe("forge proxy on SIGTERM", () => {
     expect(await exitOf(forge.child)).toBe(0);
   });
 
-  it("cuts a request still running at the drain deadline and exits", async () => {
+  it("answers a request still running at the drain deadline 503 with Retry-After, and exits", async () => {
     backend = await startMisbehavingBackend([answerWhen(new Promise(() => {}), CALL)]);
     const forge = startForge(["--backend-url", backend.url, "--port", "0", "--drain-timeout", "300"]);
     const [, url] = await waitForOutput(forge.output, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
     const stuck = guardedRequest(url as string).then(
-      () => "answered",
+      async (response) => ({
+        status: response.status,
+        retryAfter: response.headers.get("retry-after"),
+        body: await response.text(),
+      }),
       () => "cut",
     );
     await backend.received(1);
     forge.child.kill("SIGTERM");
     expect(await exitOf(forge.child)).toBe(0);
-    expect(await stuck).toBe("cut");
+    expect(await stuck).toMatchObject({
+      status: 503,
+      retryAfter: "5",
+      body: expect.stringContaining("drain timeout"),
+    });
     await backend.cut(1);
   });
 });

@@ -30,7 +30,15 @@ describe("forge proxy --watch", () => {
       textCompletion('<tool_call>{"name": "get_weather", "arguments": {"city": "Lima"}}</tool_call>'),
     ]);
     cleanups.push(() => backend.close());
-    const forge = spawnForge(["proxy", "--backend-url", backend.url, "--port", "0", "--watch", watch.url]);
+    const forge = spawnForge([
+      "proxy",
+      "--backend-url",
+      backend.url,
+      "--port",
+      "0",
+      "--watch",
+      watch.tokenUrl,
+    ]);
     cleanups.push(async () => {
       forge.child.kill("SIGTERM");
       expect(await exitOf(forge.child)).toBe(0);

@@ -250,8 +250,15 @@ describe.each<Engine>(["redis", "postgres", "embedded"])("%s: a worker killed wi
 
       // The history (messages, the last batch's outcomes, the counters) is an uninterrupted run's;
       // only the terminal batch's start count says that finish ran twice (it is never cleared).
-      const uninterrupted = reference.context as { started: Record<string, number> };
-      expect(contextOf(record)).toEqual(
+      // The checkpoint count goes on across the resume (it never restarts at 1), so it is at least
+      // the uninterrupted run's; the crashed lease's checkpoints make it higher.
+      const { checkpointSeq: referenceSeq, ...uninterrupted } = reference.context as {
+        started: Record<string, number>;
+        checkpointSeq?: number;
+      };
+      const { checkpointSeq: seq, ...resumed } = contextOf(record) as { checkpointSeq?: number };
+      expect(seq).toBeGreaterThanOrEqual(referenceSeq ?? Number.POSITIVE_INFINITY);
+      expect(resumed).toEqual(
         crashPoint === "mid-terminal"
           ? {
               ...uninterrupted,
@@ -259,7 +266,7 @@ describe.each<Engine>(["redis", "postgres", "embedded"])("%s: a worker killed wi
                 Object.entries(uninterrupted.started).map(([id, n]) => [id, n + 1]),
               ),
             }
-          : reference.context,
+          : uninterrupted,
       );
 
       // Each effect applied once, under the same keys as in the uninterrupted run.

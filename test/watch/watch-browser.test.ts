@@ -62,7 +62,7 @@ describe("forge watch in headless Chromium", () => {
     const lookup = gated(toolCall("get_weather", { city: "Paris" }));
     const report = gated(toolCall("report_weather", { city: "Paris", weather: "sunny" }));
     const client = new ScriptedClient([premature.step, lookup.step, report.step]);
-    const reporter = createWatchReporter({ url: watch.url, name: "weather" });
+    const reporter = createWatchReporter({ url: watch.tokenUrl, name: "weather" });
     // 250 tokens (tools included): the history outgrows it within the run, so the sliding window drops old turns.
     const contextManager = new ContextManager({
       strategy: new SlidingWindowCompact({ keepRecent: 1 }),
@@ -130,9 +130,19 @@ describe("forge watch in headless Chromium", () => {
 
     // The live page ends up showing what a fresh render of the finished run shows.
     const live = await page.locator("#events").innerHTML();
+    // The strip's marks arrived a batch at a time, as SVG, and match a fresh render too.
+    const liveMarks = await page.locator("#strip g.marks").innerHTML();
+    expect(liveMarks).toContain("<line");
+    await expect(
+      page
+        .locator("#strip g.marks line")
+        .first()
+        .evaluate((node) => node.namespaceURI),
+    ).resolves.toBe("http://www.w3.org/2000/svg");
     const { page: reopened } = await openPage(browser, watch.url);
     await reopened.goto(page.url());
     expect(await reopened.locator("#events").innerHTML()).toBe(live);
+    expect(await reopened.locator("#strip g.marks").innerHTML()).toBe(liveMarks);
 
     const screenshot = process.env.FORGE_WATCH_SCREENSHOT;
     if (screenshot) await page.screenshot({ path: screenshot, fullPage: true });

@@ -15,7 +15,7 @@ describe("examples/inspect with a watch reporter", () => {
       dir: mkdtempSync(join(tmpdir(), "forge-watch-example-")),
     });
     try {
-      const reporter = createWatchReporter({ url: watch.url, name: "inspect-example" });
+      const reporter = createWatchReporter({ url: watch.tokenUrl, name: "inspect-example" });
       await main({ watch: reporter, log: () => {} });
       await reporter.flush();
       const [run] = watch.store.list();

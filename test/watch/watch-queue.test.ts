@@ -131,7 +131,7 @@ describe("a worker watched", () => {
       queue,
       registry: defineRegistry({ workflows: [workflow], runner }),
       concurrency: 2,
-      watch: createWorkerWatch({ url: watch.url }),
+      watch: createWorkerWatch({ url: watch.tokenUrl }),
     });
     cleanups.push(() => worker.close());
     await queue.enqueue("lookup", "good", { runId: "run-good" });
@@ -210,7 +210,7 @@ describe("a worker watched", () => {
           contextManager: { maybeCompact: (messages) => messages },
         }),
       }),
-      watch: createWorkerWatch({ url: watch.url }),
+      watch: createWorkerWatch({ url: watch.tokenUrl }),
     });
     cleanups.push(() => second.close());
     expect(await queue.result("run-resume")).toBe("answered resumed");
@@ -282,7 +282,7 @@ describe("a worker watched", () => {
       queue,
       registry: defineRegistry({ workflows: [reader], runner }),
       concurrency: 2,
-      watch: createWorkerWatch({ url: watch.url }),
+      watch: createWorkerWatch({ url: watch.tokenUrl }),
     });
     cleanups.push(() => worker.close());
     await queue.enqueue("reader", "long", { runId: "run-long" });

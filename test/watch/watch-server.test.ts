@@ -22,7 +22,6 @@ import {
   statechartOf,
   type WatchEvent,
   WatchReportError,
-  WatchRunFileError,
 } from "../../src/watch/index.ts";
 
 const started: WatchEvent = {
@@ -47,22 +46,28 @@ const entered = (state: string, at: number): WatchEvent => ({
   iteration: 1,
 });
 
+const TOKEN = "test-token";
+
 function post(
   app: ReturnType<typeof createWatchApp>,
   runId: string,
   body: unknown,
   type = "application/json",
+  token: string | null = TOKEN,
 ) {
   return app.request(`/api/runs/${runId}/events`, {
     method: "POST",
-    headers: { "content-type": type },
+    headers: { "content-type": type, ...(token !== null && { authorization: `Bearer ${token}` }) },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
 }
 
 describe("the watch server", () => {
   it("takes a batch of events and shows the run; refuses a bad run id, a non-JSON type and a bad event", async () => {
-    const app = createWatchApp({ store: new RunStore(mkdtempSync(join(tmpdir(), "forge-watch-"))) });
+    const app = createWatchApp({
+      store: new RunStore(mkdtempSync(join(tmpdir(), "forge-watch-"))),
+      token: TOKEN,
+    });
     const accepted = await post(app, "demo-1", { events: [started, entered("a", 5)] });
     expect(accepted.status).toBe(200);
     await expect(accepted.json()).resolves.toEqual({ runId: "demo-1", events: 2 });
@@ -96,7 +101,7 @@ describe("the watch server", () => {
     }
   });
 
-  it("reopens the runs recorded in its directory, and names a broken run file", async () => {
+  it("reopens the runs recorded in its directory, skipping a broken line with a warning", async () => {
     const dir = mkdtempSync(join(tmpdir(), "forge-watch-"));
     const store = new RunStore(dir);
     expect(store.list()).toHaveLength(0);
@@ -108,9 +113,11 @@ describe("the watch server", () => {
       "b",
     ]);
 
-    writeFileSync(join(dir, "broken.jsonl"), `${JSON.stringify(started)}\n{"type":"state.entered"\n`);
-    expect(() => new RunStore(dir)).toThrow(WatchRunFileError);
-    expect(() => new RunStore(dir)).toThrow(/broken\.jsonl, line 2: not JSON/);
+    writeFileSync(join(dir, "broken.jsonl"), `{"type":"nope"}\n${JSON.stringify(started)}\n`);
+    const warnings: string[] = [];
+    const again = new RunStore(dir, { onWarning: (message) => warnings.push(message) });
+    expect(again.get("broken")?.events).toEqual([started]);
+    expect(warnings).toEqual([expect.stringMatching(/broken\.jsonl, line 1: not a watch event.*skipped/)]);
   });
 
   it("a reporter whose server is gone says so on flush", async () => {
@@ -118,7 +125,7 @@ describe("the watch server", () => {
     const watch = await startWatchServer({ port: 0, dir });
     await watch.close();
     const errors: WatchReportError[] = [];
-    const reporter = createWatchReporter({ url: watch.url, onError: (error) => errors.push(error) });
+    const reporter = createWatchReporter({ url: watch.tokenUrl, onError: (error) => errors.push(error) });
     reporter.onMessage({ role: "user", content: "hi", metadata: { type: "user_input" } } as never);
     reporter.inspect({ type: "@xstate.actor", actorRef: { sessionId: "x:0" }, rootId: "x:0" } as never);
     await expect(reporter.flush()).rejects.toThrow(WatchReportError);
@@ -134,7 +141,7 @@ describe("a reporter's compactions", () => {
     const dir = mkdtempSync(join(tmpdir(), "forge-watch-"));
     const watch = await startWatchServer({ port: 0, dir });
     try {
-      const reporter = createWatchReporter({ url: watch.url, name: "reader" });
+      const reporter = createWatchReporter({ url: watch.tokenUrl, name: "reader" });
       let compacted = 0;
       const contextManager = new ContextManager({
         strategy: new SlidingWindowCompact({ keepRecent: 1 }),

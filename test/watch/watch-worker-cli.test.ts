@@ -28,7 +28,15 @@ describe("forge worker --watch", () => {
     cleanups.push(() => watch.close());
     const queue = join(dir, "queue");
     process.env.FORGE_TEST_DIR = dir;
-    const worker = spawnForge(["worker", "--registry", REGISTRY, "--queue", queue, "--watch", watch.url]);
+    const worker = spawnForge([
+      "worker",
+      "--registry",
+      REGISTRY,
+      "--queue",
+      queue,
+      "--watch",
+      watch.tokenUrl,
+    ]);
     try {
       await waitForOutput(
         worker.output,

@@ -53,7 +53,7 @@ async function watchedRun(): Promise<{ trace: WatchedRunTrace; result: unknown }
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const watch = await startWatchServer({ port: 0, dir });
   cleanups.push(() => watch.close());
-  const reporter = createWatchReporter({ url: watch.url, name: "weather" });
+  const reporter = createWatchReporter({ url: watch.tokenUrl, name: "weather" });
   // A chatty answer (retry nudge) and a premature report (step nudge) before the run is done.
   const client = new ScriptedClient([
     text("Let me think."),

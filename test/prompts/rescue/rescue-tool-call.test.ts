@@ -402,3 +402,42 @@ function pythonLiteral(value: unknown): string {
   }
   return JSON.stringify(value);
 }
+
+/**
+ * ADR 007: an unclosed Qwen/Hermes `<tool_call>` stays rescued when what it holds is a whole call
+ * (the model or the server stopped right after it: `</tool_call>` as a stop string, the end-of-turn
+ * token, `max_tokens`), as vLLM's and SGLang's Hermes parsers read it (`<tool_call>(.*)` to the end).
+ * A call the model did not finish, or one followed by more prose, is not.
+ */
+describe("rescueToolCall: an unclosed Qwen <tool_call> (ADR 007)", () => {
+  it.each([
+    ["at the end of the output", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}'],
+    ["with trailing whitespace", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n\n'],
+    ["after prose", 'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}'],
+    [
+      "holding Qwen3-Coder XML",
+      "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>",
+    ],
+  ])("is rescued %s", (_label, text) => {
+    expect(rescueToolCall(text, TOOLS)).toEqual(paris);
+  });
+
+  it("is rescued before the next block, which keeps its own call", () => {
+    const text =
+      '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>';
+    expect(rescueToolCall(text, TOOLS)).toEqual([...paris, { tool: "get_time", args: {} }]);
+  });
+
+  it.each([
+    ["a call cut off mid-JSON", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Par'],
+    ["a call cut off before its arguments", '<tool_call>\n{"name": "get_weather", '],
+    [
+      "prose after the call",
+      '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\nThen I will answer.',
+    ],
+    ["an unknown tool", '<tool_call>\n{"name": "get_wether", "arguments": {"city": "Paris"}}'],
+    ["an empty block", "<tool_call>\n"],
+  ])("is not rescued with %s", (_label, text) => {
+    expect(rescueToolCall(text, TOOLS)).toBeNull();
+  });
+});
