@@ -12,8 +12,9 @@
  *   call (direct: that delta; through the proxy: the validated call), on one clock
  *   (`performance.timeOrigin + performance.now()` in both processes).
  *
- * Options: --runs N (per case and path, default 4), --step-ms N (between deltas, 100),
- * --deltas N (20). Bounded: the whole run stops itself after 55 s.
+ * A request without `stream: true` (a proxy that buffers, as before ADR 014) gets the same answer
+ * whole after the same 2 s. Options: --runs N (per case and path, default 4), --step-ms N (between
+ * deltas, 100), --deltas N (20). Bounded: the whole run stops itself after 55 s.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
@@ -63,8 +64,41 @@ async function runBackendRole(): Promise<void> {
     }
     const body = JSON.parse(Buffer.concat(pieces).toString("utf8")) as {
       messages: { content: string }[];
+      stream?: boolean;
     };
     const call = JSON.stringify(body.messages).includes("CALL");
+    if (body.stream !== true) {
+      // Asked for a whole answer (the proxy before live streaming): the same 2 s, then all of it.
+      await new Promise((resolve) => setTimeout(resolve, stepMs * (deltas - 1)));
+      lastDeltaAt = now();
+      const message = call
+        ? {
+            role: "assistant",
+            content: null,
+            tool_calls: [
+              {
+                id: "call_0",
+                type: "function",
+                function: { name: "get_weather", arguments: JSON.stringify({ city: "P".repeat(deltas) }) },
+              },
+            ],
+          }
+        : {
+            role: "assistant",
+            content: Array.from({ length: deltas }, (_, index) => `word${index} `).join(""),
+          };
+      outgoing.writeHead(200, { "content-type": "application/json" });
+      outgoing.end(
+        JSON.stringify({
+          id: "chatcmpl-bench",
+          object: "chat.completion",
+          created: 0,
+          model: "bench",
+          choices: [{ index: 0, message, finish_reason: call ? "tool_calls" : "stop" }],
+        }),
+      );
+      return;
+    }
     outgoing.writeHead(200, { "content-type": "text/event-stream" });
     outgoing.write(chunk({ role: "assistant", content: "" }));
     if (call) {
