@@ -45,6 +45,7 @@ export interface GateDecision {
  * How many leading characters of `text` may go to the client: all of them, unless a call marker
  * starts in it (then up to the marker, `marked`), or its end could still become one (a partial
  * marker, or a line so far that a line-start pattern could continue: then up to that prefix).
+ * Text that is only blank so far is held too (none of it may go out).
  * `from` is where the previous decision's sendable text ended; the text before it is not searched
  * again beyond the length of the longest marker.
  * @example
@@ -82,6 +83,8 @@ export function gateText(text: string, toolNames: readonly string[], from = 0): 
     lineStart = lineEnd + 1;
   }
   if (!marked) sendable = Math.min(sendable, text.length - partialMarkerAtEnd(text));
+  // Blank text alone says nothing yet: held, so an answer that is a call does not start with it.
+  if (text.slice(0, sendable).trim().length === 0) sendable = 0;
   return { sendable, marked };
 }
 

@@ -44,6 +44,12 @@ describe("gateText", () => {
     expect(gateText(text, tools)).toEqual({ sendable, marked: false });
   });
 
+  it("holds blank text until something is said", () => {
+    expect(gateText("\n\n  ", tools)).toEqual({ sendable: 0, marked: false });
+    expect(gateText('\n{"name"', tools)).toEqual({ sendable: 0, marked: true });
+    expect(gateText("\nHi", tools)).toEqual({ sendable: 3, marked: false });
+  });
+
   it("lets a line go once it cannot open a call", () => {
     expect(gateText("Hello\ncalm seas", tools)).toEqual({ sendable: 15, marked: false });
     expect(gateText("a < b and {x} inside", tools)).toEqual({ sendable: 20, marked: false });
