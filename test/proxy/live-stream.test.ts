@@ -3,6 +3,8 @@
  * clients: a scripted backend that streams and then pauses mid-answer until the test has seen the
  * first text delta, so a proxy that waited for the whole answer fails here.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import type Anthropic from "@anthropic-ai/sdk";
 import type OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -14,7 +16,12 @@ import {
   weatherToolAnthropic,
   weatherToolOpenAI,
 } from "./helpers/proxy-fixture.ts";
-import { type ScriptedBackend, startScriptedBackend, streamedPieces } from "./helpers/scripted-backend.ts";
+import {
+  chunkEvent,
+  type ScriptedBackend,
+  startScriptedBackend,
+  streamedPieces,
+} from "./helpers/scripted-backend.ts";
 
 let backend: ScriptedBackend;
 let proxy: RunningProxy;
@@ -312,6 +319,61 @@ describe("a backend that stalls after live text", () => {
     } finally {
       await guarded.close();
       await stalling.close();
+    }
+  });
+});
+
+describe("a client that leaves a live answer", () => {
+  it("stops the backend's stream", async () => {
+    let closed: () => void = () => {};
+    const backendClosed = new Promise<void>((resolve) => {
+      closed = resolve;
+    });
+    const server = createServer((incoming, outgoing) => {
+      incoming.resume();
+      incoming.on("end", () => {
+        // Only the chat request streams (the proxy also asks for the context length).
+        if (incoming.url !== "/v1/chat/completions") {
+          outgoing.writeHead(404).end();
+          return;
+        }
+        outgoing.writeHead(200, { "content-type": "text/event-stream" });
+        outgoing.write(chunkEvent({ role: "assistant", content: "" }));
+        outgoing.write(chunkEvent({ content: "Hello" }));
+        // Never finishes: only the client leaving ends it.
+        outgoing.on("close", () => closed());
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const guarded = await startTestProxy({ backendUrl: `http://127.0.0.1:${port}` });
+    try {
+      const leave = new AbortController();
+      const stream = await openAIClientFor(guarded).chat.completions.create(
+        { model: "qwen3", messages: ask("hi"), tools: [weatherToolOpenAI], stream: true },
+        { signal: leave.signal },
+      );
+      let text = "";
+      try {
+        for await (const chunk of stream) {
+          text += chunk.choices[0]?.delta.content ?? "";
+          if (text.length > 0) {
+            leave.abort();
+          }
+        }
+      } catch {
+        // The SDK reports the abort.
+      }
+      expect(text).toBe("Hello");
+      const outcome = await Promise.race([
+        backendClosed.then(() => "closed"),
+        new Promise((resolve) => setTimeout(() => resolve("still open"), 2_000)),
+      ]);
+      expect(outcome).toBe("closed");
+    } finally {
+      await guarded.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 });
