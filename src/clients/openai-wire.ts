@@ -201,6 +201,8 @@ interface PartialCall {
   id: string | undefined;
   name: string;
   arguments: string;
+  /** Its place among the answer's calls, in the order they started. */
+  position: number;
 }
 
 /**
@@ -255,7 +257,11 @@ export class ChatStreamAssembler {
       const argumentsDelta = call.function?.arguments;
       if (argumentsDelta) {
         partial.arguments += argumentsDelta;
-        out.push({ type: ChunkType.TOOL_CALL_DELTA, content: argumentsDelta });
+        out.push({
+          type: ChunkType.TOOL_CALL_DELTA,
+          content: argumentsDelta,
+          toolCall: { position: partial.position, name: partial.name },
+        });
       }
     }
   }
@@ -269,7 +275,7 @@ export class ChatStreamAssembler {
     }
     let call = this.#calls.get(key);
     if (!call) {
-      call = { id, name: "", arguments: "" };
+      call = { id, name: "", arguments: "", position: this.#calls.size };
       this.#calls.set(key, call);
     }
     call.id ??= id;

@@ -40,6 +40,11 @@ export interface StreamChunk {
   type: ChunkType;
   content?: string;
   response?: LLMResponse;
+  /**
+   * On a TOOL_CALL_DELTA, when the client knows it: which call the arguments belong to (its place
+   * among the answer's calls, from 0) and the tool's name so far.
+   */
+  toolCall?: { position: number; name: string };
 }
 
 /**

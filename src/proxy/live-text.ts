@@ -71,18 +71,28 @@ export class LiveTextClient implements LLMClient {
     this.#attemptSent = 0;
     this.committedProse = false;
     let text = "";
+    let respondArgs = "";
     let held = this.#frozen;
     for await (const chunk of this.#inner.sendStream(messages, tools, options)) {
       if (chunk.type === ChunkType.TEXT_DELTA && chunk.content) {
         text += chunk.content;
         if (!held) held = this.#release(text);
       } else if (chunk.type === ChunkType.TOOL_CALL_DELTA) {
-        held = true;
+        // The message of a native respond call, the answer's first call, is text too.
+        const respondFirst =
+          chunk.toolCall?.position === 0 && chunk.toolCall.name === this.#options.respondName;
+        if (!held && respondFirst && text.length === 0) {
+          respondArgs += chunk.content ?? "";
+          this.#sendMessage(respondArgs);
+        } else {
+          held = true;
+        }
       } else if (chunk.type === ChunkType.RETRY) {
         // The client starts the answer again: what it sent so far is gone.
         if (this.#attemptSent > 0) this.#frozen = true;
         held = this.#frozen;
         text = "";
+        respondArgs = "";
         this.#attemptSent = 0;
       } else if (chunk.type === ChunkType.FINAL && chunk.response !== undefined) {
         yield { type: ChunkType.FINAL, response: this.#settle(chunk.response, text) };
@@ -108,6 +118,16 @@ export class LiveTextClient implements LLMClient {
     return decision.marked;
   }
 
+  /** Send what is new of the message decoded so far from a respond call's arguments. */
+  #sendMessage(args: string): void {
+    const message = partialMessage(args);
+    if (message === null || message.length <= this.#attemptSent) return;
+    const delta = message.slice(this.#attemptSent);
+    this.#attemptSent = message.length;
+    this.#sent += delta;
+    this.#options.sink.text(delta);
+  }
+
   /**
    * The attempt's answer as the loop sees it: unchanged while none of its text went out; once
    * some did, prose without a call the rescue can read is the answer, as a `respond` call.
@@ -120,4 +140,51 @@ export class LiveTextClient implements LLMClient {
     this.committedProse = true;
     return [{ tool: this.#options.respondName, args: { message: text } }];
   }
+}
+
+const MESSAGE_START = /^\s*\{\s*"message"\s*:\s*"/;
+const ESCAPES: Record<string, string> = {
+  n: "\n",
+  t: "\t",
+  r: "\r",
+  b: "\b",
+  f: "\f",
+  '"': '"',
+  "\\": "\\",
+  "/": "/",
+};
+
+/**
+ * The `message` string of a respond call's arguments as far as they came (`{"message": "Hel`
+ * gives `Hel`): null unless `message` is the first key and a string. An escape cut in half, and a
+ * high surrogate whose pair has not come, wait for the rest.
+ * @example
+ * partialMessage('{"message": "Hi\\nthe') // "Hi\nthe"
+ */
+export function partialMessage(args: string): string | null {
+  const start = MESSAGE_START.exec(args);
+  if (start === null) return null;
+  let message = "";
+  for (let index = start[0].length; index < args.length; ) {
+    const char = args[index] as string;
+    if (char === '"') return message;
+    if (char !== "\\") {
+      message += char;
+      index += 1;
+      continue;
+    }
+    const escaped = args[index + 1];
+    if (escaped === undefined) break;
+    if (escaped === "u") {
+      const hex = args.slice(index + 2, index + 6);
+      if (hex.length < 4) break;
+      message += String.fromCharCode(Number.parseInt(hex, 16));
+      index += 6;
+      continue;
+    }
+    message += ESCAPES[escaped] ?? escaped;
+    index += 2;
+  }
+  const last = message.charCodeAt(message.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? message.slice(0, -1) : message;
 }

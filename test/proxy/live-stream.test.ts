@@ -101,6 +101,51 @@ describe("chat completions, live", () => {
     expect(backend.chatRequests[0]?.body.stream).toBe(true);
   });
 
+  it("streams the message of a native respond call as it is generated", async () => {
+    let release: () => void = () => {};
+    const paused = new Promise<void>((resolve) => {
+      release = resolve;
+      setTimeout(resolve, 3_000);
+    });
+    const state = { finished: false };
+    const respondStart = {
+      tool_calls: [
+        { index: 0, id: "call_r", type: "function", function: { name: "respond", arguments: "" } },
+      ],
+    };
+    const args = (text: string) => ({ tool_calls: [{ index: 0, function: { arguments: text } }] });
+    async function* pieces() {
+      yield* streamedPieces(
+        [respondStart, args('{"message": "Sun'), args("ny\\n"), paused, args('and warm."}')],
+        "tool_calls",
+      );
+      state.finished = true;
+    }
+    backend.push({ pieces: pieces() });
+    const stream = await openai.chat.completions.create({
+      model: "qwen3",
+      messages: ask("Weather?"),
+      tools: [weatherToolOpenAI],
+      stream: true,
+    });
+    let text = "";
+    let finishedAtFirstDelta: boolean | undefined;
+    const finishes: (string | null)[] = [];
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta.content ?? "";
+      if (delta.length > 0 && finishedAtFirstDelta === undefined) {
+        finishedAtFirstDelta = state.finished;
+        release();
+      }
+      text += delta;
+      expect(chunk.choices[0]?.delta.tool_calls ?? []).toEqual([]);
+      if (chunk.choices[0]?.finish_reason) finishes.push(chunk.choices[0].finish_reason);
+    }
+    expect(finishedAtFirstDelta).toBe(false);
+    expect(text).toBe("Sunny\nand warm.");
+    expect(finishes).toEqual(["stop"]);
+  });
+
   it("holds a streamed native call until it is validated, then sends it whole", async () => {
     backend.push({
       pieces: streamedPieces(

@@ -1,5 +1,6 @@
-/** `gateText`: how much of a streamed text may go out before validation (ADR 014). */
+/** `gateText`: how much of a streamed text may go out before validation (ADR 014); `partialMessage`. */
 import { describe, expect, it } from "vitest";
+import { partialMessage } from "../../src/proxy/live-text.ts";
 import { gateText } from "../../src/proxy/stream-gate.ts";
 
 const tools = ["get_weather", "respond"];
@@ -58,5 +59,31 @@ describe("gateText", () => {
   it("searches again only near where the last decision ended", () => {
     const text = `${"word ".repeat(50)}<tool_call>`;
     expect(gateText(text, tools, 250)).toEqual({ sendable: 250, marked: true });
+  });
+});
+
+describe("partialMessage", () => {
+  it.each([
+    ['{"message": "Hel', "Hel"],
+    ['{ "message" : "Hi\\nthe', "Hi\nthe"],
+    ['{"message": "a\\', "a"],
+    ['{"message": "a\\u00e', "a"],
+    ['{"message": "a\\u00e9 \\"q\\" \\\\ /', 'aé "q" \\ /'],
+    ['{"message": "done", "x": 1}', "done"],
+    ['{"message": "\\ud83d', ""],
+    ['{"message": "\\ud83d\\ude00', "😀"],
+  ])("decodes %j as far as it came", (args, message) => {
+    expect(partialMessage(args)).toBe(message);
+  });
+
+  it("is null unless message is the first key and a string", () => {
+    expect(partialMessage('{"other": "x", "message": "y"}')).toBeNull();
+    expect(partialMessage('{"message": 12')).toBeNull();
+    expect(partialMessage('{"mess')).toBeNull();
+  });
+
+  it("ends as JSON.parse reads the whole arguments", () => {
+    const args = JSON.stringify({ message: 'Line 1\n\t"quoted" \\ é 😀 </tag>' });
+    expect(partialMessage(args)).toBe(JSON.parse(args).message);
   });
 });
