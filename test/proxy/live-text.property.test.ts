@@ -22,10 +22,12 @@ const weatherTool: ToolSpec = {
   parameters: z.object({ city: z.string() }),
 };
 
-/** One attempt: its text and where it is cut into deltas. */
+/** One attempt: its text (or a native respond call's message) and where it is cut into deltas. */
 interface Attempt {
   text: string;
   cuts: number[];
+  /** Sent as a native `respond` call whose arguments carry `text` as the message. */
+  respond?: boolean;
 }
 
 /** A client that streams each scripted attempt in its deltas (or answers it whole). */
@@ -46,23 +48,33 @@ class ChunkedClient implements LLMClient {
   }
 
   async send(): Promise<LLMResponse> {
-    return { content: this.#next().text };
+    return responseOf(this.#next());
   }
 
   async *sendStream(): AsyncIterable<StreamChunk> {
-    const { text, cuts } = this.#next();
-    const points = [...new Set(cuts.map((cut) => cut % (text.length + 1)))].sort((a, b) => a - b);
+    const attempt = this.#next();
+    const wire = attempt.respond ? JSON.stringify({ message: attempt.text }) : attempt.text;
+    const points = [...new Set(attempt.cuts.map((cut) => cut % (wire.length + 1)))].sort((a, b) => a - b);
     let from = 0;
-    for (const point of [...points, text.length]) {
-      if (point > from) yield { type: ChunkType.TEXT_DELTA, content: text.slice(from, point) };
+    for (const point of [...points, wire.length]) {
+      if (point > from) {
+        const content = wire.slice(from, point);
+        yield attempt.respond
+          ? { type: ChunkType.TOOL_CALL_DELTA, content, toolCall: { position: 0, name: "respond" } }
+          : { type: ChunkType.TEXT_DELTA, content };
+      }
       from = Math.max(from, point);
     }
-    yield { type: ChunkType.FINAL, response: { content: text } };
+    yield { type: ChunkType.FINAL, response: responseOf(attempt) };
   }
 
   async getContextLength(): Promise<number | null> {
     return null;
   }
+}
+
+function responseOf(attempt: Attempt): LLMResponse {
+  return attempt.respond ? [{ tool: "respond", args: { message: attempt.text } }] : { content: attempt.text };
 }
 
 function backendOf(client: LLMClient): ProxyBackend {
@@ -142,10 +154,16 @@ const attemptText = fc.oneof(
   call,
   fc.tuple(prose, call).map(([before, after]) => `${before}\n${after}`),
 );
-const attempt = fc.record({
-  text: attemptText,
-  cuts: fc.array(fc.nat({ max: 200 }), { maxLength: 12 }),
-});
+const cuts = fc.array(fc.nat({ max: 200 }), { maxLength: 12 });
+const attempt: fc.Arbitrary<Attempt> = fc.oneof(
+  fc.record({ text: attemptText, cuts }),
+  // A native respond call, its message with characters JSON escapes.
+  fc.record({
+    text: fc.tuple(prose, fc.constantFrom("", '"q"', "\\", "é😀", "\n\t")).map(([a, b]) => a + b),
+    cuts,
+    respond: fc.constant(true),
+  }),
+);
 const script = fc.array(attempt, { minLength: 1, maxLength: 3 });
 
 describe("live text, as a property", () => {
@@ -157,9 +175,10 @@ describe("live text, as a property", () => {
         if (streamed.live.length > 0) {
           // What went out is the answer's beginning (or the stream ends in an error event after it).
           if (streamed.answer) expect(streamed.answer.content.startsWith(streamed.live)).toBe(true);
-          // It came from one attempt, and from before anything that could be a call.
-          expect(attempts.some((one) => one.text.startsWith(streamed.live))).toBe(true);
-          expect(gateText(streamed.live, ["get_weather", "respond"]).marked).toBe(false);
+          // It came from one attempt, and (in text) from before anything that could be a call.
+          const from = attempts.find((one) => one.text.startsWith(streamed.live));
+          expect(from).toBeDefined();
+          if (!from?.respond) expect(gateText(streamed.live, ["get_weather", "respond"]).marked).toBe(false);
           return;
         }
         const whole = await run(attempts, false);
