@@ -39,7 +39,13 @@ interface AgentCase {
   route: string;
   /** The agent's arguments after `--`: non-interactive, tool calls approved. */
   args(task: NonceTask): string[];
+  /** What else its requests must show, as the backend received them. */
+  checkRequests?(requests: readonly BackendRequest[], report: string): void;
 }
+
+/** The roles of a backend request's messages. */
+const rolesOf = (request: BackendRequest) =>
+  ((request.body.messages ?? []) as { role?: string }[]).map((message) => message.role);
 
 const CASES: AgentCase[] = [
   {
@@ -48,6 +54,16 @@ const CASES: AgentCase[] = [
     route: "/v1/messages",
     // `--dangerously-skip-permissions` is refused as root; allowing Bash is enough here.
     args: (task) => ["-p", task.prompt, "--allowedTools", "Bash", "--output-format", "text"],
+    // Claude Code 2.1.197 sends a mid-conversation `role: "system"` message (its agent list); the
+    // proxy keeps it in its place, after the first user turn.
+    checkRequests: (requests, report) => {
+      const midSystem = requests.some((request) => {
+        const roles = rolesOf(request);
+        const firstUser = roles.indexOf("user");
+        return firstUser >= 0 && roles.indexOf("system", firstUser) > firstUser;
+      });
+      expect(midSystem, report).toBe(true);
+    },
   },
   {
     agent: "codex",
@@ -230,6 +246,7 @@ describe("coding agents through forge launch (real binaries, scripted backend)",
         routeLines.filter((line) => !line.includes("status=200")),
         report,
       ).toEqual([]);
+      testCase.checkRequests?.(backend.chatRequests, report);
     }, 180_000);
   }
 });
