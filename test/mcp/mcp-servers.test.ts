@@ -20,13 +20,7 @@ import {
   McpToolNameCollisionError,
   mcpToolDefs,
 } from "../../src/mcp/index.ts";
-import {
-  hangUntilAborted,
-  ScriptedClient,
-  type ScriptStep,
-  text,
-  toolCall,
-} from "../../src/testing/index.ts";
+import { ScriptedClient, type ScriptStep, toolCall } from "../../src/testing/index.ts";
 import { respondTool } from "../../src/tools/respond.ts";
 import { LOOKUP_ORDER_SCHEMA } from "../fixtures/mcp/server.ts";
 import { createPassthrough } from "../helpers/workflows.ts";
