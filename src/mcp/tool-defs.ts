@@ -70,7 +70,7 @@ export function mcpToolDefs(
     const effects = options.effects?.[name] ?? effectsFromAnnotations(info.annotations);
     const timeoutMs = options.timeoutMs;
     return {
-      spec: toolSpecFromJsonSchema(name, description, info.inputSchema),
+      spec: specOf(connection.name, info, name, description),
       execute: (args, context) =>
         connection.callTool(info.name, args, {
           ...(context !== undefined && { signal: context.signal, idempotencyKey: context.idempotencyKey }),
@@ -80,4 +80,16 @@ export function mcpToolDefs(
       effects,
     };
   });
+}
+
+/** The tool's spec; a name or schema the loop cannot take is an error naming the server and tool. */
+function specOf(server: string, info: McpToolInfo, name: string, description: string) {
+  try {
+    return toolSpecFromJsonSchema(name, description, info.inputSchema);
+  } catch (error) {
+    throw new WorkflowDefinitionError(
+      `MCP server '${server}', tool '${info.name}': ${error instanceof Error ? error.message : String(error)} (filter it out to use the server's other tools)`,
+      { cause: error },
+    );
+  }
 }

@@ -153,3 +153,16 @@ describe("loadMcpSdk", () => {
     expect(typeof sdk.Client).toBe("function");
   });
 });
+
+describe("mcpToolDefs, a tool the loop cannot take", () => {
+  it("names the server and tool, and a filter leaves it out", () => {
+    const odd = fakeServer("odd", [
+      { name: "fine", inputSchema: { type: "object" } },
+      { name: "scalar", inputSchema: { type: "string" } },
+    ]);
+    expect(() => mcpToolDefs(odd)).toThrow(
+      "MCP server 'odd', tool 'scalar': Tool 'scalar': parameters schema",
+    );
+    expect(mcpToolDefs(odd, { filter: ["fine"] }).map((tool) => tool.spec.name)).toEqual(["fine"]);
+  });
+});
