@@ -12,6 +12,7 @@ import type { Message } from "../../src/core/messages.ts";
 import type { ToolDef } from "../../src/core/tools.ts";
 import { defineWorkflow } from "../../src/core/workflow.ts";
 import { MessageType, WorkflowCancelledError } from "../../src/index.ts";
+import type { CheckpointMeta } from "../../src/loop/checkpoint.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
 import {
   connectMcpServer,
@@ -166,7 +167,7 @@ describe("MCP tools over stdio", () => {
     expect(results(messages)[0]).toBe(
       "[ToolError] McpToolTimeoutError: 'hang' on MCP server 'orders' did not answer within 300 ms and was cancelled",
     );
-    expect(await server.callTool("stats", {})).toEqual({ cancelled: 1 });
+    expect(await server.callTool("stats", {})).toMatchObject({ cancelled: 1 });
   });
 
   it("cancels a hung call with the run's signal: the server is told, the run ends cancelled", async () => {
@@ -183,7 +184,7 @@ describe("MCP tools over stdio", () => {
       controller.signal,
     );
     await expect(outcome).rejects.toBeInstanceOf(WorkflowCancelledError);
-    await expect.poll(() => server.callTool("stats", {}), { timeout: 5_000 }).toEqual({ cancelled: 1 });
+    await expect.poll(() => server.callTool("stats", {}), { timeout: 5_000 }).toMatchObject({ cancelled: 1 });
   });
 
   it("ends the child process on close (and with await using)", async () => {
@@ -207,6 +208,65 @@ describe("MCP tools over stdio", () => {
       expect(alive(disposedPid as number)).toBe(true);
     }
     await expect.poll(() => alive(disposedPid as number), { timeout: 5_000 }).toBe(false);
+  });
+});
+
+describe("MCP annotations on a resumed run", () => {
+  /**
+   * One call of `tool`, interrupted as it starts (the process "dies" at its `call_started`
+   * checkpoint), then resumed in a new runner; what the server received, and the resumed history.
+   */
+  async function interruptAndResume(tool: "lookup_order" | "delete_order") {
+    const server = await stdioServer("orders");
+    const workflow = defineWorkflow({
+      name: "orders",
+      description: "One order call, then respond",
+      tools: [...server.toolDefs({ filter: [tool] }), respondTool()],
+      terminalTool: "respond",
+      systemPrompt: "Use the tools.",
+    });
+    const saved: { snapshot: unknown; meta: CheckpointMeta }[] = [];
+    const controller = new AbortController();
+    await new Promise<void>((resolveDied) => {
+      new WorkflowRunner({
+        client: new ScriptedClient([toolCall(tool, { orderId: "A17" })]),
+        contextManager: createPassthrough(),
+      })
+        .run(workflow, "Go", {
+          runId: "run-1",
+          signal: controller.signal,
+          checkpoint: (snapshot, meta) => {
+            saved.push({ snapshot: JSON.parse(JSON.stringify(snapshot)), meta });
+            if (meta.reason !== "call_started") return;
+            resolveDied();
+            return new Promise(() => {}); // never returns: the process is gone
+          },
+        })
+        .catch(() => {});
+    });
+    controller.abort();
+    const last = saved.at(-1) as (typeof saved)[number];
+    const messages: Message[] = [];
+    const resumed = new WorkflowRunner({
+      client: new ScriptedClient([toolCall("respond", { message: "done" })]),
+      contextManager: createPassthrough(),
+      onMessage: (message) => messages.push(message),
+    });
+    await expect(resumed.resume(workflow, last.snapshot as never, { meta: last.meta })).resolves.toBe("done");
+    const stats = (await server.callTool("stats", {})) as { calls: Record<string, number> };
+    return { calls: stats.calls[tool] ?? 0, results: results(messages) };
+  }
+
+  it("re-runs an interrupted call of an idempotentHint tool", async () => {
+    const { calls, results: seen } = await interruptAndResume("lookup_order");
+    expect(calls).toBe(1);
+    expect(seen[0]).toBe(JSON.stringify({ orderId: "A17", status: "shipped", total: 42.5 }));
+  });
+
+  it("never re-runs an interrupted call of a destructiveHint tool: the model hears OutcomeUnknown", async () => {
+    const { calls, results: seen } = await interruptAndResume("delete_order");
+    expect(calls).toBe(0);
+    expect(seen[0]).toMatch(/^\[ToolError\] OutcomeUnknown: 'delete_order' was interrupted/);
   });
 });
 
