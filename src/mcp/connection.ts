@@ -4,11 +4,10 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { WorkflowDefinitionError } from "../core/errors.ts";
 import type { JsonSchema, ToolDef } from "../core/tools.ts";
 import type { McpToolAnnotations } from "./effects.ts";
 import { McpToolRemovedError, McpToolTimeoutError } from "./errors.ts";
-import { SERVER_NAME } from "./naming.ts";
+import { assertMcpServerOptions } from "./options.ts";
 import { callResultValue, type McpCallResult } from "./result.ts";
 import { loadMcpSdk, type McpSdk } from "./sdk.ts";
 import { type McpToolDefsOptions, mcpToolDefs } from "./tool-defs.ts";
@@ -79,6 +78,7 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
  * for stdio, closing ends the child process.
  *
  * @throws {McpSdkMissingError} when `@modelcontextprotocol/sdk` is not installed.
+ * @throws {WorkflowDefinitionError} when the options describe no server (each problem named).
  * @example
  * await using files = await connectMcpServer({
  *   name: "files",
@@ -95,11 +95,7 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
  * });
  */
 export async function connectMcpServer(options: McpServerOptions): Promise<McpServerConnection> {
-  if (typeof options.name !== "string" || !SERVER_NAME.test(options.name)) {
-    throw new WorkflowDefinitionError(
-      `MCP server name ${JSON.stringify(options.name)}: use 1-48 letters, digits, '_' or '-' (it may prefix tool names)`,
-    );
-  }
+  assertMcpServerOptions(options);
   const sdk = await loadMcpSdk();
   const client = new sdk.Client({ name: "forge-guardrails", version: "1" }, { capabilities: {} });
   const transport = createTransport(sdk, options);

@@ -18,5 +18,4 @@ export {
   McpToolRemovedError,
   McpToolTimeoutError,
 } from "./errors.ts";
-export { callResultValue, contentText, type McpCallResult, type McpContentBlock } from "./result.ts";
 export { type McpToolDefsOptions, mcpToolDefs } from "./tool-defs.ts";

@@ -6,8 +6,6 @@ import { describe, expect, it } from "vitest";
 import { WorkflowDefinitionError } from "../../src/core/errors.ts";
 import type { McpServerConnection, McpToolInfo } from "../../src/mcp/connection.ts";
 import {
-  callResultValue,
-  contentText,
   effectsFromAnnotations,
   MCP_SDK_INSTALL,
   McpSdkMissingError,
@@ -16,6 +14,8 @@ import {
   mcpToolDefs,
 } from "../../src/mcp/index.ts";
 import { assertNoCollision, exposedToolName } from "../../src/mcp/naming.ts";
+import { assertMcpServerOptions } from "../../src/mcp/options.ts";
+import { callResultValue, contentText } from "../../src/mcp/result.ts";
 import { loadMcpSdk, type McpSdk } from "../../src/mcp/sdk.ts";
 
 describe("effectsFromAnnotations", () => {
@@ -164,5 +164,33 @@ describe("mcpToolDefs, a tool the loop cannot take", () => {
       "MCP server 'odd', tool 'scalar': Tool 'scalar': parameters schema",
     );
     expect(mcpToolDefs(odd, { filter: ["fine"] }).map((tool) => tool.spec.name)).toEqual(["fine"]);
+  });
+});
+
+describe("assertMcpServerOptions", () => {
+  it.each([
+    {
+      name: "files",
+      command: "npx",
+      args: ["-y", "server"],
+      env: { A: "1" },
+      timeoutMs: 5_000,
+      onError: () => {},
+    },
+    { name: "remote", url: "http://127.0.0.1:3000/mcp", headers: { authorization: "Bearer x" } },
+    { name: "remote", url: new URL("https://example.com/mcp") },
+  ])("takes %j", (options) => {
+    expect(() => assertMcpServerOptions(options)).not.toThrow();
+  });
+
+  it.each([
+    [{ name: "my server", command: "npx" }, "name: use 1-48 letters"],
+    [{ name: "files" }, 'MCP server "files": give { name, command'],
+    [{ name: "files", command: "npx", url: "http://127.0.0.1/mcp" }, 'MCP server "files"'],
+    [{ name: "remote", url: "ftp://example.com" }, "url"],
+    [{ name: "files", command: "npx", timeoutMs: 0 }, "timeoutMs"],
+  ])("refuses %j", (options, message) => {
+    expect(() => assertMcpServerOptions(options)).toThrow(WorkflowDefinitionError);
+    expect(() => assertMcpServerOptions(options)).toThrow(message);
   });
 });
