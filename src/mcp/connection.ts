@@ -48,6 +48,7 @@ export interface McpStdioServerOptions extends McpServerBaseOptions {
   cwd?: string;
   /** The child's stderr (default `"inherit"`). */
   stderr?: "inherit" | "ignore" | "pipe";
+  url?: never;
 }
 
 /** A server reached over Streamable HTTP. */
@@ -55,6 +56,7 @@ export interface McpHttpServerOptions extends McpServerBaseOptions {
   url: string | URL;
   /** Sent with every request (authorization, …). */
   headers?: Readonly<Record<string, string>>;
+  command?: never;
 }
 
 /** Where the server is: a command to run (stdio) or a URL (Streamable HTTP). */
@@ -111,7 +113,7 @@ export async function connectMcpServer(options: McpServerOptions): Promise<McpSe
 }
 
 function createTransport(sdk: McpSdk, options: McpServerOptions): Transport {
-  if ("url" in options) {
+  if (options.url !== undefined) {
     return new sdk.StreamableHTTPClientTransport(new URL(options.url), {
       ...(options.headers !== undefined && { requestInit: { headers: { ...options.headers } } }),
     });
@@ -183,12 +185,15 @@ export class McpServerConnection implements AsyncDisposable {
 
   async #listTools(): Promise<readonly McpToolInfo[]> {
     const tools: McpToolInfo[] = [];
+    // A server without the tools capability (only prompts or resources) has none to list.
     let cursor: string | undefined;
-    do {
-      const page = await this.#client.listTools(cursor === undefined ? {} : { cursor });
-      for (const tool of page.tools) tools.push(tool as McpToolInfo);
-      cursor = page.nextCursor;
-    } while (cursor !== undefined);
+    if (this.#client.getServerCapabilities()?.tools !== undefined) {
+      do {
+        const page = await this.#client.listTools(cursor === undefined ? {} : { cursor });
+        for (const tool of page.tools) tools.push(tool as McpToolInfo);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+    }
     this.#tools = tools;
     for (const listener of this.#listeners) listener(tools);
     return tools;

@@ -187,6 +187,12 @@ describe("MCP tools over stdio", () => {
     await expect.poll(() => server.callTool("stats", {}), { timeout: 5_000 }).toMatchObject({ cancelled: 1 });
   });
 
+  it("lists no tools for a server without the tools capability", async () => {
+    const server = await stdioServer("empty", { args: ["--import", "tsx", FIXTURE, "--no-tools"] });
+    expect(server.tools).toEqual([]);
+    expect(server.toolDefs()).toEqual([]);
+  });
+
   it("ends the child process on close (and with await using)", async () => {
     const server = await stdioServer("orders");
     const pid = server.pid;
