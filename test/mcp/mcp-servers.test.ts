@@ -119,6 +119,11 @@ describe("MCP tools over stdio", () => {
     const seen = client.calls[0]?.tools ?? [];
     expect(seen.map((tool) => tool.name)).toEqual(["echo", "lookup_order", "fail", "respond"]);
     expect(seen[1]?.parameters).toEqual(LOOKUP_ORDER_SCHEMA);
+    // Each call carried its idempotency key (`<runId>:<callId>`), one key per call.
+    const { keys } = (await server.callTool("stats", {})) as { keys: string[] };
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(3);
+    for (const key of keys) expect(key).toMatch(/^[^:]+:[^:]+$/);
   });
 
   it("refuses two servers offering one name, naming both; prefix: true tells them apart", async () => {
