@@ -42,6 +42,13 @@ export function mcpToolDefs(
   options: McpToolDefsOptions = {},
 ): ToolDef[] {
   const connections = Array.isArray(servers) ? servers : [servers as McpServerConnection];
+  const names = connections.map((connection) => connection.name);
+  const twice = names.find((name, index) => names.indexOf(name) !== index);
+  if (twice !== undefined) {
+    throw new WorkflowDefinitionError(
+      `Two MCP connections are both named '${twice}': give each server its own name`,
+    );
+  }
   const prefix = options.prefix ?? false;
   const { filter } = options;
   const candidates: (NamedTool & { info: McpToolInfo; connection: McpServerConnection })[] = [];
@@ -65,6 +72,14 @@ export function mcpToolDefs(
     }
   }
   assertNoCollision(chosen);
+  const unknownEffects = Object.keys(options.effects ?? {}).filter(
+    (name) => !chosen.some((candidate) => candidate.name === name),
+  );
+  if (unknownEffects.length > 0) {
+    throw new WorkflowDefinitionError(
+      `MCP effects given for ${unknownEffects.map((name) => `'${name}'`).join(", ")}, not among the chosen tools: ${chosen.map((candidate) => candidate.name).join(", ") || "(none)"}`,
+    );
+  }
   return chosen.map(({ info, connection, name }) => {
     const description = info.description ?? info.title ?? info.annotations?.title ?? "";
     const effects = options.effects?.[name] ?? effectsFromAnnotations(info.annotations);

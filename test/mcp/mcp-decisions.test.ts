@@ -88,6 +88,16 @@ describe("mcpToolDefs", () => {
   it("lets the effects option override the annotations, by the name the model sees", () => {
     const tools = mcpToolDefs(files, { effects: { write_file: "idempotent" } });
     expect(tools.map((tool) => tool.effects)).toEqual(["unsafe", "idempotent"]);
+    expect(() => mcpToolDefs(files, { effects: { files_write_file: "none" } })).toThrow(
+      "MCP effects given for 'files_write_file', not among the chosen tools: read_file, write_file",
+    );
+  });
+
+  it("refuses two connections of one name", () => {
+    const again = fakeServer("files", []);
+    expect(() => mcpToolDefs([files, again], { prefix: true })).toThrow(
+      "Two MCP connections are both named 'files'",
+    );
   });
 });
 
