@@ -81,6 +81,7 @@ describe("MCP tools over stdio", () => {
       "lookup_order",
       "delete_order",
       "fail",
+      "explode",
       "hang",
       "stats",
       "add_tool",
@@ -97,14 +98,15 @@ describe("MCP tools over stdio", () => {
     expect(tools.lookup_order?.spec.parameters.safeParse({ orderId: "A17" }).success).toBe(true);
   });
 
-  it("calls tools in a run: text and structured results reach the history, isError comes back as a tool error", async () => {
+  it("calls tools in a run: text and structured results reach the history, isError and server errors come back as tool errors", async () => {
     const server = await stdioServer("orders");
     const { client, messages, outcome } = await run(
-      server.toolDefs({ filter: ["echo", "lookup_order", "fail"] }),
+      server.toolDefs({ filter: ["echo", "lookup_order", "fail", "explode"] }),
       [
         toolCall("echo", { text: "hi" }),
         toolCall("lookup_order", { orderId: "A17" }),
         toolCall("fail"),
+        toolCall("explode"),
         toolCall("respond", { message: "done" }),
       ],
     );
@@ -113,16 +115,17 @@ describe("MCP tools over stdio", () => {
       "echo: hi",
       JSON.stringify({ orderId: "A17", status: "shipped", total: 42.5 }),
       "[ToolError] McpToolError: order 42 not found",
+      "[ToolError] McpError: MCP error -32603: disk on fire",
       "done",
     ]);
     // The filter: the model saw only the three tools (and respond), with the server's schema as-is.
     const seen = client.calls[0]?.tools ?? [];
-    expect(seen.map((tool) => tool.name)).toEqual(["echo", "lookup_order", "fail", "respond"]);
+    expect(seen.map((tool) => tool.name)).toEqual(["echo", "lookup_order", "fail", "explode", "respond"]);
     expect(seen[1]?.parameters).toEqual(LOOKUP_ORDER_SCHEMA);
     // Each call carried its idempotency key (`<runId>:<callId>`), one key per call.
     const { keys } = (await server.callTool("stats", {})) as { keys: string[] };
-    expect(keys).toHaveLength(3);
-    expect(new Set(keys).size).toBe(3);
+    expect(keys).toHaveLength(4);
+    expect(new Set(keys).size).toBe(4);
     for (const key of keys) expect(key).toMatch(/^[^:]+:[^:]+$/);
   });
 
