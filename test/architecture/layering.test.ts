@@ -16,7 +16,7 @@ const LEVELS: readonly (readonly string[])[] = [
   ["prompts", "context", "guardrails"],
   ["machines"],
   ["loop"],
-  ["clients", "server", "testing", "watch", "queue"],
+  ["clients", "server", "testing", "watch", "queue", "mcp"],
   ["proxy"],
   ["cli"],
 ];

@@ -71,7 +71,7 @@ describe(`the real model (${QWEN_05B.description})`, () => {
     const transcript = messages.map((message) => `${message.metadata.type}: ${message.content}`).join("\n");
     expect(calls.find((call) => call.name === "get_weather")?.args, transcript).toEqual({ city: "Paris" });
     expect(result, transcript).toMatchObject({ city: "Paris" });
-  }, 240_000);
+  }, 600_000);
 
   it("loads in node-llama-cpp and makes a grammar-constrained call with the value copied", async () => {
     const client = new LlamaCppClient({
@@ -100,5 +100,5 @@ describe(`the real model (${QWEN_05B.description})`, () => {
     } finally {
       await client.dispose();
     }
-  }, 240_000);
+  }, 600_000);
 });

@@ -64,9 +64,9 @@ describe("the packed tarball", () => {
 });
 
 describe("a separate ESM project with the tarball installed", () => {
-  it("does not install the optional peers (node-llama-cpp, bullmq, ioredis)", () => {
+  it("does not install the optional peers (node-llama-cpp, bullmq, ioredis, the MCP SDK)", () => {
     const installedNames = readdirSync(join(app, "node_modules"));
-    for (const peer of ["node-llama-cpp", "@node-llama-cpp", "bullmq", "ioredis"]) {
+    for (const peer of ["node-llama-cpp", "@node-llama-cpp", "bullmq", "ioredis", "@modelcontextprotocol"]) {
       expect(installedNames).not.toContain(peer);
     }
   });
@@ -118,7 +118,7 @@ console.log(JSON.stringify({ result, nudges: nudges.length, errorIsClass: typeof
     expect(JSON.parse(run.stdout)).toEqual({ result: "Paris: 22 C", nudges: 1, errorIsClass: true });
   });
 
-  it("loads every subpath from plain node; ./llama-cpp and the BullMQ queue say how to install their missing peers", async () => {
+  it("loads every subpath from plain node; ./llama-cpp, the BullMQ queue and ./mcp say how to install their missing peers", async () => {
     writeFileSync(
       join(app, "subpaths.mjs"),
       `const names = {};
@@ -131,7 +131,9 @@ const client = new LlamaCppClient({ modelPath: "subpaths.mjs", logger: () => {} 
 const error = await client.load().then(() => null, (caught) => caught);
 const { createBullmqQueue, BullmqMissingError } = await import("forge-guardrails/queue");
 const bull = await createBullmqQueue({ connection: { host: "127.0.0.1", port: 1 } }).then(() => null, (caught) => caught);
-console.log(JSON.stringify({ names, missing: error instanceof NodeLlamaCppMissingError, message: error?.message, bullMissing: bull instanceof BullmqMissingError, bullMessage: bull?.message }));
+const { connectMcpServer, McpSdkMissingError } = await import("forge-guardrails/mcp");
+const mcp = await connectMcpServer({ name: "files", command: "true" }).then(() => null, (caught) => caught);
+console.log(JSON.stringify({ names, missing: error instanceof NodeLlamaCppMissingError, message: error?.message, bullMissing: bull instanceof BullmqMissingError, bullMessage: bull?.message, mcpMissing: mcp instanceof McpSdkMissingError, mcpMessage: mcp?.message }));
 `,
     );
     const run = await execa(process.execPath, ["subpaths.mjs"], { cwd: app, all: true, reject: false });
@@ -142,12 +144,16 @@ console.log(JSON.stringify({ names, missing: error instanceof NodeLlamaCppMissin
       message: string;
       bullMissing: boolean;
       bullMessage: string;
+      mcpMissing: boolean;
+      mcpMessage: string;
     };
     for (const count of Object.values(report.names)) expect(count).toBeGreaterThan(0);
     expect(report.missing).toBe(true);
     expect(report.message).toContain("npm install node-llama-cpp");
     expect(report.bullMissing).toBe(true);
     expect(report.bullMessage).toContain("npm install bullmq@6 ioredis@5");
+    expect(report.mcpMissing).toBe(true);
+    expect(report.mcpMessage).toContain("npm install @modelcontextprotocol/sdk@1");
   });
 
   it("keeps the root entry free of the heavy dependencies (static import graph of dist/)", () => {
@@ -162,6 +168,7 @@ console.log(JSON.stringify({ names, missing: error instanceof NodeLlamaCppMissin
     const server = reachable("dist/server/index.js");
     expect(server).not.toContain("systeminformation");
     expect(server).not.toContain("hono");
+    expect(reachable("dist/mcp/index.js")).not.toContain("@modelcontextprotocol/sdk");
   });
 
   it.each([

@@ -1,0 +1,282 @@
+/**
+ * One MCP server, connected over stdio (a child process) or Streamable HTTP: its tool list, kept
+ * current through `notifications/tools/list_changed`, and calls with a timeout and the run's signal.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JsonSchema, ToolDef } from "../core/tools.ts";
+import type { McpToolAnnotations } from "./effects.ts";
+import { McpToolRemovedError, McpToolTimeoutError } from "./errors.ts";
+import { assertMcpServerOptions } from "./options.ts";
+import { callResultValue, type McpCallResult } from "./result.ts";
+import { loadMcpSdk, type McpSdk } from "./sdk.ts";
+import { type McpToolDefsOptions, mcpToolDefs } from "./tool-defs.ts";
+
+/** A tool as an MCP server lists it. */
+export interface McpToolInfo {
+  /** The tool's name on its server. */
+  name: string;
+  title?: string;
+  description?: string;
+  /** The JSON Schema of its arguments, exactly as the server sent it. */
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations?: McpToolAnnotations;
+}
+
+/** What every connection takes. */
+export interface McpServerBaseOptions {
+  /**
+   * The server's name: in errors, and the prefix of its tool names with `prefix: true`
+   * (letters, digits, `_` and `-`).
+   */
+  name: string;
+  /** How long one tool call may take before it is cancelled (ms; default 60 000). */
+  timeoutMs?: number;
+  /** How long connecting and listing the tools may take (ms; default 30 000). */
+  connectTimeoutMs?: number;
+  /** Receives a failed refresh of the tool list (the previous list is kept). */
+  onError?: (error: unknown) => void;
+}
+
+/** A server run as a child process, spoken to over its stdin and stdout. */
+export interface McpStdioServerOptions extends McpServerBaseOptions {
+  command: string;
+  args?: readonly string[];
+  /** Added to the SDK's default environment (PATH, HOME, …), not replacing it. */
+  env?: Readonly<Record<string, string>>;
+  cwd?: string;
+  /** The child's stderr (default `"inherit"`). */
+  stderr?: "inherit" | "ignore" | "pipe";
+  url?: never;
+}
+
+/** A server reached over Streamable HTTP. */
+export interface McpHttpServerOptions extends McpServerBaseOptions {
+  url: string | URL;
+  /** Sent with every request (authorization, …). */
+  headers?: Readonly<Record<string, string>>;
+  command?: never;
+}
+
+/** Where the server is: a command to run (stdio) or a URL (Streamable HTTP). */
+export type McpServerOptions = McpStdioServerOptions | McpHttpServerOptions;
+
+/** Options of one call. */
+export interface McpCallOptions {
+  /** Cancels the call (the server is sent `notifications/cancelled`). */
+  signal?: AbortSignal;
+  /** Overrides the connection's `timeoutMs`. */
+  timeoutMs?: number;
+  /** Sent as `_meta["forge-guardrails/idempotencyKey"]`, for servers that deduplicate repeated calls. */
+  idempotencyKey?: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+
+/**
+ * Connect to an MCP server and list its tools. Close it when done (`await using` closes it too);
+ * for stdio, closing ends the child process.
+ *
+ * @throws {McpSdkMissingError} when `@modelcontextprotocol/sdk` is not installed.
+ * @throws {WorkflowDefinitionError} when the options describe no server (each problem named).
+ * @example
+ * await using files = await connectMcpServer({
+ *   name: "files",
+ *   command: "npx",
+ *   args: ["-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"],
+ * });
+ * await using search = await connectMcpServer({ name: "search", url: "http://127.0.0.1:3000/mcp" });
+ * const workflow = defineWorkflow({
+ *   name: "research",
+ *   description: "Answer from the docs",
+ *   tools: [...mcpToolDefs([files, search], { filter: ["read_text_file", "search"] }), respondTool()],
+ *   terminalTool: "respond",
+ *   systemPrompt: "Answer from the documents.",
+ * });
+ */
+export async function connectMcpServer(options: McpServerOptions): Promise<McpServerConnection> {
+  assertMcpServerOptions(options);
+  const sdk = await loadMcpSdk();
+  const client = new sdk.Client({ name: "forge-guardrails", version: "1" }, { capabilities: {} });
+  const transport = createTransport(sdk, options);
+  const connection = new McpServerConnection(sdk, client, transport, options);
+  try {
+    await client.connect(transport, { timeout: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS });
+    await connection.refreshTools();
+  } catch (error) {
+    await connection.close().catch(() => undefined);
+    throw error;
+  }
+  return connection;
+}
+
+function createTransport(sdk: McpSdk, options: McpServerOptions): Transport {
+  if (options.url !== undefined) {
+    return new sdk.StreamableHTTPClientTransport(new URL(options.url), {
+      ...(options.headers !== undefined && { requestInit: { headers: { ...options.headers } } }),
+    });
+  }
+  return new sdk.StdioClientTransport({
+    command: options.command,
+    args: [...(options.args ?? [])],
+    env: { ...sdk.getDefaultEnvironment(), ...options.env },
+    stderr: options.stderr ?? "inherit",
+    ...(options.cwd !== undefined && { cwd: options.cwd }),
+  });
+}
+
+/**
+ * A connected MCP server. Its tool list is read on connect and re-read on every
+ * `notifications/tools/list_changed`; `toolDefs()` turns the current list into `ToolDef`s.
+ */
+export class McpServerConnection implements AsyncDisposable {
+  /** The server's name, as given. */
+  readonly name: string;
+  readonly #sdk: McpSdk;
+  readonly #client: Client;
+  readonly #transport: Transport;
+  readonly #timeoutMs: number;
+  readonly #onError: ((error: unknown) => void) | undefined;
+  readonly #listeners = new Set<(tools: readonly McpToolInfo[]) => void>();
+  #tools: readonly McpToolInfo[] = [];
+  #refresh: Promise<readonly McpToolInfo[]> = Promise.resolve([]);
+  #closing: Promise<void> | undefined;
+
+  /** Use `connectMcpServer`. */
+  constructor(sdk: McpSdk, client: Client, transport: Transport, options: McpServerOptions) {
+    this.name = options.name;
+    this.#sdk = sdk;
+    this.#client = client;
+    this.#transport = transport;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#onError = options.onError;
+    client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, async () => {
+      await this.refreshTools().catch((error: unknown) => this.#onError?.(error));
+    });
+  }
+
+  /** The server's tools as last listed. */
+  get tools(): readonly McpToolInfo[] {
+    return this.#tools;
+  }
+
+  /** The child process's id for a stdio server while it runs; `null` otherwise. */
+  get pid(): number | null {
+    const pid = (this.#transport as { pid?: number | null }).pid;
+    return typeof pid === "number" ? pid : null;
+  }
+
+  /** Whether `close()` was called. */
+  get closed(): boolean {
+    return this.#closing !== undefined;
+  }
+
+  /**
+   * Re-read the tool list (all pages). Called on connect and on every `tools/list_changed`;
+   * listeners of `onToolsChanged` then receive the new list. Concurrent refreshes run one after
+   * the other, so the last one listed wins.
+   */
+  refreshTools(): Promise<readonly McpToolInfo[]> {
+    this.#refresh = this.#refresh.catch(() => undefined).then(() => this.#listTools());
+    return this.#refresh;
+  }
+
+  async #listTools(): Promise<readonly McpToolInfo[]> {
+    const tools: McpToolInfo[] = [];
+    // A server without the tools capability (only prompts or resources) has none to list.
+    let cursor: string | undefined;
+    if (this.#client.getServerCapabilities()?.tools !== undefined) {
+      do {
+        const page = await this.#client.listTools(cursor === undefined ? {} : { cursor });
+        for (const tool of page.tools) tools.push(tool as McpToolInfo);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+    }
+    this.#tools = tools;
+    for (const listener of this.#listeners) listener(tools);
+    return tools;
+  }
+
+  /**
+   * Call `listener` with the new list after each refresh. A workflow already defined keeps the
+   * `ToolDef`s it was given; build the next one from `toolDefs()`.
+   * @returns a function that removes the listener.
+   */
+  onToolsChanged(listener: (tools: readonly McpToolInfo[]) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** The current tools as `ToolDef`s (see {@link mcpToolDefs}). */
+  toolDefs(options?: McpToolDefsOptions): ToolDef[] {
+    return mcpToolDefs([this], options);
+  }
+
+  /**
+   * Call a tool by its name on the server. Resolves with its `structuredContent` when it has one,
+   * else the text of its content.
+   *
+   * @throws {McpToolError} for an `isError` result (its text as the message).
+   * @throws {McpToolTimeoutError} when it does not answer within the timeout.
+   * @throws {McpToolRemovedError} when the server no longer lists the tool.
+   * @throws the signal's reason when `signal` aborts it.
+   */
+  async callTool(
+    tool: string,
+    args: Record<string, unknown>,
+    options: McpCallOptions = {},
+  ): Promise<unknown> {
+    if (!this.#tools.some((listed) => listed.name === tool)) {
+      throw new McpToolRemovedError(
+        this.name,
+        tool,
+        this.#tools.map((listed) => listed.name),
+      );
+    }
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+    const { signal } = options;
+    let result: McpCallResult;
+    try {
+      result = (await this.#client.callTool(
+        {
+          name: tool,
+          arguments: args,
+          ...(options.idempotencyKey !== undefined && {
+            _meta: { "forge-guardrails/idempotencyKey": options.idempotencyKey },
+          }),
+        },
+        undefined,
+        { timeout: timeoutMs, ...(signal !== undefined && { signal }) },
+      )) as McpCallResult;
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason ?? error;
+      if (error instanceof this.#sdk.McpError && error.code === this.#sdk.ErrorCode.RequestTimeout) {
+        throw new McpToolTimeoutError(this.name, tool, timeoutMs, { cause: error });
+      }
+      throw error;
+    }
+    return callResultValue(this.name, tool, result);
+  }
+
+  /** Close the connection (a stdio server's process is ended: stdin closed, then SIGTERM, then SIGKILL). */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.#listeners.clear();
+    const terminate = (this.#transport as { terminateSession?: () => Promise<void> }).terminateSession;
+    if (typeof terminate === "function") {
+      // Streamable HTTP: end the session on the server too; a server without sessions says 405.
+      await terminate.call(this.#transport).catch(() => undefined);
+    }
+    await this.#client.close();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}

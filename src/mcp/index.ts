@@ -1,0 +1,21 @@
+/** MCP servers' tools in forge workflows: connect over stdio or Streamable HTTP, list, call, close. */
+export {
+  connectMcpServer,
+  type McpCallOptions,
+  type McpHttpServerOptions,
+  type McpServerBaseOptions,
+  McpServerConnection,
+  type McpServerOptions,
+  type McpStdioServerOptions,
+  type McpToolInfo,
+} from "./connection.ts";
+export { effectsFromAnnotations, type McpToolAnnotations } from "./effects.ts";
+export {
+  MCP_SDK_INSTALL,
+  McpSdkMissingError,
+  McpToolError,
+  McpToolNameCollisionError,
+  McpToolRemovedError,
+  McpToolTimeoutError,
+} from "./errors.ts";
+export { type McpToolDefsOptions, mcpToolDefs } from "./tool-defs.ts";
