@@ -8,8 +8,12 @@ import { UnknownSelectionError } from "./scenarios/index.ts";
 export const CompactStrategyName = { TIERED: "tiered", SLIDING: "sliding", NONE: "none" } as const;
 export type CompactStrategyName = (typeof CompactStrategyName)[keyof typeof CompactStrategyName];
 
-/** Which agent loop runs the scenario. */
-export const LoopKind = { FORGE: "forge", AI_SDK: "ai_sdk" } as const;
+/**
+ * Which agent loop runs the scenario. `reference` is this library's loop with the model's answers
+ * replaced by the scenario's reference calls: the ideal run, whose prompts the backend still
+ * evaluates, so its token count is the yardstick of the others (see `eval/run/reference-client.ts`).
+ */
+export const LoopKind = { FORGE: "forge", AI_SDK: "ai_sdk", REFERENCE: "reference" } as const;
 export type LoopKind = (typeof LoopKind)[keyof typeof LoopKind];
 
 /** One configuration a scenario runs under. */
@@ -71,28 +75,34 @@ export const AI_SDK_CONFIG: LoopConfig = {
 };
 
 /**
+ * The ideal reference run: the reforged loop playing the scenario's reference calls (`--ideal`).
+ * Its rows are the token yardstick of the report's `×ideal` column, not a config under test.
+ */
+export const IDEAL_CONFIG: LoopConfig = { ...REFORGED, name: "ideal", loop: LoopKind.REFERENCE };
+
+/**
  * The configurations to run: the named presets (`all` = every preset), plus the AI SDK loop
- * when `peer` is set. `compactStrategy` replaces the strategy of presets that compact.
+ * when `peer` is set and the ideal reference run when `ideal` is. `compactStrategy` replaces the strategy of presets that compact.
  * Throws `UnknownSelectionError` listing the valid presets.
  */
 export function resolveConfigs(
   presets: readonly string[],
-  options: { peer?: boolean; compactStrategy?: CompactStrategyName } = {},
+  options: { peer?: boolean; ideal?: boolean; compactStrategy?: CompactStrategyName } = {},
 ): LoopConfig[] {
   const names = presets.includes("all") ? Object.keys(ABLATION_PRESETS) : [...new Set(presets)];
-  const unknown = names.filter((name) => !(name in ABLATION_PRESETS) && name !== AI_SDK_CONFIG.name);
+  const extras = new Map([AI_SDK_CONFIG, IDEAL_CONFIG].map((config) => [config.name, config]));
+  const unknown = names.filter((name) => !(name in ABLATION_PRESETS) && !extras.has(name));
   if (unknown.length > 0) {
     throw new UnknownSelectionError(
       "ablation preset",
       unknown,
-      [...Object.keys(ABLATION_PRESETS), "all", AI_SDK_CONFIG.name],
+      [...Object.keys(ABLATION_PRESETS), "all", ...extras.keys()],
       "--ablation",
     );
   }
-  const configs = names.map((name) =>
-    name === AI_SDK_CONFIG.name ? AI_SDK_CONFIG : (ABLATION_PRESETS[name] as LoopConfig),
-  );
+  const configs = names.map((name) => extras.get(name) ?? (ABLATION_PRESETS[name] as LoopConfig));
   if (options.peer && !configs.includes(AI_SDK_CONFIG)) configs.push(AI_SDK_CONFIG);
+  if (options.ideal && !configs.includes(IDEAL_CONFIG)) configs.push(IDEAL_CONFIG);
   const strategy = options.compactStrategy;
   if (!strategy) return configs;
   return configs.map((config) =>

@@ -10,6 +10,7 @@ import { anthropicPrice, costOfExchanges } from "../metrics/prices.ts";
 import { CONTEXT_EXCEEDED } from "../run/context-limit.ts";
 import { runForge } from "../run/forge-run.ts";
 import { describeError } from "../run/recording-client.ts";
+import { ReferenceClient } from "../run/reference-client.ts";
 import { type RunOutcome, RunStatus } from "../run/types.ts";
 import type { EvalScenario } from "../scenarios/scenario.ts";
 import type { BackendSettings } from "./backend-settings.ts";
@@ -252,7 +253,7 @@ export async function executeTask(
         key: task.key,
         scenario: task.scenario,
         config: task.config,
-        client,
+        client: task.config.loop === LoopKind.REFERENCE ? new ReferenceClient(client, task.scenario) : client,
         runId,
         stream,
         ...(session.tokenizer && { tokenizer: session.tokenizer }),
@@ -295,6 +296,7 @@ export function harnessFailure(task: RunTask, runId: string, error: unknown): Ru
       outputTokens: 0,
       peakContextTokens: 0,
       cachedTokens: 0,
+      evaluatedTokens: 0,
       tokenSource: "none",
       wallMs: 0,
       startedFromSnapshot: false,

@@ -20,7 +20,7 @@ const nudgesSchema = z.object({
 /** A loop config as rows and queued eval jobs carry it. */
 export const configSchema = z.object({
   name: z.string(),
-  loop: z.enum(["forge", "ai_sdk"]),
+  loop: z.enum(["forge", "ai_sdk", "reference"]),
   rescueEnabled: z.boolean(),
   maxRetriesPerStep: z.number(),
   stepEnforcement: z.boolean(),
@@ -88,6 +88,8 @@ export const runRowSchema = z.object({
   peakContextTokens: z.number(),
   /** Absent in rows written before they were recorded (their token figures are chars/4 estimates). */
   cachedTokens: z.number().optional(),
+  /** Tokens the backend evaluated (see `evaluatedTokensOf`); absent in rows written before it was recorded. */
+  evaluatedTokens: z.number().optional(),
   tokenSource: z.enum(["backend", "estimate", "mixed", "none"]).optional(),
   /** Anthropic: the run's cost in USD from `ANTHROPIC_PRICES` (dated); null elsewhere. */
   costUsd: z.number().nullable().optional(),

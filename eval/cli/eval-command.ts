@@ -55,6 +55,10 @@ export function registerEvalCommand(program: Command): Command {
       "reforged",
     ])
     .option("--peer", "also run the Vercel AI SDK generateText loop against the same backend")
+    .option(
+      "--ideal",
+      "also run the ideal reference (the scenario's reference calls played through the loop, each prompt still evaluated by the backend): the yardstick of the report's ×ideal token column",
+    )
     .addOption(new Option("--backend <name>", "backend").choices(Object.keys(BACKENDS)).default("sim-model"))
     .option("--model <name>", "model name (required by real backends)")
     .option("--base-url <url>", "backend URL (sim-model: use a running `npm run sim-model`)")
@@ -255,6 +259,7 @@ export function registerEvalCommand(program: Command): Command {
             `  ${preset.name.padEnd(12)} rescue=${preset.rescueEnabled} retries=${preset.maxRetriesPerStep} steps=${preset.stepEnforcement} toolErrors=${preset.maxToolErrors} compaction=${preset.compaction}`,
         ),
         "  ai_sdk       (--peer) Vercel AI SDK generateText + stopWhen",
+        "  ideal        (--ideal) the reference calls played through the loop: the token yardstick",
         "",
         "Backends:",
         ...Object.values(BACKENDS).map((backend) => `  ${backend.name.padEnd(18)} ${backend.description}`),

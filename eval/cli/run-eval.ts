@@ -39,6 +39,7 @@ export const evalOptionsSchema = z.object({
   tags: listOption(),
   ablation: listOption(["reforged"]),
   peer: z.boolean().default(false),
+  ideal: z.boolean().default(false),
   backend: z.string().default("sim-model"),
   model: z.string().optional(),
   baseUrl: z.string().optional(),
@@ -126,6 +127,7 @@ export async function runEval(
     throw new EvalUsageError("The --scenario / --tags selection matches no scenario");
   const configs = resolveConfigs(options.ablation, {
     peer: options.peer,
+    ideal: options.ideal,
     ...(options.compactStrategy && { compactStrategy: options.compactStrategy as CompactStrategyName }),
   });
   const out =

@@ -5,6 +5,7 @@
 import type { RunRow } from "../batch/row.ts";
 import { CONTEXT_EXCEEDED } from "../run/context-limit.ts";
 import { ALL_SCENARIOS } from "../scenarios/index.ts";
+import { type IdealCost, idealCostOf, idealTokensOf, isIdealRow } from "./ideal-cost.ts";
 import { type Interval, type McNemarResult, mcnemarExact, mean, wilsonInterval } from "./stats.ts";
 
 /** Metrics of a group of runs. */
@@ -41,6 +42,10 @@ export interface GroupMetrics {
   /** Total cost in USD of the runs that have one (Anthropic), or null when none has. */
   costUsd: number | null;
   meanWallMs: number;
+  /** Mean tokens the backend evaluated per completed run (`evaluatedTokensOf`); null when none recorded them. */
+  meanEvaluatedTokensDone: number | null;
+  /** Mean wall time per completed run; null when none completed. */
+  meanWallMsDone: number | null;
   simulated: boolean;
 }
 
@@ -77,6 +82,8 @@ export function groupMetrics(rows: readonly RunRow[]): GroupMetrics {
       ? Math.round(sum((row) => row.costUsd ?? 0) * 10_000) / 10_000
       : null,
     meanWallMs: mean(rows.map((row) => row.wallMs)) ?? 0,
+    meanEvaluatedTokensDone: mean(completed.flatMap((row) => row.evaluatedTokens ?? [])),
+    meanWallMsDone: mean(completed.map((row) => row.wallMs)),
     simulated: rows.some((row) => row.simulated),
   };
 }
@@ -129,6 +136,8 @@ export interface ConfigGroup {
   profile: string | null;
   metrics: GroupMetrics;
   byScenario: Map<string, GroupMetrics>;
+  /** Completed runs' tokens against the ideal reference, when the data holds one (`--ideal`). */
+  idealCost: IdealCost | null;
   rows: RunRow[];
 }
 
@@ -148,13 +157,18 @@ export interface ReportData {
   scenarios: string[];
   baseline: ConfigGroup | null;
   comparisons: Comparison[];
+  /** The ideal reference runs (`--ideal`): the yardstick of `idealCost`, kept out of the groups. */
+  idealRows: RunRow[];
 }
 
 /**
  * Group rows by configuration, sorted by score (best first), with per-scenario metrics and
  * paired comparisons against `baselineLabel` (default `reforged`, else the best group).
  */
-export function buildReport(rows: readonly RunRow[], baselineLabel = "reforged"): ReportData {
+export function buildReport(allRows: readonly RunRow[], baselineLabel = "reforged"): ReportData {
+  const idealRows = allRows.filter(isIdealRow);
+  const rows = allRows.filter((row) => !isIdealRow(row));
+  const ideal = idealTokensOf(idealRows, variantOf);
   const byGroup = new Map<string, RunRow[]>();
   for (const row of rows) {
     const key = groupKeyOf(row);
@@ -193,6 +207,7 @@ export function buildReport(rows: readonly RunRow[], baselineLabel = "reforged")
       profile: first.profile,
       metrics: groupMetrics(groupRows),
       byScenario,
+      idealCost: idealCostOf(groupRows, ideal, variantOf),
       rows: groupRows,
     };
   });
@@ -219,7 +234,7 @@ export function buildReport(rows: readonly RunRow[], baselineLabel = "reforged")
     const base = baselineOf(group);
     return base && base !== group ? [compareGroups(base, group)] : [];
   });
-  return { groups, scenarios, baseline, comparisons };
+  return { groups, scenarios, baseline, comparisons, idealRows };
 }
 
 /** Pair runs of two groups by (model, scenario, run index, seed) and test the difference. */

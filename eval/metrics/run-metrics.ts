@@ -121,8 +121,30 @@ export function tokenTotals(exchanges: readonly RecordedExchange[]) {
     outputTokens: exchanges.reduce((sum, exchange) => sum + exchange.completionTokens, 0),
     peakContextTokens: exchanges.reduce((max, exchange) => Math.max(max, exchange.promptTokens), 0),
     cachedTokens: exchanges.reduce((sum, exchange) => sum + (exchange.cachedTokens ?? 0), 0),
+    evaluatedTokens: evaluatedTokensOf(exchanges),
     tokenSource: tokenSourceOf(exchanges),
   };
+}
+
+/**
+ * The tokens the backend evaluated for a run: its first prompt in full, each later prompt less the
+ * part its prompt cache served, and every generated token. The first prompt counts in full so that
+ * a cache warmed by an earlier run (the same scenario's system prompt and tools) lowers no run's
+ * cost; later cache hits are the run's own (its previous request, kept across nudges and compactions).
+ * @example evaluatedTokensOf([{ promptTokens: 900, cachedTokens: 880, completionTokens: 30 }, { promptTokens: 960, cachedTokens: 930, completionTokens: 40 }])
+ * // 900 + 30 + (960 − 930) + 40 = 1000
+ */
+export function evaluatedTokensOf(
+  exchanges: readonly Pick<RecordedExchange, "promptTokens" | "cachedTokens" | "completionTokens">[],
+): number {
+  return exchanges.reduce(
+    (sum, exchange, index) =>
+      sum +
+      exchange.promptTokens -
+      (index === 0 ? 0 : Math.min(exchange.cachedTokens ?? 0, exchange.promptTokens)) +
+      exchange.completionTokens,
+    0,
+  );
 }
 
 /**

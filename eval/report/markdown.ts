@@ -5,6 +5,7 @@
 import { describeSettings } from "../batch/backend-settings.ts";
 import type { RunRow } from "../batch/row.ts";
 import type { ReportData } from "../metrics/aggregate.ts";
+import { IDEAL_COST_TARGET } from "../metrics/ideal-cost.ts";
 import { delta, percent, pValue } from "./format.ts";
 import { presetLines, scenarioRows, summaryRows } from "./table.ts";
 
@@ -41,6 +42,36 @@ export function failureRows(report: ReportData): { header: string[]; rows: strin
       group.name,
       ...kinds.map((kind) => String(group.rows.filter((row) => failureKindOf(row) === kind).length)),
     ]),
+  };
+}
+
+/** Completed runs' evaluated tokens against the ideal reference, per config; no rows without an ideal. */
+export function idealCostRows(report: ReportData): { header: string[]; rows: string[][] } {
+  return {
+    header: [
+      "config",
+      "completed runs",
+      "eval. tokens",
+      "ideal tokens",
+      "× ideal (mean)",
+      "× ideal (median)",
+      `runs ≤ ${IDEAL_COST_TARGET}×`,
+    ],
+    rows: report.groups.flatMap((group) => {
+      const cost = group.idealCost;
+      if (!cost) return [];
+      return [
+        [
+          group.name,
+          String(cost.runs),
+          String(Math.round(cost.meanEvaluatedTokens)),
+          String(Math.round(cost.meanIdealTokens)),
+          `${cost.meanRatio.toFixed(2)}×`,
+          `${cost.medianRatio.toFixed(2)}×`,
+          `${cost.withinTarget} (${percent(cost.withinTarget / cost.runs)})`,
+        ],
+      ];
+    }),
   };
 }
 
@@ -110,6 +141,7 @@ export function renderMarkdown(report: ReportData, options: MarkdownOptions = {}
       ]),
     ),
     "",
+    ...idealCostSection(report, hashes),
     `${hashes}# Why runs did not score`,
     "",
     markdownTable(failures.header, failures.rows),
@@ -120,6 +152,19 @@ export function renderMarkdown(report: ReportData, options: MarkdownOptions = {}
     "",
   ];
   return lines.join("\n");
+}
+
+function idealCostSection(report: ReportData, hashes: string): string[] {
+  const cost = idealCostRows(report);
+  if (cost.rows.length === 0) return [];
+  return [
+    `${hashes}# Token cost against the ideal reference`,
+    "",
+    `Each completed run's evaluated tokens (its first prompt in full, later prompts less prompt-cache hits, generated tokens) divided by the ideal reference's on the same scenario, backend, model and tool mode (${report.idealRows.length} ideal runs: the reference calls played through the loop, each prompt evaluated by the backend). Target: at most ${IDEAL_COST_TARGET}×.`,
+    "",
+    markdownTable(cost.header, cost.rows),
+    "",
+  ];
 }
 
 export { percent };

@@ -40,6 +40,9 @@ export function summaryRows(report: ReportData): { header: string[]; rows: strin
     "tokens",
     "cost",
     "time",
+    "eval. tok/done",
+    "time/done",
+    "×ideal",
     "Δ vs base",
   ];
   const rows = report.groups.map((group) => {
@@ -63,6 +66,9 @@ export function summaryRows(report: ReportData): { header: string[]; rows: strin
       `${Math.round(m.meanInputTokens)}${m.tokenSource === "backend" ? "" : m.tokenSource === "estimate" ? " est." : " mixed"}`,
       m.costUsd === null ? "–" : `$${m.costUsd.toFixed(4)}`,
       duration(m.meanWallMs),
+      m.meanEvaluatedTokensDone === null ? "–" : String(Math.round(m.meanEvaluatedTokensDone)),
+      m.meanWallMsDone === null ? "–" : duration(m.meanWallMsDone),
+      group.idealCost ? `${group.idealCost.meanRatio.toFixed(2)}×` : "–",
       comparison ? `${delta(comparison.delta)} ${pValue(comparison.test.pValue)}` : "baseline",
     ];
   });
@@ -115,7 +121,7 @@ export function renderTerminalReport(report: ReportData): string {
   return [
     textTable(summary.header, summary.rows),
     "",
-    `overflow = prompt outgrew the context (context_exceeded, its own outcome); errors = backend or harness failures; tokens = mean prompt tokens per run as the backend counted them (est. = chars/4 estimate where it reported none); cost = total USD (Anthropic, ${ANTHROPIC_PRICES_AS_OF} prices); nudges r/u/s/p = retry / unknown tool / step / prerequisite; Δ = score difference vs the baseline on paired runs, exact McNemar p.`,
+    `overflow = prompt outgrew the context (context_exceeded, its own outcome); errors = backend or harness failures; tokens = mean prompt tokens per run as the backend counted them (est. = chars/4 estimate where it reported none); eval. tok/done = tokens the backend evaluated per completed run (first prompt in full, later prompts less prompt-cache hits, generated tokens); time/done = wall time per completed run; ×ideal = mean of eval. tokens / the ideal reference's (--ideal) over completed runs; cost = total USD (Anthropic, ${ANTHROPIC_PRICES_AS_OF} prices); nudges r/u/s/p = retry / unknown tool / step / prerequisite; Δ = score difference vs the baseline on paired runs, exact McNemar p.`,
     "",
     "Configs:",
     ...presetLines(report).map((line) => `  ${line}`),

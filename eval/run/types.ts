@@ -62,6 +62,8 @@ export interface RunMeasurement {
   peakContextTokens: number;
   /** Prompt tokens served from the backend's prompt cache, where it said. */
   cachedTokens: number;
+  /** Tokens the backend evaluated: the first prompt in full, later prompts less cache hits, all generated (see `evaluatedTokensOf`). */
+  evaluatedTokens: number;
   /** `backend`: every call's usage came from the backend; `estimate`: chars/4 for all; `mixed`; `none`: no call. */
   tokenSource: TokenSource;
   wallMs: number;
