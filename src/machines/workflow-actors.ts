@@ -17,6 +17,7 @@ import {
 import { HistorySerializer } from "../core/history-serializer.ts";
 import { type ApiFormat, type Message, serializeHistory, type ToolCallInfo } from "../core/messages.ts";
 import { applyReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
+import type { LLMCallStartEvent, ObserverSet } from "../core/run-observer.ts";
 import type { ToolCallContext, ToolDef, ToolSpec } from "../core/tools.ts";
 import {
   ChunkType,
@@ -92,6 +93,8 @@ export interface InferenceDeps {
   priority?: number;
   /** Asked to repair a response the loop would nudge about, before the machine decides on it. */
   repairToolCall?: RepairToolCall;
+  /** Told when each call starts and ends (its answer or error, usage and timing). */
+  observer?: ObserverSet;
 }
 
 /** One LLM call's request: the history, folded and serialized for the client by the worker. */
@@ -164,9 +167,12 @@ export function createInferenceLogic(
         ...(request.toolChoice !== undefined && tools !== undefined && { toolChoice: request.toolChoice }),
         ...((context?.config.toolConcurrency ?? 1) > 1 && tools !== undefined && { parallelToolCalls: true }),
       };
-      const response = deps.stream
-        ? await collectStream(deps.client.sendStream(messages, tools, options), deps.onChunk, signal)
-        : await deps.client.send(messages, tools, options);
+      const call = () =>
+        deps.stream
+          ? collectStream(deps.client.sendStream(messages, tools, options), deps.onChunk, signal)
+          : deps.client.send(messages, tools, options);
+      const position = { runId: runId ?? "standalone", iteration: context?.iteration ?? 0 };
+      const response = await observedCall(deps.observer, call, options, { ...position, messages, tools });
       if (!isLLMResponse(response)) throw new InvalidResponseError(response);
       if (deps.repairToolCall === undefined) return response;
       // The hook sees what the machine would nudge about, and its calls are decided on the same way.
@@ -181,6 +187,44 @@ export function createInferenceLogic(
     // The history is the workflow context's own: a persisted snapshot holds it once.
     options.historyInParent ? { persistRequest: ({ messages: _history, ...rest }) => rest } : {},
   );
+}
+
+/**
+ * `call`, told to the observer: a start before it, an end with its answer or error, the usage the
+ * client reported through `options.onUsage` (kept beside the caller's own) and the time it took.
+ */
+async function observedCall(
+  observer: ObserverSet | undefined,
+  call: () => Promise<LLMResponse>,
+  options: SendOptions,
+  start: Omit<LLMCallStartEvent, "startedAt">,
+): Promise<LLMResponse> {
+  if (observer === undefined) return call();
+  let usage: TokenUsage | null = null;
+  const { onUsage } = options;
+  options.onUsage = (reported) => {
+    usage = reported;
+    onUsage?.(reported);
+  };
+  const started: LLMCallStartEvent = { ...start, startedAt: performance.now() };
+  observer.onLLMCallStart(started);
+  const end = (response: LLMResponse | null, error: unknown) =>
+    observer.onLLMCallEnd({
+      ...started,
+      response,
+      error,
+      usage,
+      durationMs: performance.now() - started.startedAt,
+    });
+  let response: LLMResponse;
+  try {
+    response = await call();
+  } catch (error) {
+    end(null, error);
+    throw error;
+  }
+  end(response, null);
+  return response;
 }
 
 /** The history of a restored request: the workflow's context (see `InferenceRequest.messages`). */
@@ -243,6 +287,8 @@ export interface ToolExecutionDeps {
    * answer it with an `OutcomeUnknown` tool error (default), or fail the run (`OutcomeUnknownError`).
    */
   unsafeInterrupted?: "tool_error" | "fail";
+  /** Told when each call starts and returns. */
+  observer?: ObserverSet;
 }
 
 /** One batch's request: the calls of the TOOL_CALL message just appended. */
@@ -312,12 +358,21 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
           }
           const runId = context?.runId ?? "standalone";
           const timeoutMs = tool?.timeoutMs ?? config?.toolTimeoutMs;
+          const observed = { runId, callId: call.callId, tool: call.name, args: call.args, attempt };
+          const startedAt = performance.now();
+          deps.observer?.onToolCall(observed);
           outcome = await executeCall(tools, call, deps.onToolError, timeoutMs, batch?.signal ?? signal, {
             runId,
             callId: call.callId,
             idempotencyKey: `${runId}:${call.callId}`,
             attempt,
             resumed: attempt > 1,
+          });
+          deps.observer?.onToolResult({
+            ...observed,
+            status: outcome.status,
+            content: outcome.content,
+            durationMs: performance.now() - startedAt,
           });
         }
         if (signal.aborted && outcome.status !== "ok") return;
