@@ -6,7 +6,7 @@
  */
 import type { Message } from "./messages.ts";
 import type { ToolSpec } from "./tools.ts";
-import type { LLMResponse, TokenUsage } from "./types.ts";
+import type { LLMResponse, SendOptions, TokenUsage, ToolChoice } from "./types.ts";
 
 /** The states of the workflow machine, as `RunObserver.onState` names them. */
 export type RunStateName =
@@ -39,6 +39,8 @@ export interface LLMCallStartEvent extends RunPosition {
   messages: readonly Record<string, unknown>[];
   /** The tools offered with this call (none: undefined). */
   tools: readonly ToolSpec[] | undefined;
+  /** The call's `SendOptions.toolChoice`, when it has one (`"required"` on a forced retry). */
+  toolChoice?: ToolChoice;
   /** `performance.now()` when the call started. */
   startedAt: number;
 }
@@ -152,4 +154,43 @@ export function createObserverSet(
     onToolResult: emit("onToolResult"),
     onCompaction: emit("onCompaction"),
   };
+}
+
+/**
+ * Make one LLM call (`call`, which sends with `options`) and tell `observer` of it: a start before
+ * it, an end with its answer or error, the usage the client reported through `options.onUsage`
+ * (the caller's own `onUsage` still hears it) and the time it took. Without an observer, `call`.
+ */
+export async function observeLLMCall(
+  observer: Pick<ObserverSet, "onLLMCallStart" | "onLLMCallEnd"> | undefined,
+  call: () => Promise<LLMResponse>,
+  options: SendOptions,
+  start: Omit<LLMCallStartEvent, "startedAt">,
+): Promise<LLMResponse> {
+  if (observer === undefined) return call();
+  let usage: TokenUsage | null = null;
+  const { onUsage } = options;
+  options.onUsage = (reported) => {
+    usage = reported;
+    onUsage?.(reported);
+  };
+  const started: LLMCallStartEvent = { ...start, startedAt: performance.now() };
+  observer.onLLMCallStart(started);
+  const end = (response: LLMResponse | null, error: unknown) =>
+    observer.onLLMCallEnd({
+      ...started,
+      response,
+      error,
+      usage,
+      durationMs: performance.now() - started.startedAt,
+    });
+  let response: LLMResponse;
+  try {
+    response = await call();
+  } catch (error) {
+    end(null, error);
+    throw error;
+  }
+  end(response, null);
+  return response;
 }

@@ -17,7 +17,7 @@ import {
 import { HistorySerializer } from "../core/history-serializer.ts";
 import { type ApiFormat, type Message, serializeHistory, type ToolCallInfo } from "../core/messages.ts";
 import { applyReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
-import type { LLMCallStartEvent, ObserverSet } from "../core/run-observer.ts";
+import { type ObserverSet, observeLLMCall } from "../core/run-observer.ts";
 import type { ToolCallContext, ToolDef, ToolSpec } from "../core/tools.ts";
 import {
   ChunkType,
@@ -172,7 +172,13 @@ export function createInferenceLogic(
           ? collectStream(deps.client.sendStream(messages, tools, options), deps.onChunk, signal)
           : deps.client.send(messages, tools, options);
       const position = { runId: runId ?? "standalone", iteration: context?.iteration ?? 0 };
-      const response = await observedCall(deps.observer, call, options, { ...position, messages, tools });
+      const started = {
+        ...position,
+        messages,
+        tools,
+        ...(options.toolChoice && { toolChoice: options.toolChoice }),
+      };
+      const response = await observeLLMCall(deps.observer, call, options, started);
       if (!isLLMResponse(response)) throw new InvalidResponseError(response);
       if (deps.repairToolCall === undefined) return response;
       // The hook sees what the machine would nudge about, and its calls are decided on the same way.
@@ -187,44 +193,6 @@ export function createInferenceLogic(
     // The history is the workflow context's own: a persisted snapshot holds it once.
     options.historyInParent ? { persistRequest: ({ messages: _history, ...rest }) => rest } : {},
   );
-}
-
-/**
- * `call`, told to the observer: a start before it, an end with its answer or error, the usage the
- * client reported through `options.onUsage` (kept beside the caller's own) and the time it took.
- */
-async function observedCall(
-  observer: ObserverSet | undefined,
-  call: () => Promise<LLMResponse>,
-  options: SendOptions,
-  start: Omit<LLMCallStartEvent, "startedAt">,
-): Promise<LLMResponse> {
-  if (observer === undefined) return call();
-  let usage: TokenUsage | null = null;
-  const { onUsage } = options;
-  options.onUsage = (reported) => {
-    usage = reported;
-    onUsage?.(reported);
-  };
-  const started: LLMCallStartEvent = { ...start, startedAt: performance.now() };
-  observer.onLLMCallStart(started);
-  const end = (response: LLMResponse | null, error: unknown) =>
-    observer.onLLMCallEnd({
-      ...started,
-      response,
-      error,
-      usage,
-      durationMs: performance.now() - started.startedAt,
-    });
-  let response: LLMResponse;
-  try {
-    response = await call();
-  } catch (error) {
-    end(null, error);
-    throw error;
-  }
-  end(response, null);
-  return response;
 }
 
 /** The history of a restored request: the workflow's context (see `InferenceRequest.messages`). */
