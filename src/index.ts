@@ -75,6 +75,18 @@ export {
   REASONING_REPLAY_POLICIES,
   type ReasoningReplay,
 } from "./core/reasoning-replay.ts";
+export type {
+  CompactionEvent,
+  LLMCallEndEvent,
+  LLMCallStartEvent,
+  ObserverLogger,
+  RunObserver,
+  RunPosition,
+  RunStateEvent,
+  RunStateName,
+  ToolCallEvent,
+  ToolResultEvent,
+} from "./core/run-observer.ts";
 export {
   type DefineToolOptions,
   defineTool,

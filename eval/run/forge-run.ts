@@ -36,7 +36,7 @@ import {
   type PromptTokenizer,
   resolveRunLimit,
 } from "./context-limit.ts";
-import { RecordingClient } from "./recording-client.ts";
+import { createExchangeRecorder } from "./recording-client.ts";
 import { createStartSnapshot, restoreToolState } from "./start-snapshot.ts";
 import { type RunOutcome, RunStatus, type RunTrace, type TimedCompaction } from "./types.ts";
 
@@ -81,7 +81,8 @@ export async function runForge(input: ForgeRunInput): Promise<RunOutcome> {
     limit && input.tokenizer
       ? new ContextLimitedClient(input.client, input.tokenizer, limit.promptLimit)
       : null;
-  const client = new RecordingClient(limited ?? input.client, startedAt);
+  const client = limited ?? input.client;
+  const recorder = createExchangeRecorder(startedAt);
   const compactions: TimedCompaction[] = [];
   const appended: RunTrace["messages"] = [];
   const runner = new WorkflowRunner({
@@ -112,7 +113,10 @@ export async function runForge(input: ForgeRunInput): Promise<RunOutcome> {
   appended.length = 0;
 
   let actorError: unknown;
-  const machine = runner.machineFor(workflow, { onActorError: (error) => (actorError = error) });
+  const machine = runner.machineFor(workflow, {
+    onActorError: (error) => (actorError = error),
+    observers: [recorder],
+  });
   const input_ = initialSnapshot
     ? { snapshot: withConfig(initialSnapshot, runner.configFor(workflow)) as Snapshot<unknown> }
     : { input: runner.inputFor(workflow, scenario.userMessage, { runId: input.runId }) };
@@ -149,7 +153,7 @@ export async function runForge(input: ForgeRunInput): Promise<RunOutcome> {
   const stateProblem = completed ? (instance.checkState?.() ?? null) : null;
   const failure = describeFailure(output, actorError ?? harnessError);
   // One LLM call = one iteration; a run restored from a snapshot counts only its own calls.
-  const iterations = client.exchanges.length;
+  const iterations = recorder.exchanges.length;
   return {
     measurement: {
       status: completed ? RunStatus.DONE : failure.backend ? RunStatus.ERROR : RunStatus.FAILED,
@@ -166,14 +170,14 @@ export async function runForge(input: ForgeRunInput): Promise<RunOutcome> {
       ...efficiencyOf(iterations, scenario.idealIterations, completed),
       toolCalls: countToolCalls(runMessages),
       toolErrors: countToolErrors(runMessages),
-      textResponses: client.exchanges.filter(
+      textResponses: recorder.exchanges.filter(
         (exchange) => exchange.response && !Array.isArray(exchange.response),
       ).length,
-      rescues: countRescues(client.exchanges, Object.keys(workflow.tools), config.rescueEnabled),
+      rescues: countRescues(recorder.exchanges, Object.keys(workflow.tools), config.rescueEnabled),
       nudges: countNudges(runMessages),
-      forcedRetries: client.exchanges.filter((exchange) => exchange.toolChoice === "required").length,
+      forcedRetries: recorder.exchanges.filter((exchange) => exchange.toolChoice === "required").length,
       ...summarizeCompactions(compactions),
-      ...tokenTotals(client.exchanges),
+      ...tokenTotals(recorder.exchanges),
       wallMs: Math.round(wallMs * 10) / 10,
       startedFromSnapshot: initialSnapshot !== null,
     },
@@ -185,7 +189,7 @@ export async function runForge(input: ForgeRunInput): Promise<RunOutcome> {
       initialSnapshot,
       startMessages,
       messages: appended,
-      exchanges: client.exchanges,
+      exchanges: recorder.exchanges,
       compactions,
       transitions,
       finalSnapshot,

@@ -1,17 +1,9 @@
 /**
- * A client wrapper that records every exchange of a run (the response or the error, tokens and
+ * A run observer that records every exchange of a run (the response or the error, tokens and
  * timing) so the run can be measured, shown on a timeline and replayed exactly.
  */
-import type { ToolSpec } from "../../src/core/tools.ts";
-import {
-  ChunkType,
-  type LLMClient,
-  type LLMResponse,
-  type SendOptions,
-  type StreamChunk,
-  type TokenUsage,
-  type ToolChoice,
-} from "../../src/core/types.ts";
+import type { LLMCallEndEvent, RunObserver } from "../../src/core/run-observer.ts";
+import type { LLMResponse, ToolChoice } from "../../src/core/types.ts";
 import { estimateWireTokens, type WireMessage } from "../sim-model/wire.ts";
 
 /** One LLM call as recorded. */
@@ -34,114 +26,43 @@ export interface RecordedExchange {
   toolChoice?: ToolChoice;
 }
 
-/**
- * Wraps a client and records its exchanges; behaviour is unchanged. Token counts are the
- * backend's (the usage each client reports through `SendOptions.onUsage`, passed on to the
- * caller's own `onUsage`); a call whose backend reports none gets a chars/4 estimate, labelled so.
- */
-export class RecordingClient implements LLMClient {
-  readonly exchanges: RecordedExchange[] = [];
-  readonly #inner: LLMClient;
-  readonly #startedAt: number;
-
-  constructor(inner: LLMClient, startedAt = performance.now()) {
-    this.#inner = inner;
-    this.#startedAt = startedAt;
-  }
-
-  get apiFormat() {
-    return this.#inner.apiFormat;
-  }
-
-  async send(
-    messages: Record<string, unknown>[],
-    tools?: ToolSpec[],
-    options?: SendOptions,
-  ): Promise<LLMResponse> {
-    const started = performance.now();
-    const usage = observeUsage(options);
-    try {
-      const response = await this.#inner.send(messages, tools, usage.options);
-      this.#record(started, messages, response, null, usage.reported, options?.toolChoice);
-      return response;
-    } catch (error) {
-      this.#record(started, messages, null, error, usage.reported, options?.toolChoice);
-      throw error;
-    }
-  }
-
-  async *sendStream(
-    messages: Record<string, unknown>[],
-    tools?: ToolSpec[],
-    options?: SendOptions,
-  ): AsyncIterable<StreamChunk> {
-    const started = performance.now();
-    const usage = observeUsage(options);
-    let final: LLMResponse | null = null;
-    try {
-      for await (const chunk of this.#inner.sendStream(messages, tools, usage.options)) {
-        if (chunk.type === ChunkType.FINAL && chunk.response) final = chunk.response;
-        yield chunk;
-      }
-      this.#record(started, messages, final, null, usage.reported, options?.toolChoice);
-    } catch (error) {
-      this.#record(started, messages, null, error, usage.reported, options?.toolChoice);
-      throw error;
-    }
-  }
-
-  getContextLength(): Promise<number | null> {
-    return this.#inner.getContextLength();
-  }
-
-  #record(
-    started: number,
-    messages: Record<string, unknown>[],
-    response: LLMResponse | null,
-    error: unknown,
-    reported: () => TokenUsage | null,
-    toolChoice: ToolChoice | undefined,
-  ) {
-    const now = performance.now();
-    const usage = reported();
-    this.exchanges.push({
-      at: Math.round(started - this.#startedAt),
-      durationMs: Math.round((now - started) * 10) / 10,
-      ...(usage
-        ? {
-            promptTokens: usage.promptTokens,
-            completionTokens: usage.completionTokens ?? 0,
-            tokenSource: "backend" as const,
-            ...(usage.cachedTokens !== undefined && { cachedTokens: usage.cachedTokens }),
-            ...(usage.cacheWriteTokens !== undefined && { cacheWriteTokens: usage.cacheWriteTokens }),
-          }
-        : {
-            promptTokens: estimateWireTokens(messages as WireMessage[]),
-            completionTokens: response ? Math.ceil(JSON.stringify(response).length / 4) : 0,
-            tokenSource: "estimate" as const,
-          }),
-      response,
-      error: error === null ? null : describeError(error),
-      ...(toolChoice !== undefined && { toolChoice }),
-    });
-  }
+/** A run's observer that records its LLM calls (`exchanges`, in the order they ended). */
+export interface ExchangeRecorder extends RunObserver {
+  readonly exchanges: RecordedExchange[];
 }
 
-/** Options whose `onUsage` also keeps the last usage the backend reported, for the record. */
-function observeUsage(options: SendOptions | undefined): {
-  options: SendOptions;
-  reported: () => TokenUsage | null;
-} {
-  let last: TokenUsage | null = null;
+/**
+ * An observer that records every LLM call of a run (give it to the run's `observers`); the client
+ * is left as it is. Token counts are the backend's (the usage the client reported through
+ * `SendOptions.onUsage`); a call whose backend reports none gets a chars/4 estimate, labelled so.
+ */
+export function createExchangeRecorder(startedAt = performance.now()): ExchangeRecorder {
+  const exchanges: RecordedExchange[] = [];
   return {
-    options: {
-      ...options,
-      onUsage: (usage) => {
-        last = usage;
-        options?.onUsage?.(usage);
-      },
+    exchanges,
+    onLLMCallEnd(call: LLMCallEndEvent) {
+      const { usage, response, error, toolChoice } = call;
+      exchanges.push({
+        at: Math.round(call.startedAt - startedAt),
+        durationMs: Math.round(call.durationMs * 10) / 10,
+        ...(usage
+          ? {
+              promptTokens: usage.promptTokens,
+              completionTokens: usage.completionTokens ?? 0,
+              tokenSource: "backend" as const,
+              ...(usage.cachedTokens !== undefined && { cachedTokens: usage.cachedTokens }),
+              ...(usage.cacheWriteTokens !== undefined && { cacheWriteTokens: usage.cacheWriteTokens }),
+            }
+          : {
+              promptTokens: estimateWireTokens(call.messages as WireMessage[]),
+              completionTokens: response ? Math.ceil(JSON.stringify(response).length / 4) : 0,
+              tokenSource: "estimate" as const,
+            }),
+        response,
+        error: error === null ? null : describeError(error),
+        ...(toolChoice !== undefined && { toolChoice }),
+      });
     },
-    reported: () => last,
   };
 }
 

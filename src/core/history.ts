@@ -32,7 +32,9 @@ const lineages = new WeakMap<readonly Message[], Lineage>();
  * context.messages = appendMessages(context.messages, [toolCallMessage]);
  */
 export function appendMessages(history: readonly Message[], added: readonly Message[]): Message[] {
-  const next = Object.freeze(history.concat(added)) as Message[];
+  // Spread, not concat: V8's concat takes a slow element-by-element path for a frozen array,
+  // several times the cost of a copy, and the loop appends to a frozen history twice a step.
+  const next = Object.freeze([...history, ...added]) as Message[];
   if (!Object.isFrozen(history)) return next;
   const lineage = lineages.get(history);
   if (lineage?.tip === history) {

@@ -7,6 +7,7 @@
 import { assertMessages } from "../core/message-schema.ts";
 import type { Message } from "../core/messages.ts";
 import { assertReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
+import { createObserverSet, type ObserverLogger, type RunObserver } from "../core/run-observer.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, StreamChunk, ToolCall } from "../core/types.ts";
 import { DEFAULT_LIMITS } from "../guardrails/limits.ts";
@@ -36,6 +37,13 @@ export interface RunInferenceOptions {
   reasoningReplay?: ReasoningReplay;
   onChunk?: (chunk: StreamChunk) => Promise<void> | void;
   onMessage?: (message: Message) => void;
+  /**
+   * Observers of this call's run: its states, appended messages, LLM calls and compactions (see
+   * `RunObserver`; no tool runs here). One that throws never breaks the run.
+   */
+  observers?: readonly RunObserver[];
+  /** Where an observer's first error is logged, one line. Default `console.warn`. */
+  logger?: ObserverLogger;
   signal?: AbortSignal;
 }
 
@@ -68,7 +76,9 @@ export async function runInference(options: RunInferenceOptions): Promise<Infere
     inferenceOnly: true,
     forceToolChoiceOnRetry: options.forceToolChoiceOnRetry ?? true,
   });
+  const observer = createObserverSet(options.observers ?? [], options.logger);
   const deps: WorkflowMachineDeps = {
+    ...(observer && { observer }),
     client: options.client,
     contextManager: options.contextManager,
     toolSpecs: options.tools,

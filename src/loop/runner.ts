@@ -8,6 +8,12 @@ import { WorkflowCancelledError } from "../core/errors.ts";
 import { assertMessages } from "../core/message-schema.ts";
 import { createMessage, type Message, MessageRole, MessageType } from "../core/messages.ts";
 import { assertReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
+import {
+  createObserverSet,
+  type ObserverLogger,
+  type ObserverSet,
+  type RunObserver,
+} from "../core/run-observer.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, StreamChunk } from "../core/types.ts";
 import { renderSystemPrompt, type Workflow, workflowToolSpecs } from "../core/workflow.ts";
@@ -63,6 +69,13 @@ export interface WorkflowRunnerOptions {
   contextWarnings?: boolean;
   onChunk?: (chunk: StreamChunk) => Promise<void> | void;
   onMessage?: (message: Message) => void;
+  /**
+   * Observers of every run of this runner (see {@link RunObserver}); a run's own
+   * (`RunOptions.observers`) are told after these.
+   */
+  observers?: readonly RunObserver[];
+  /** Where an observer's first error in a run is logged, one line. Default `console.warn`. */
+  logger?: ObserverLogger;
   rescueEnabled?: boolean;
   /** Off: premature terminal calls and prerequisites are not enforced (for ablation). */
   stepEnforcement?: boolean;
@@ -133,11 +146,22 @@ export interface RunOptions {
    * waits less for a slot, FIFO within a priority (SlotWorker's order). Default: none (0).
    */
   priority?: number;
+  /**
+   * Observers of this run (after the runner's own): told of each state, message, LLM call, tool
+   * call and compaction once, as it happens. One that throws never breaks the run (its first error
+   * is logged, see `WorkflowRunnerOptions.logger`).
+   */
+  observers?: readonly RunObserver[];
 }
 
+/** The per-run options a run and a resumed run share. */
+type DriveOptions = Pick<
+  RunOptions,
+  "signal" | "checkpoint" | "unsafeInterrupted" | "priority" | "observers"
+>;
+
 /** Options of `resume`. */
-export interface ResumeOptions
-  extends Pick<RunOptions, "signal" | "checkpoint" | "unsafeInterrupted" | "priority"> {
+export interface ResumeOptions extends DriveOptions {
   /**
    * The meta stored with the snapshot (from the checkpoint hook): checked against this runner's
    * workflow definition and machine version first, `CheckpointMismatchError` on a difference.
@@ -149,6 +173,8 @@ export interface ResumeOptions
 /** Callbacks of a spawned workflow machine that see the original errors (they never enter its context). */
 export interface WorkflowHooks
   extends Pick<WorkflowMachineDeps, "onActorError" | "onToolError" | "unsafeInterrupted" | "priority"> {
+  /** Observers of the spawned actors, after the runner's own (see {@link RunObserver}). */
+  observers?: readonly RunObserver[];
   /** Persist each checkpoint of the spawned actor (see {@link Checkpoint}). */
   checkpoint?: Checkpoint;
   /**
@@ -213,7 +239,14 @@ export class WorkflowRunner {
    * they are (give the `ContextManager` `tools` to count them).
    */
   machineFor(workflow: Workflow, hooks: WorkflowHooks = {}): WorkflowMachine {
-    return createWorkflowMachine(this.#depsFor(workflow, hooks, this.#ownContextManager()));
+    const observer = this.#observerFor(hooks.observers);
+    return createWorkflowMachine(this.#depsFor(workflow, hooks, this.#ownContextManager(), observer));
+  }
+
+  /** The runner's observers and a run's own as one (undefined when there are none). */
+  #observerFor(own: readonly RunObserver[] | undefined): ObserverSet | undefined {
+    const { observers = [], logger } = this.options;
+    return createObserverSet(own?.length ? [...observers, ...own] : observers, logger);
   }
 
   /**
@@ -232,9 +265,15 @@ export class WorkflowRunner {
     return manager;
   }
 
-  #depsFor(workflow: Workflow, hooks: WorkflowHooks, contextManager: HistoryCompactor): WorkflowMachineDeps {
+  #depsFor(
+    workflow: Workflow,
+    hooks: WorkflowHooks,
+    contextManager: HistoryCompactor,
+    observer: ObserverSet | undefined,
+  ): WorkflowMachineDeps {
     const { options } = this;
     return {
+      ...(observer && { observer }),
       client: options.client,
       contextManager,
       toolSpecs: this.#machineOf(workflow).toolSpecs,
@@ -276,6 +315,15 @@ export class WorkflowRunner {
     userMessage: string,
     runOptions: Omit<RunOptions, "signal"> = {},
   ): WorkflowInput {
+    return this.#inputFor(workflow, userMessage, runOptions, this.#observerFor(runOptions.observers));
+  }
+
+  #inputFor(
+    workflow: Workflow,
+    userMessage: string,
+    runOptions: Omit<RunOptions, "signal">,
+    observer: ObserverSet | undefined,
+  ): WorkflowInput {
     let messages: Message[];
     if (runOptions.initialMessages) {
       messages = [...assertMessages(runOptions.initialMessages, "initialMessages")];
@@ -286,7 +334,10 @@ export class WorkflowRunner {
         }),
         createMessage(MessageRole.USER, userMessage, { type: MessageType.USER_INPUT }),
       ];
-      for (const message of messages) this.options.onMessage?.(message);
+      for (const message of messages) {
+        this.options.onMessage?.(message);
+        observer?.onMessage(message);
+      }
     }
     return {
       config: this.configFor(workflow),
@@ -310,8 +361,9 @@ export class WorkflowRunner {
     }
     // A manager without forRun is shared by every run: its warnings start again with each.
     if (!this.options.contextManager.forRun) this.options.contextManager.resetWarnings?.();
-    const input = this.inputFor(workflow, userMessage, runOptions);
-    return this.#drive(workflow, { input }, runOptions);
+    const observer = this.#observerFor(runOptions.observers);
+    const input = this.#inputFor(workflow, userMessage, runOptions, observer);
+    return this.#drive(workflow, { input }, runOptions, observer);
   }
 
   /**
@@ -326,13 +378,20 @@ export class WorkflowRunner {
   ): Promise<unknown> {
     if (runOptions.meta) assertResumable(workflow, assertResumeMeta(runOptions.meta));
     assertWorkflowSnapshot(snapshot);
-    return this.#drive(workflow, { snapshot }, runOptions, runOptions.meta?.seq);
+    return this.#drive(
+      workflow,
+      { snapshot },
+      runOptions,
+      this.#observerFor(runOptions.observers),
+      runOptions.meta?.seq,
+    );
   }
 
   async #drive(
     workflow: Workflow,
     start: ActorStart,
-    runOptions: Pick<RunOptions, "signal" | "checkpoint" | "unsafeInterrupted" | "priority">,
+    runOptions: DriveOptions,
+    observer: ObserverSet | undefined,
     checkpointSeq?: number,
   ): Promise<unknown> {
     const { signal } = runOptions;
@@ -349,6 +408,7 @@ export class WorkflowRunner {
         ...(runOptions.priority !== undefined && { priority: runOptions.priority }),
       },
       this.#contextManagerFor(workflow),
+      observer,
     );
     // A snapshot carries its own context, so no input is needed when resuming.
     const actor = this.#machineOf(workflow).bound.createActor(deps, start, this.options.inspect);

@@ -17,6 +17,7 @@ import {
 import { HistorySerializer } from "../core/history-serializer.ts";
 import { type ApiFormat, type Message, serializeHistory, type ToolCallInfo } from "../core/messages.ts";
 import { applyReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
+import { type ObserverSet, observeLLMCall } from "../core/run-observer.ts";
 import type { ToolCallContext, ToolDef, ToolSpec } from "../core/tools.ts";
 import {
   ChunkType,
@@ -92,6 +93,8 @@ export interface InferenceDeps {
   priority?: number;
   /** Asked to repair a response the loop would nudge about, before the machine decides on it. */
   repairToolCall?: RepairToolCall;
+  /** Told when each call starts and ends (its answer or error, usage and timing). */
+  observer?: ObserverSet;
 }
 
 /** One LLM call's request: the history, folded and serialized for the client by the worker. */
@@ -164,9 +167,18 @@ export function createInferenceLogic(
         ...(request.toolChoice !== undefined && tools !== undefined && { toolChoice: request.toolChoice }),
         ...((context?.config.toolConcurrency ?? 1) > 1 && tools !== undefined && { parallelToolCalls: true }),
       };
-      const response = deps.stream
-        ? await collectStream(deps.client.sendStream(messages, tools, options), deps.onChunk, signal)
-        : await deps.client.send(messages, tools, options);
+      const call = () =>
+        deps.stream
+          ? collectStream(deps.client.sendStream(messages, tools, options), deps.onChunk, signal)
+          : deps.client.send(messages, tools, options);
+      const position = { runId: runId ?? "standalone", iteration: context?.iteration ?? 0 };
+      const started = {
+        ...position,
+        messages,
+        tools,
+        ...(options.toolChoice && { toolChoice: options.toolChoice }),
+      };
+      const response = await observeLLMCall(deps.observer, call, options, started);
       if (!isLLMResponse(response)) throw new InvalidResponseError(response);
       if (deps.repairToolCall === undefined) return response;
       // The hook sees what the machine would nudge about, and its calls are decided on the same way.
@@ -243,6 +255,8 @@ export interface ToolExecutionDeps {
    * answer it with an `OutcomeUnknown` tool error (default), or fail the run (`OutcomeUnknownError`).
    */
   unsafeInterrupted?: "tool_error" | "fail";
+  /** Told when each call starts and returns. */
+  observer?: ObserverSet;
 }
 
 /** One batch's request: the calls of the TOOL_CALL message just appended. */
@@ -312,12 +326,21 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
           }
           const runId = context?.runId ?? "standalone";
           const timeoutMs = tool?.timeoutMs ?? config?.toolTimeoutMs;
+          const observed = { runId, callId: call.callId, tool: call.name, args: call.args, attempt };
+          const startedAt = performance.now();
+          deps.observer?.onToolCall(observed);
           outcome = await executeCall(tools, call, deps.onToolError, timeoutMs, batch?.signal ?? signal, {
             runId,
             callId: call.callId,
             idempotencyKey: `${runId}:${call.callId}`,
             attempt,
             resumed: attempt > 1,
+          });
+          deps.observer?.onToolResult({
+            ...observed,
+            status: outcome.status,
+            content: outcome.content,
+            durationMs: performance.now() - startedAt,
           });
         }
         if (signal.aborted && outcome.status !== "ok") return;

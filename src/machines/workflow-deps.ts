@@ -6,6 +6,7 @@ import type { AnyActorRef } from "xstate";
 import type { ThresholdEvent } from "../context/context-manager.ts";
 import type { Message } from "../core/messages.ts";
 import type { ReasoningReplay } from "../core/reasoning-replay.ts";
+import type { ObserverSet } from "../core/run-observer.ts";
 import type { ToolDef, ToolSpec } from "../core/tools.ts";
 import type { LLMClient, LLMResponse, StreamChunk, ToolCall } from "../core/types.ts";
 import type { RepairToolCall } from "../guardrails/repair.ts";
@@ -47,6 +48,8 @@ export interface WorkflowMachineDeps {
   reasoningReplay?: ReasoningReplay;
   onChunk?: (chunk: StreamChunk) => Promise<void> | void;
   onMessage?: (message: Message) => void;
+  /** The run's observers as one (`createObserverSet`): told of states, messages, calls and compactions. */
+  observer?: ObserverSet;
   retryNudge?: RetryNudge;
   /**
    * Asked, before a nudge, to repair a response whose text held no readable call or whose calls

@@ -5,6 +5,7 @@
  */
 import { type ActorRefFrom, and, assign, type SnapshotFrom, sendTo, setup } from "xstate";
 import type { Message } from "../core/messages.ts";
+import type { RunStateName } from "../core/run-observer.ts";
 import type { LLMResponse, TokenUsage } from "../core/types.ts";
 import type { Decision } from "../guardrails/decisions.ts";
 import { buildRetryNudge } from "../guardrails/response-validator.ts";
@@ -88,6 +89,15 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
           context.iteration,
           stepSummaryHint(context.progress),
         );
+        // Told here, where the compaction happens: the history before it is gone after this pass.
+        if (messages !== context.messages) {
+          depsOf(self).observer?.onCompaction({
+            runId: context.runId,
+            iteration: context.iteration + 1,
+            before: context.messages,
+            after: messages,
+          });
+        }
         const warnings = contextWarnings === false ? [] : (contextManager.takeWarnings?.() ?? []);
         return {
           messages: Object.freeze(messages) as Message[],
@@ -134,9 +144,19 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       })),
       // Side effects, after the assign they follow: onMessage hears what was appended, in order.
       reportAppended: ({ context, self }) => {
-        const { onMessage } = depsOf(self);
-        if (!onMessage || context.appended === 0) return;
-        for (const message of context.messages.slice(-context.appended)) onMessage(message);
+        const { onMessage, observer } = depsOf(self);
+        if ((!onMessage && !observer) || context.appended === 0) return;
+        for (const message of context.messages.slice(-context.appended)) {
+          onMessage?.(message);
+          observer?.onMessage(message);
+        }
+      },
+      reportState: ({ context, self }, params: { state: RunStateName }) => {
+        depsOf(self).observer?.onState({
+          state: params.state,
+          runId: context.runId,
+          iteration: context.iteration,
+        });
       },
       reportActorError: ({ event, self }) => {
         if ("error" in event) depsOf(self).onActorError?.(event.error);
@@ -159,6 +179,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       compact: {
         description:
           "Start a pass: fail once maxIterations LLM calls were made, else compact the history and count the call.",
+        entry: reported("compact"),
         always: [
           { guard: "iterationsExhausted", target: "failed", actions: "failMaxIterations" },
           { target: "infer", actions: "startIteration" },
@@ -166,7 +187,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       },
       infer: {
         description: "One LLM call through the inference worker; its answer is decided on at once.",
-        entry: "requestInference",
+        entry: [reported("infer"), "requestInference"],
         on: {
           "inference.done": { target: "validate", actions: "decideOnResponse" },
           "inference.error": { target: "failed", actions: actorFailure("inference") },
@@ -175,6 +196,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       validate: {
         description:
           "Text gets a retry nudge (user channel); unknown tools and malformed arguments reject the batch on the tool channel; an exhausted budget fails the run.",
+        entry: reported("validate"),
         always: [
           { guard: decided("retry"), target: "compact", actions: ["appendRetry", "reportAppended"] },
           {
@@ -195,6 +217,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       enforce: {
         description:
           "A premature terminal call or unmet prerequisites reject the batch with a nudge; an exhausted budget fails the run.",
+        entry: reported("enforce"),
         always: [
           { guard: decided("execute"), target: "execute", actions: ["appendToolCall", "reportAppended"] },
           { guard: decided("premature"), target: "compact", actions: ["appendRejection", "reportAppended"] },
@@ -209,7 +232,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       execute: {
         description:
           "Run the batch through the tools worker; outcomes are kept as calls finish, then recorded with the batch.",
-        entry: "requestTools",
+        entry: [reported("execute"), "requestTools"],
         on: {
           "tools.started": { actions: "markStarted" },
           "tools.outcome": { actions: "keepOutcome" },
@@ -221,7 +244,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       cancelling: {
         description:
           "Cancelled while tools ran: their signal is aborted and no further call starts; the call in flight has the grace (cancelGraceMs) to return, and is recorded as completed if it does, as cancelled if not.",
-        entry: "abortTools",
+        entry: [reported("cancelling"), "abortTools"],
         after: {
           cancelGrace: { target: "cancelled", actions: ["closeOpenCalls", "reportAppended"] },
         },
@@ -239,6 +262,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       review: {
         description:
           "A terminal success finishes the run; an exhausted tool-error budget fails it; else loop.",
+        entry: reported("review"),
         always: [
           { guard: decided("finish"), target: "done" },
           { guard: decided("tool_errors_exhausted"), target: "failed", actions: "failWithDecision" },
@@ -248,22 +272,22 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       done: {
         description: "A terminal tool succeeded; `result` is its value.",
         type: "final",
-        entry: { type: "markStatus", params: { status: "done" } },
+        entry: [reported("done"), { type: "markStatus", params: { status: "done" } }],
       },
       failed: {
         description: "A budget ran out or an actor failed; `failure` says which.",
         type: "final",
-        entry: { type: "markStatus", params: { status: "failed" } },
+        entry: [reported("failed"), { type: "markStatus", params: { status: "failed" } }],
       },
       cancelled: {
         description: "Cancelled from outside; every open call got an answer.",
         type: "final",
-        entry: { type: "markStatus", params: { status: "cancelled" } },
+        entry: [reported("cancelled"), { type: "markStatus", params: { status: "cancelled" } }],
       },
       responded: {
         description: "Inference-only runs (the proxy's front half) stop at the first valid batch.",
         type: "final",
-        entry: { type: "markStatus", params: { status: "responded" } },
+        entry: [reported("responded"), { type: "markStatus", params: { status: "responded" } }],
       },
     },
     output: ({ context }) => ({
@@ -305,7 +329,7 @@ function derived<T>(
 /** What the inference worker needs of a run's deps; the context manager hears the backend's counts. */
 function inferenceDepsOf(deps: WorkflowMachineDeps): InferenceDeps {
   const { client, toolSpecs, stream, onChunk, reasoningReplay, checkpoint, contextManager, priority } = deps;
-  const { repairToolCall } = deps;
+  const { repairToolCall, observer } = deps;
   const observe = contextManager.observeUsage?.bind(contextManager);
   return {
     ...(checkpoint && { checkpoint }),
@@ -319,18 +343,25 @@ function inferenceDepsOf(deps: WorkflowMachineDeps): InferenceDeps {
     ...(reasoningReplay && { reasoningReplay }),
     ...(priority !== undefined && { priority }),
     ...(repairToolCall && { repairToolCall }),
+    ...(observer && { observer }),
   };
 }
 
 /** What the tools worker needs of a run's deps. */
 function toolExecutionDepsOf(deps: WorkflowMachineDeps): ToolExecutionDeps {
-  const { tools, onToolError, checkpoint, unsafeInterrupted } = deps;
+  const { tools, onToolError, checkpoint, unsafeInterrupted, observer } = deps;
   return {
     tools: tools ?? {},
     ...(onToolError && { onToolError }),
     ...(checkpoint && { checkpoint }),
     ...(unsafeInterrupted && { unsafeInterrupted }),
+    ...(observer && { observer }),
   };
+}
+
+/** The entry action that tells the run's observers the state was entered. */
+function reported(state: RunStateName) {
+  return { type: "reportState" as const, params: { state } };
 }
 
 function decided(kind: Decision["kind"]) {

@@ -10,8 +10,9 @@ import { ContextManager, TieredCompact } from "../context/index.ts";
 import type { Message } from "../core/messages.ts";
 import { serializeHistory } from "../core/messages.ts";
 import { applyReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
+import { createObserverSet, observeLLMCall } from "../core/run-observer.ts";
 import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
-import type { LLMClient } from "../core/types.ts";
+import type { LLMClient, SendOptions } from "../core/types.ts";
 import type { RepairToolCall } from "../guardrails/repair.ts";
 import { type InferenceResult, runInference } from "../loop/inference.ts";
 import type { HistoryCompactor } from "../machines/workflow.machine.ts";
@@ -22,13 +23,7 @@ import { allowsTextAnswer, exhaustionOf } from "./exhaustion.ts";
 import { type LiveText, LiveTextClient } from "./live-text.ts";
 import { askedReplyTokens, createExactCounter, PromptLimitedClient, replyReserve } from "./prompt-limit.ts";
 import type { ProxyRequest } from "./proxy-request.ts";
-import {
-  CountingClient,
-  countCompactions,
-  createRequestStats,
-  noteAppendedMessage,
-  type RequestStats,
-} from "./request-stats.ts";
+import { createRequestStats, observeRequestStats, type RequestStats } from "./request-stats.ts";
 import type { SerialQueue } from "./serial-queue.ts";
 
 /** Options of `createChatService`. */
@@ -72,8 +67,6 @@ export interface ChatService {
 interface RequestContext {
   compactor: HistoryCompactor;
   client: LLMClient;
-  /** The backend client inside `client`, which counts calls and remembers the last answer's kind. */
-  counting: CountingClient;
 }
 
 const RESPOND_SPEC: ToolSpec = respondTool().spec;
@@ -98,12 +91,9 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     signal: AbortSignal,
     stats: RequestStats,
   ): Promise<RequestContext> {
-    const counting = new CountingClient(
-      backend.client({ model: request.model, extraBody: request.extraBody }),
-      stats,
-    );
+    const backendClient = backend.client({ model: request.model, extraBody: request.extraBody });
     const windowTokens = await budget();
-    if (!windowTokens) return { compactor: NO_COMPACTION, client: counting, counting };
+    if (!windowTokens) return { compactor: NO_COMPACTION, client: backendClient };
     const reserve = replyReserve(request.extraBody, windowTokens);
     const promptLimit = Math.max(1, windowTokens - reserve);
     // Each request is compacted on its own, so a target under the threshold would only cut more.
@@ -118,7 +108,6 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const fits = wire !== null && promptBytesBound(wire, tools) <= manager.triggerTokens;
     const exact = wire === null || fits ? null : await counter.count(wire, tools, signal);
     if (exact !== null) manager.observeUsage(request.messages, exact);
-    const compactor = countCompactions(manager, stats);
     // The counted prompt goes out as it was when nothing compacted it: no need to count it again.
     const compactionsBefore = stats.compactions;
     const firstCount = () => {
@@ -127,8 +116,8 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       return exact !== null && exact <= promptLimit ? { tokens: exact } : null;
     };
     const limits = { promptLimit, windowTokens, reserve, askedReply: askedReplyTokens(request.extraBody) };
-    const client = new PromptLimitedClient(counting, counter, limits, firstCount);
-    return { compactor, client, counting };
+    const client = new PromptLimitedClient(backendClient, counter, limits, firstCount);
+    return { compactor: manager, client };
   }
 
   async function answerWithTools(
@@ -140,7 +129,8 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const respondInjected = !request.tools.some((tool) => tool.name === RESPOND_TOOL_NAME);
     const tools = respondInjected ? [...request.tools, RESPOND_SPEC] : request.tools;
     const prepared = await prepare(request, tools, signal, stats);
-    const { compactor, counting } = prepared;
+    const { compactor } = prepared;
+    const counting = observeRequestStats(stats);
     // Text goes out live only where it may be the answer: the proxy's own respond, text allowed.
     const liveClient =
       live && respondInjected && allowsTextAnswer(request.extraBody)
@@ -167,7 +157,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         ...(options.forceToolChoiceOnRetry !== undefined && {
           forceToolChoiceOnRetry: options.forceToolChoiceOnRetry,
         }),
-        onMessage: (message) => noteAppendedMessage(stats, message),
+        observers: [counting],
         signal,
       });
     } catch (error) {
@@ -202,8 +192,21 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     stats: RequestStats,
   ): Promise<ProxyAnswer> {
     const { compactor, client } = await prepare(request, [], signal, stats);
+    // No loop runs here: the one compaction and the one call are told to the same observer by hand.
+    const observer = createObserverSet([observeRequestStats(stats)]);
+    const position = { runId: "proxy", iteration: 1 };
     const messages = compactor.maybeCompact(request.messages, 0);
-    const response = await client.send(serializeHistory(messages, client.apiFormat), undefined, { signal });
+    if (messages !== request.messages) {
+      observer?.onCompaction({ ...position, before: request.messages, after: messages });
+    }
+    const wire = serializeHistory(messages, client.apiFormat);
+    const sendOptions: SendOptions = { signal };
+    const response = await observeLLMCall(
+      observer,
+      () => client.send(wire, undefined, sendOptions),
+      sendOptions,
+      { ...position, messages: wire, tools: undefined },
+    );
     return answerFromResponse(response, {
       model: modelName(request),
       idPrefix: request.callIdPrefix,

@@ -4,9 +4,10 @@
  * the metrics read it when the answer has been sent.
  */
 import type { Context } from "hono";
+import { ContextBudgetExceeded } from "../core/errors.ts";
 import { type Message, MessageType } from "../core/messages.ts";
-import { ChunkType, type LLMClient, type LLMResponse, type StreamChunk } from "../core/types.ts";
-import type { HistoryCompactor } from "../machines/workflow.machine.ts";
+import type { RunObserver } from "../core/run-observer.ts";
+import type { LLMResponse } from "../core/types.ts";
 
 /** Counters of one request. */
 export interface RequestStats {
@@ -94,83 +95,41 @@ export function noteAppendedMessage(stats: RequestStats, message: Message): void
   stats.observer?.onMessage(message);
 }
 
-/** A compactor that counts the compactions `inner` makes (it returns a new array when it compacts). */
-export function countCompactions(inner: HistoryCompactor, stats: RequestStats): HistoryCompactor {
-  return {
-    // The backend's counts and the tools reach the inner manager (usage-driven compaction).
-    ...(inner.observeUsage && { observeUsage: inner.observeUsage.bind(inner) }),
-    ...(inner.setTools && { setTools: inner.setTools.bind(inner) }),
-    ...(inner.takeWarnings && { takeWarnings: inner.takeWarnings.bind(inner) }),
-    maybeCompact(messages, stepIndex, stepHint) {
-      const result = inner.maybeCompact(messages, stepIndex, stepHint);
-      if (result !== messages) {
-        stats.compactions += 1;
-        stats.observer?.onCompaction(messages, result, stepIndex ?? 0);
-      }
-      return result;
-    },
-  };
+/** The run observer that fills a request's counters; it also remembers the last answer. */
+export interface RequestStatsObserver extends RunObserver {
+  /** The last completed answer; null before the first. */
+  readonly lastResponse: LLMResponse | null;
+  /** Whether the last completed answer was text (not a tool-call list). */
+  readonly lastAnswerWasText: boolean;
 }
 
-/** A client that times and counts every call to `inner`, and remembers its last answer. */
-export class CountingClient implements LLMClient {
-  readonly apiFormat: LLMClient["apiFormat"];
-  readonly #inner: LLMClient;
-  readonly #stats: RequestStats;
-  /** Whether the last completed answer was text (not a tool-call list). */
-  lastAnswerWasText = false;
-  /** The last completed answer; null before the first. */
-  lastResponse: LLMResponse | null = null;
-
-  constructor(inner: LLMClient, stats: RequestStats) {
-    this.apiFormat = inner.apiFormat;
-    this.#inner = inner;
-    this.#stats = stats;
-  }
-
-  async send(...args: Parameters<LLMClient["send"]>): Promise<LLMResponse> {
-    const started = performance.now();
-    this.#stats.backendCalls += 1;
-    const observe = (response: LLMResponse | null, error: unknown) =>
-      this.#stats.observer?.onBackendCall({ startedAt: started, messages: args[0], response, error });
-    try {
-      const response = await this.#inner.send(...args);
-      this.lastAnswerWasText = !Array.isArray(response);
-      this.lastResponse = response;
-      observe(response, null);
-      return response;
-    } catch (error) {
-      observe(null, error);
-      throw error;
-    } finally {
-      this.#stats.backendMs += performance.now() - started;
-    }
-  }
-
-  /** As `send`: the call is counted and timed, and its FINAL answer remembered. */
-  async *sendStream(...args: Parameters<LLMClient["sendStream"]>): AsyncIterable<StreamChunk> {
-    const started = performance.now();
-    this.#stats.backendCalls += 1;
-    const observe = (response: LLMResponse | null, error: unknown) =>
-      this.#stats.observer?.onBackendCall({ startedAt: started, messages: args[0], response, error });
-    try {
-      for await (const chunk of this.#inner.sendStream(...args)) {
-        if (chunk.type === ChunkType.FINAL && chunk.response !== undefined) {
-          this.lastAnswerWasText = !Array.isArray(chunk.response);
-          this.lastResponse = chunk.response;
-          observe(chunk.response, null);
-        }
-        yield chunk;
-      }
-    } catch (error) {
-      observe(null, error);
-      throw error;
-    } finally {
-      this.#stats.backendMs += performance.now() - started;
-    }
-  }
-
-  getContextLength(): Promise<number | null> {
-    return this.#inner.getContextLength();
-  }
+/**
+ * An observer of a request's run that counts into `stats` (backend calls and time, nudges,
+ * compactions) and tells the request's own observer (`stats.observer`, `forge proxy --watch`). A
+ * prompt the proxy refused before sending it (`ContextBudgetExceeded`) reached no backend: it is
+ * not counted as a backend call.
+ */
+export function observeRequestStats(stats: RequestStats): RequestStatsObserver {
+  let lastResponse: LLMResponse | null = null;
+  return {
+    get lastResponse() {
+      return lastResponse;
+    },
+    get lastAnswerWasText() {
+      return lastResponse !== null && !Array.isArray(lastResponse);
+    },
+    onLLMCallEnd({ startedAt, messages, response, error, durationMs }) {
+      if (error instanceof ContextBudgetExceeded) return;
+      stats.backendCalls += 1;
+      stats.backendMs += durationMs;
+      if (response !== null) lastResponse = response;
+      stats.observer?.onBackendCall({ startedAt, messages, response, error });
+    },
+    onMessage: (message) => noteAppendedMessage(stats, message),
+    onCompaction({ before, after, iteration }) {
+      stats.compactions += 1;
+      // The step index the compactor was given: the LLM calls made before this one.
+      stats.observer?.onCompaction(before, after, iteration - 1);
+    },
+  };
 }

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { BackendError, WorkflowDefinitionError } from "../core/errors.ts";
+import type { RunObserver } from "../core/run-observer.ts";
 import type { LLMClient } from "../core/types.ts";
 import type { Workflow } from "../core/workflow.ts";
 import { WorkflowRunner, type WorkflowRunnerOptions } from "../loop/runner.ts";
@@ -66,6 +67,19 @@ export interface WorkerOptions {
     instrument(options: WorkflowRunnerOptions): WorkflowRunnerOptions;
     flush(): Promise<void>;
   };
+  /**
+   * Observers of each run this worker takes (see `RunObserver`), asked for per lease and given to
+   * that run alone (after the registry runner's own): one runner serves every lane, and each run's
+   * observers hear only that run.
+   * @example
+   * observers: (run) => [{ onLLMCallEnd: ({ durationMs }) => metrics.observe(run.workflow, durationMs) }]
+   */
+  observers?: (run: {
+    runId: string;
+    workflow: string;
+    resumed: boolean;
+    attempt: number;
+  }) => readonly RunObserver[];
   /** Hears each run settled, for logs. */
   onSettled?: (runId: string, outcome: "completed" | "failed" | "retrying" | "released" | "lost") => void;
   /**
@@ -177,12 +191,14 @@ export function startWorker(options: WorkerOptions): Worker {
     const signal = AbortSignal.any([lease.signal, stop.signal]);
     const checkpoint = (snapshot: unknown, meta: Parameters<RunLease["saveCheckpoint"]>[0]["meta"]) =>
       lease.saveCheckpoint({ snapshot, meta });
-    const watch = options.watch?.({
+    const described = {
       runId: job.runId,
       workflow: job.workflow,
       resumed: lease.checkpoint !== undefined,
       attempt: lease.attempts,
-    });
+    };
+    const watch = options.watch?.(described);
+    const observers = options.observers?.(described) ?? [];
     // A watched run gets a runner of its own, so runs under way at once report apart.
     const runner = watch ? new WorkflowRunner(watch.instrument(baseOptions)) : baseRunner;
     // The queue runs higher priorities first; LLM calls wait lower numbers first (SlotWorker's order).
@@ -194,12 +210,14 @@ export function startWorker(options: WorkerOptions): Worker {
             signal,
             checkpoint,
             priority,
+            observers,
           })
         : await runner.run(workflow, job.message, {
             runId: job.runId,
             signal,
             checkpoint,
             priority,
+            observers,
             ...(job.promptVars && { promptVars: job.promptVars }),
           });
       await lease.complete(result);

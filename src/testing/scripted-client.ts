@@ -12,6 +12,7 @@ import {
   type StreamChunk,
   type ToolChoice,
 } from "../core/types.ts";
+import { MessageTape } from "./message-tape.ts";
 
 /** One recorded call: the serialized messages and the tools (as JSON Schema) it was sent. */
 export interface RecordedCall {
@@ -58,6 +59,7 @@ export class ScriptedClient implements LLMClient {
   readonly calls: RecordedCall[] = [];
   readonly #script: ScriptStep[];
   readonly #contextLength: number | null;
+  readonly #tape = new MessageTape<Record<string, unknown>>();
 
   constructor(script: ScriptStep[], options: ScriptedClientOptions = {}) {
     this.#script = [...script];
@@ -109,9 +111,7 @@ export class ScriptedClient implements LLMClient {
     streamed: boolean,
   ): Promise<LLMResponse> {
     const index = this.calls.length;
-    const call: RecordedCall = {
-      // The loop hands over frozen wire objects, so keeping references records them faithfully.
-      messages: [...messages],
+    const call = {
       tools: (tools ?? []).map((tool) => ({
         name: tool.name,
         description: tool.description,
@@ -121,7 +121,10 @@ export class ScriptedClient implements LLMClient {
       signal: options.signal,
       ...(options.toolChoice !== undefined && { toolChoice: options.toolChoice }),
       ...(options.parallelToolCalls !== undefined && { parallelToolCalls: options.parallelToolCalls }),
-    };
+    } as RecordedCall;
+    // The loop hands over frozen wire objects, so keeping references records them faithfully; the
+    // list itself is copied when first read, so recording a long run is not O(n²).
+    withLazyMessages(call, this.#tape.record(messages));
     this.calls.push(call);
     const step = this.#script[index];
     if (step === undefined) {
@@ -155,4 +158,30 @@ export function hangUntilAborted(onStart?: () => void): ScriptStep {
       if (signal.aborted) return reject(signal.reason);
       signal.addEventListener("abort", () => reject(signal.reason), { once: true });
     });
+}
+
+/** Give `call` a `messages` property read (and then kept) from its recorded list on first access. */
+function withLazyMessages(call: RecordedCall, read: () => Record<string, unknown>[]): void {
+  Object.defineProperty(call, "messages", {
+    enumerable: true,
+    configurable: true,
+    get() {
+      const messages = read();
+      Object.defineProperty(call, "messages", {
+        value: messages,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+      return messages;
+    },
+    set(messages: Record<string, unknown>[]) {
+      Object.defineProperty(call, "messages", {
+        value: messages,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    },
+  });
 }
