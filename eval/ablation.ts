@@ -23,6 +23,13 @@ export interface LoopConfig {
   /** 0 = no error recovery: the first failing tool batch ends the run; null = no budget (peer). */
   maxToolErrors: number | null;
   compaction: CompactStrategyName;
+  /** `steps`: each request offers only the tools that can make progress now (`toolSubsets`). */
+  toolSubsets?: "all" | "steps";
+  /**
+   * Escalation after `after` consecutive failures of one kind to the backend's stronger client
+   * (the sim-model: the same scenario under `profile`, default `clean`).
+   */
+  escalation?: { after: number; profile: string };
 }
 
 const REFORGED: LoopConfig = {
@@ -55,6 +62,20 @@ export const ABLATION_PRESETS: Readonly<Record<string, LoopConfig>> = {
 };
 
 /**
+ * Reforged plus one of the loop controls (docs/decisions/018), named with `--ablation` (not part
+ * of `all`, which is the ablation of the guardrails): per-step tool subsets, and escalation to a
+ * stronger model after 2 consecutive failures of one kind (the backend must offer one).
+ */
+export const LOOP_CONTROL_PRESETS: Readonly<Record<string, LoopConfig>> = {
+  "reforged+subsets": { ...REFORGED, name: "reforged+subsets", toolSubsets: "steps" },
+  "reforged+escalation": {
+    ...REFORGED,
+    name: "reforged+escalation",
+    escalation: { after: 2, profile: "clean" },
+  },
+};
+
+/**
  * The peer: what a TypeScript user would otherwise write, `generateText` with tools and
  * `stopWhen: [stepCountIs(maxIterations), hasToolCall(terminal)]`. Its own behaviour on tool
  * errors (they go back to the model) counts as recovery; it has no rescue, nudges, step
@@ -80,17 +101,18 @@ export function resolveConfigs(
   options: { peer?: boolean; compactStrategy?: CompactStrategyName } = {},
 ): LoopConfig[] {
   const names = presets.includes("all") ? Object.keys(ABLATION_PRESETS) : [...new Set(presets)];
-  const unknown = names.filter((name) => !(name in ABLATION_PRESETS) && name !== AI_SDK_CONFIG.name);
+  const presetOf = (name: string) => ABLATION_PRESETS[name] ?? LOOP_CONTROL_PRESETS[name];
+  const unknown = names.filter((name) => presetOf(name) === undefined && name !== AI_SDK_CONFIG.name);
   if (unknown.length > 0) {
     throw new UnknownSelectionError(
       "ablation preset",
       unknown,
-      [...Object.keys(ABLATION_PRESETS), "all", AI_SDK_CONFIG.name],
+      [...Object.keys(ABLATION_PRESETS), ...Object.keys(LOOP_CONTROL_PRESETS), "all", AI_SDK_CONFIG.name],
       "--ablation",
     );
   }
   const configs = names.map((name) =>
-    name === AI_SDK_CONFIG.name ? AI_SDK_CONFIG : (ABLATION_PRESETS[name] as LoopConfig),
+    name === AI_SDK_CONFIG.name ? AI_SDK_CONFIG : (presetOf(name) as LoopConfig),
   );
   if (options.peer && !configs.includes(AI_SDK_CONFIG)) configs.push(AI_SDK_CONFIG);
   const strategy = options.compactStrategy;

@@ -3,7 +3,7 @@
  * A repository-only command (eval/ is not shipped); this file only declares its command line.
  */
 import { type Command, Option } from "commander";
-import { ABLATION_PRESETS } from "../ablation.ts";
+import { ABLATION_PRESETS, LOOP_CONTROL_PRESETS } from "../ablation.ts";
 import { BACKENDS } from "../backends/registry.ts";
 import { ALL_SCENARIOS, allTags } from "../scenarios/index.ts";
 import { FAULT_PROFILES, totalFaultRate } from "../sim-model/profiles.ts";
@@ -51,9 +51,11 @@ export function registerEvalCommand(program: Command): Command {
     .option("--runs <n>", "runs per scenario and config", "1")
     .option("--scenario <ids...>", "only these scenarios (see `npm run eval -- list`)")
     .option("--tags <tags...>", "only scenarios with one of these tags")
-    .option("--ablation <presets...>", `configs: ${Object.keys(ABLATION_PRESETS).join(", ")}, all, ai_sdk`, [
-      "reforged",
-    ])
+    .option(
+      "--ablation <presets...>",
+      `configs: ${[...Object.keys(ABLATION_PRESETS), ...Object.keys(LOOP_CONTROL_PRESETS)].join(", ")}, all, ai_sdk`,
+      ["reforged"],
+    )
     .option("--peer", "also run the Vercel AI SDK generateText loop against the same backend")
     .addOption(new Option("--backend <name>", "backend").choices(Object.keys(BACKENDS)).default("sim-model"))
     .option("--model <name>", "model name (required by real backends)")
@@ -255,6 +257,8 @@ export function registerEvalCommand(program: Command): Command {
             `  ${preset.name.padEnd(12)} rescue=${preset.rescueEnabled} retries=${preset.maxRetriesPerStep} steps=${preset.stepEnforcement} toolErrors=${preset.maxToolErrors} compaction=${preset.compaction}`,
         ),
         "  ai_sdk       (--peer) Vercel AI SDK generateText + stopWhen",
+        "  reforged+subsets     reforged, each request offering only the tools that make progress now",
+        "  reforged+escalation  reforged, escalating to a stronger client after 2 failures of one kind (sim-model: profile clean)",
         "",
         "Backends:",
         ...Object.values(BACKENDS).map((backend) => `  ${backend.name.padEnd(18)} ${backend.description}`),

@@ -32,6 +32,8 @@ export interface RecordedExchange {
   error: { name: string; message: string; statusCode?: number; body?: string } | null;
   /** The call's `SendOptions.toolChoice` when it had one (`"required"` on a forced retry). */
   toolChoice?: ToolChoice;
+  /** The escalation tier's name when a stronger client served the call (`reforged+escalation`). */
+  client?: string;
 }
 
 /**
@@ -40,13 +42,24 @@ export interface RecordedExchange {
  * caller's own `onUsage`); a call whose backend reports none gets a chars/4 estimate, labelled so.
  */
 export class RecordingClient implements LLMClient {
-  readonly exchanges: RecordedExchange[] = [];
+  readonly exchanges: RecordedExchange[];
   readonly #inner: LLMClient;
   readonly #startedAt: number;
+  readonly #label: string | undefined;
 
-  constructor(inner: LLMClient, startedAt = performance.now()) {
+  /**
+   * `shared`: record into another recorder's exchanges, each labelled with `client` (an escalation
+   * tier recorded in the same run's list, in call order).
+   */
+  constructor(
+    inner: LLMClient,
+    startedAt = performance.now(),
+    shared?: { exchanges: RecordedExchange[]; client: string },
+  ) {
     this.#inner = inner;
     this.#startedAt = startedAt;
+    this.exchanges = shared?.exchanges ?? [];
+    this.#label = shared?.client;
   }
 
   get apiFormat() {
@@ -123,6 +136,7 @@ export class RecordingClient implements LLMClient {
       response,
       error: error === null ? null : describeError(error),
       ...(toolChoice !== undefined && { toolChoice }),
+      ...(this.#label !== undefined && { client: this.#label }),
     });
   }
 }
