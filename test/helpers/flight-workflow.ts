@@ -4,7 +4,9 @@
  */
 import { z } from "zod";
 import { defineTool } from "../../src/core/tools.ts";
+import type { LLMResponse } from "../../src/core/types.ts";
 import { defineWorkflow } from "../../src/core/workflow.ts";
+import { toolCall } from "../../src/testing/index.ts";
 
 /** The flight workflow and the calls its tools ran, in order. */
 export function flightWorkflow() {
@@ -41,4 +43,20 @@ export function flightWorkflow() {
 /** The names of the tools a ScriptedClient's recorded call was offered. */
 export function offeredNames(call: { tools: { name: string }[] }): string[] {
   return call.tools.map((tool) => tool.name);
+}
+
+/**
+ * Scripts for an escalation: the base client answers `failure` twice, the stronger client makes the
+ * first required call, then the base client finishes (the second lookup, then notify).
+ */
+export function escalationScripts(failure: LLMResponse): { base: LLMResponse[]; strong: LLMResponse[] } {
+  return {
+    base: [
+      failure,
+      failure,
+      toolCall("get_gate_info", { flight: "TP1" }),
+      toolCall("notify_passenger", { flight: "TP1" }),
+    ],
+    strong: [toolCall("get_flight_status", { flight: "TP1" })],
+  };
 }

@@ -11,7 +11,7 @@ import type { EscalationRecord } from "../../src/guardrails/escalation.ts";
 import { WorkflowRunner, type WorkflowRunnerOptions } from "../../src/loop/runner.ts";
 import type { WorkflowOutput } from "../../src/machines/workflow.machine.ts";
 import { ScriptedClient, text, toolCall } from "../../src/testing/index.ts";
-import { flightWorkflow } from "../helpers/flight-workflow.ts";
+import { escalationScripts, flightWorkflow } from "../helpers/flight-workflow.ts";
 import { createPassthrough, rejectionOf, weatherWorkflow } from "../helpers/workflows.ts";
 
 const prose = "Let me check that flight for you.";
@@ -40,13 +40,9 @@ async function outputOf(
 describe("escalation", () => {
   it("sends the call after n failures of one kind to the stronger client, then goes back", async () => {
     const { workflow } = flightWorkflow();
-    const base = new ScriptedClient([
-      text(prose),
-      text(prose),
-      toolCall("get_gate_info", { flight: "TP1" }),
-      toolCall("notify_passenger", { flight: "TP1" }),
-    ]);
-    const strong = new ScriptedClient([toolCall("get_flight_status", { flight: "TP1" })]);
+    const scripts = escalationScripts(text(prose));
+    const base = new ScriptedClient(scripts.base);
+    const strong = new ScriptedClient(scripts.strong);
     const runner = runnerWith(base, { escalation: { after: 2, client: strong, name: "strong" } });
     const output = await outputOf(runner, workflow, "TP1?");
     expect(output.status).toBe("done");

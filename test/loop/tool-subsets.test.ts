@@ -6,11 +6,11 @@
 import { describe, expect, it } from "vitest";
 import type { Snapshot } from "xstate";
 import { WorkflowDefinitionError } from "../../src/core/errors.ts";
-import { type Message, MessageType } from "../../src/core/messages.ts";
-import { WorkflowRunner, type WorkflowRunnerOptions } from "../../src/loop/runner.ts";
+import { MessageType } from "../../src/core/messages.ts";
+import { WorkflowRunner } from "../../src/loop/runner.ts";
 import { ScriptedClient, toolCall } from "../../src/testing/index.ts";
 import { flightWorkflow, offeredNames } from "../helpers/flight-workflow.ts";
-import { createPassthrough, rejectionOf } from "../helpers/workflows.ts";
+import { createPassthrough, rejectionOf, scriptedRunner } from "../helpers/workflows.ts";
 
 const ALL = [
   "search_flights",
@@ -21,21 +21,6 @@ const ALL = [
   "notify_passenger",
 ];
 
-function setup(
-  script: ConstructorParameters<typeof ScriptedClient>[0],
-  options: Partial<WorkflowRunnerOptions>,
-) {
-  const client = new ScriptedClient(script);
-  const messages: Message[] = [];
-  const runner = new WorkflowRunner({
-    client,
-    contextManager: createPassthrough(),
-    onMessage: (message) => messages.push(message),
-    ...options,
-  });
-  return { client, runner, messages };
-}
-
 const happyPath = () => [
   toolCall("get_flight_status", { flight: "TP1" }),
   toolCall("get_gate_info", { flight: "TP1" }),
@@ -45,7 +30,7 @@ const happyPath = () => [
 describe("toolSubsets: steps", () => {
   it("offers each request only the tools that can make progress now", async () => {
     const { workflow } = flightWorkflow();
-    const { client, runner } = setup(happyPath(), { toolSubsets: "steps" });
+    const { client, runner } = scriptedRunner(happyPath(), { toolSubsets: "steps" });
     await expect(runner.run(workflow, "TP1?")).resolves.toEqual({ tool: "notify_passenger", flight: "TP1" });
     client.assertDone();
     expect(client.calls.map(offeredNames)).toEqual([
@@ -58,7 +43,7 @@ describe("toolSubsets: steps", () => {
   it("offers every tool by default and with `all`", async () => {
     for (const toolSubsets of [undefined, "all"] as const) {
       const { workflow } = flightWorkflow();
-      const { client, runner } = setup(happyPath(), toolSubsets ? { toolSubsets } : {});
+      const { client, runner } = scriptedRunner(happyPath(), toolSubsets ? { toolSubsets } : {});
       await runner.run(workflow, "TP1?");
       expect(client.calls.map(offeredNames)).toEqual([ALL, ALL, ALL]);
     }
@@ -66,7 +51,7 @@ describe("toolSubsets: steps", () => {
 
   it("answers a call to a tool outside the subset with the unknown-tool reply, and does not run it", async () => {
     const { workflow, executed } = flightWorkflow();
-    const { client, runner, messages } = setup(
+    const { client, runner, messages } = scriptedRunner(
       [toolCall("search_flights", { flight: "TP1" }), ...happyPath()],
       { toolSubsets: "steps" },
     );
@@ -85,7 +70,7 @@ describe("toolSubsets: steps", () => {
 
   it("counts calls outside the subset against maxRetriesPerStep like unknown tools", async () => {
     const { workflow } = flightWorkflow();
-    const { runner } = setup(
+    const { runner } = scriptedRunner(
       [toolCall("book_hotel", { flight: "TP1" }), toolCall("book_hotel", { flight: "TP1" })],
       { toolSubsets: "steps", maxRetriesPerStep: 1 },
     );
@@ -97,9 +82,12 @@ describe("toolSubsets: steps", () => {
   it("keeps the subset when a run resumes from a checkpoint", async () => {
     const { workflow } = flightWorkflow();
     const snapshots: Snapshot<unknown>[] = [];
-    const first = setup([toolCall("get_flight_status", { flight: "TP1" }), new Error("backend down")], {
-      toolSubsets: "steps",
-    });
+    const first = scriptedRunner(
+      [toolCall("get_flight_status", { flight: "TP1" }), new Error("backend down")],
+      {
+        toolSubsets: "steps",
+      },
+    );
     await rejectionOf(
       first.runner.run(workflow, "TP1?", {
         checkpoint: (snapshot) => {
@@ -107,7 +95,7 @@ describe("toolSubsets: steps", () => {
         },
       }),
     );
-    const second = setup(happyPath().slice(1), { toolSubsets: "steps" });
+    const second = scriptedRunner(happyPath().slice(1), { toolSubsets: "steps" });
     await second.runner.resume(workflow, snapshots.at(-1) as Snapshot<unknown>);
     expect(second.client.calls.map(offeredNames)).toEqual([
       ["get_flight_status", "get_gate_info"],
@@ -131,7 +119,7 @@ describe("activeTools", () => {
   it("chooses the tools of each request from the step state", async () => {
     const { workflow } = flightWorkflow();
     const iterations: number[] = [];
-    const { client, runner } = setup(happyPath(), {
+    const { client, runner } = scriptedRunner(happyPath(), {
       toolSubsets: "steps",
       // The derived subset, plus a lookup tool the workflow does not require.
       activeTools: (state) => {
@@ -150,7 +138,7 @@ describe("activeTools", () => {
 
   it("fails the run with WorkflowDefinitionError when it names a tool that does not exist", async () => {
     const { workflow } = flightWorkflow();
-    const { client, runner } = setup(happyPath(), { activeTools: () => ["get_weather"] });
+    const { client, runner } = scriptedRunner(happyPath(), { activeTools: () => ["get_weather"] });
     const error = await rejectionOf(runner.run(workflow, "TP1?"));
     expect(error).toBeInstanceOf(WorkflowDefinitionError);
     expect(error.message).toContain('"get_weather", not tools of this workflow');

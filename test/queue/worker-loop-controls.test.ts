@@ -12,7 +12,7 @@ import type { EscalationRecord } from "../../src/guardrails/escalation.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
 import { createEmbeddedQueue, defineRegistry, type RunQueue, startWorker } from "../../src/queue/index.ts";
 import { ScriptedClient, text, toolCall } from "../../src/testing/index.ts";
-import { flightWorkflow, offeredNames } from "../helpers/flight-workflow.ts";
+import { escalationScripts, flightWorkflow, offeredNames } from "../helpers/flight-workflow.ts";
 import { createPassthrough } from "../helpers/workflows.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -38,23 +38,24 @@ class PooledScript extends ScriptedClient {
 
 const prose = "Let me look into that flight.";
 
+/** The registry's runner: step subsets, and one escalation tier on `strong`. */
+function controlledRunner(client: LLMClient, strong: LLMClient, name?: string): WorkflowRunner {
+  return new WorkflowRunner({
+    client,
+    contextManager: createPassthrough(),
+    toolSubsets: "steps",
+    escalation: { after: 2, client: strong, ...(name && { name }) },
+  });
+}
+
 describe("startWorker with toolSubsets and escalation", () => {
   it("runs a queued run with the runner's subsets and escalation tier, recorded in its checkpoint", async () => {
     const queue = await embeddedQueue();
     const { workflow } = flightWorkflow();
-    const base = new ScriptedClient([
-      text(prose),
-      text(prose),
-      toolCall("get_gate_info", { flight: "TP1" }),
-      toolCall("notify_passenger", { flight: "TP1" }),
-    ]);
-    const strong = new PooledScript([toolCall("get_flight_status", { flight: "TP1" })]);
-    const runner = new WorkflowRunner({
-      client: base,
-      contextManager: createPassthrough(),
-      toolSubsets: "steps",
-      escalation: { after: 2, client: strong, name: "strong" },
-    });
+    const scripts = escalationScripts(text(prose));
+    const base = new ScriptedClient(scripts.base);
+    const strong = new PooledScript(scripts.strong);
+    const runner = controlledRunner(base, strong, "strong");
     await queue.enqueue("flight_update", "TP1?", { runId: "run-1" });
     const worker = startWorker({ queue, registry: defineRegistry({ workflows: [workflow], runner }) });
     cleanups.push(() => worker.close());
@@ -82,19 +83,11 @@ describe("startWorker with toolSubsets and escalation", () => {
     const queue = await embeddedQueue();
     const { workflow } = flightWorkflow();
     const unused = new ScriptedClient([]);
-    const endpoints = new PooledScript([
-      toolCall("book_hotel", { flight: "TP1" }),
-      toolCall("book_hotel", { flight: "TP1" }),
-      toolCall("get_gate_info", { flight: "TP1" }),
-      toolCall("notify_passenger", { flight: "TP1" }),
-    ]);
-    const strong = new PooledScript([toolCall("get_flight_status", { flight: "TP1" })]);
-    const runner = new WorkflowRunner({
-      client: unused,
-      contextManager: createPassthrough(),
-      toolSubsets: "steps",
-      escalation: { after: 2, client: strong },
-    });
+    // book_hotel is a tool of the workflow, outside the subset of the first step.
+    const scripts = escalationScripts(toolCall("book_hotel", { flight: "TP1" }));
+    const endpoints = new PooledScript(scripts.base);
+    const strong = new PooledScript(scripts.strong);
+    const runner = controlledRunner(unused, strong);
     await queue.enqueue("flight_update", "TP1?", { runId: "run-2" });
     const worker = startWorker({
       queue,
