@@ -27,6 +27,13 @@ export interface LoopConfig {
   /** 0 = no error recovery: the first failing tool batch ends the run; null = no budget (peer). */
   maxToolErrors: number | null;
   compaction: CompactStrategyName;
+  /** `steps`: each request offers only the tools that can make progress now (`toolSubsets`). */
+  toolSubsets?: "all" | "steps";
+  /**
+   * Escalation after `after` consecutive failures of one kind to the backend's stronger client
+   * (the sim-model: the same scenario under `profile`, default `clean`).
+   */
+  escalation?: { after: number; profile: string };
 }
 
 const REFORGED: LoopConfig = {
@@ -55,6 +62,20 @@ export const ABLATION_PRESETS: Readonly<Record<string, LoopConfig>> = {
     stepEnforcement: false,
     maxToolErrors: 0,
     compaction: CompactStrategyName.NONE,
+  },
+};
+
+/**
+ * Reforged plus one of the loop controls (docs/decisions/018), named with `--ablation` (not part
+ * of `all`, which is the ablation of the guardrails): per-step tool subsets, and escalation to a
+ * stronger model after 2 consecutive failures of one kind (the backend must offer one).
+ */
+export const LOOP_CONTROL_PRESETS: Readonly<Record<string, LoopConfig>> = {
+  "reforged+subsets": { ...REFORGED, name: "reforged+subsets", toolSubsets: "steps" },
+  "reforged+escalation": {
+    ...REFORGED,
+    name: "reforged+escalation",
+    escalation: { after: 2, profile: "clean" },
   },
 };
 
@@ -91,16 +112,17 @@ export function resolveConfigs(
 ): LoopConfig[] {
   const names = presets.includes("all") ? Object.keys(ABLATION_PRESETS) : [...new Set(presets)];
   const extras = new Map([AI_SDK_CONFIG, IDEAL_CONFIG].map((config) => [config.name, config]));
-  const unknown = names.filter((name) => !(name in ABLATION_PRESETS) && !extras.has(name));
+  const presetOf = (name: string) => ABLATION_PRESETS[name] ?? LOOP_CONTROL_PRESETS[name];
+  const unknown = names.filter((name) => presetOf(name) === undefined && !extras.has(name));
   if (unknown.length > 0) {
     throw new UnknownSelectionError(
       "ablation preset",
       unknown,
-      [...Object.keys(ABLATION_PRESETS), "all", ...extras.keys()],
+      [...Object.keys(ABLATION_PRESETS), ...Object.keys(LOOP_CONTROL_PRESETS), "all", ...extras.keys()],
       "--ablation",
     );
   }
-  const configs = names.map((name) => extras.get(name) ?? (ABLATION_PRESETS[name] as LoopConfig));
+  const configs = names.map((name) => extras.get(name) ?? (presetOf(name) as LoopConfig));
   if (options.peer && !configs.includes(AI_SDK_CONFIG)) configs.push(AI_SDK_CONFIG);
   if (options.ideal && !configs.includes(IDEAL_CONFIG)) configs.push(IDEAL_CONFIG);
   const strategy = options.compactStrategy;

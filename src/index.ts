@@ -143,6 +143,18 @@ export {
 } from "./guardrails/decisions.ts";
 export { ErrorTracker, type ErrorTrackerOptions } from "./guardrails/error-tracker.ts";
 export {
+  BASE_CLIENT_NAME,
+  createEscalationRecord,
+  type EscalationReason,
+  type EscalationRecord,
+  type EscalationRule,
+  type EscalationSwitch,
+  escalateFor,
+  escalationCount,
+  FailureKind,
+  failureStreak,
+} from "./guardrails/escalation.ts";
+export {
   type BatchOutcome,
   type GuardrailAction,
   type GuardrailResult,
@@ -178,6 +190,14 @@ export {
   type StepProgress,
   stepSummaryHint,
 } from "./guardrails/step-state.ts";
+export {
+  type ActiveTools,
+  type ActiveToolsState,
+  chooseActiveTools,
+  type SubsetRules,
+  stepToolSubset,
+  ToolSubsets,
+} from "./guardrails/tool-subset.ts";
 export { type ValidateOptions, type Verdict, validateResponse } from "./guardrails/validate-response.ts";
 export {
   type Checkpoint,
@@ -187,6 +207,7 @@ export {
 } from "./loop/checkpoint.ts";
 export { errorFromOutput } from "./loop/failure.ts";
 export { type InferenceResult, type RunInferenceOptions, runInference } from "./loop/inference.ts";
+export { type EscalationOption, type EscalationTier, escalationClientsOf } from "./loop/loop-controls.ts";
 export {
   type ResumeOptions,
   type RunOptions,

@@ -72,6 +72,11 @@ export interface BackendSession {
   /** The settings every row of the batch records. */
   settings: BackendSettings;
   createClient(target: RunTarget): LLMClient;
+  /**
+   * The stronger client a config with `escalation` switches to for this run (the sim-model: the
+   * same scenario and seed under `profile`). Absent: the backend has none, and such configs fail.
+   */
+  createEscalationClient?(target: RunTarget, profile: string): LLMClient;
   /** Called when the run that `createClient` served is over (llama-cpp frees the run's context). */
   releaseClient?(client: LLMClient): Promise<void>;
   /**
@@ -260,20 +265,25 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
           });
       const baseURL = options.baseUrl ?? (server as { url: string }).url;
       const modelId = (target: RunTarget) => simModelName(profile, target.scenario.id, target.seed);
+      const simClient = (model: string) =>
+        new OpenAICompatibleClient({
+          baseUrl: baseURL,
+          model,
+          mode: options.toolMode ?? "native",
+          logger: quiet,
+          timeoutMs: 60_000,
+        });
       return {
         backend: "sim-model",
         model: `sim/${profile}`,
         simulated: true,
         profile,
         settings: settingsOf(SIMULATED, { ...options, toolMode: options.toolMode ?? "native" }),
-        createClient: (target) =>
-          new OpenAICompatibleClient({
-            baseUrl: baseURL,
-            model: modelId(target),
-            mode: options.toolMode ?? "native",
-            logger: quiet,
-            timeoutMs: 60_000,
-          }),
+        createClient: (target) => simClient(simModelName(profile, target.scenario.id, target.seed)),
+        createEscalationClient: (target, stronger) => {
+          profileByName(stronger);
+          return simClient(simModelName(stronger, target.scenario.id, target.seed));
+        },
         peerEndpoint: (target) => ({ baseURL, modelId: modelId(target) }),
         workerOptions: {
           profile,

@@ -257,6 +257,10 @@ export async function executeTask(
         runId,
         stream,
         ...(session.tokenizer && { tokenizer: session.tokenizer }),
+        ...(task.config.escalation &&
+          session.createEscalationClient && {
+            escalationClient: session.createEscalationClient(target, task.config.escalation.profile),
+          }),
       });
     } finally {
       await session.releaseClient?.(client);

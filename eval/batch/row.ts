@@ -26,6 +26,8 @@ export const configSchema = z.object({
   stepEnforcement: z.boolean(),
   maxToolErrors: z.number().nullable(),
   compaction: z.enum(["tiered", "sliding", "none"]),
+  toolSubsets: z.enum(["all", "steps"]).optional(),
+  escalation: z.object({ after: z.number(), profile: z.string() }).optional(),
 });
 
 /** Versions of what produced a row. */
@@ -81,6 +83,9 @@ export const runRowSchema = z.object({
   nudges: nudgesSchema,
   /** Absent in rows written before forced retries were counted. */
   forcedRetries: z.number().optional(),
+  /** Escalations and the calls stronger clients served; only in `reforged+escalation` rows. */
+  escalations: z.number().optional(),
+  escalatedCalls: z.number().optional(),
   compactions: z.number(),
   maxPhase: z.number(),
   inputTokens: z.number(),

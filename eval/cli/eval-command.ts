@@ -3,7 +3,7 @@
  * A repository-only command (eval/ is not shipped); this file only declares its command line.
  */
 import { type Command, Option } from "commander";
-import { ABLATION_PRESETS } from "../ablation.ts";
+import { ABLATION_PRESETS, LOOP_CONTROL_PRESETS } from "../ablation.ts";
 import { BACKENDS } from "../backends/registry.ts";
 import { ALL_SCENARIOS, allTags } from "../scenarios/index.ts";
 import { FAULT_PROFILES, totalFaultRate } from "../sim-model/profiles.ts";
@@ -51,9 +51,11 @@ export function registerEvalCommand(program: Command): Command {
     .option("--runs <n>", "runs per scenario and config", "1")
     .option("--scenario <ids...>", "only these scenarios (see `npm run eval -- list`)")
     .option("--tags <tags...>", "only scenarios with one of these tags")
-    .option("--ablation <presets...>", `configs: ${Object.keys(ABLATION_PRESETS).join(", ")}, all, ai_sdk`, [
-      "reforged",
-    ])
+    .option(
+      "--ablation <presets...>",
+      `configs: ${[...Object.keys(ABLATION_PRESETS), ...Object.keys(LOOP_CONTROL_PRESETS)].join(", ")}, all, ai_sdk`,
+      ["reforged"],
+    )
     .option("--peer", "also run the Vercel AI SDK generateText loop against the same backend")
     .option(
       "--ideal",
@@ -260,6 +262,8 @@ export function registerEvalCommand(program: Command): Command {
         ),
         "  ai_sdk       (--peer) Vercel AI SDK generateText + stopWhen",
         "  ideal        (--ideal) the reference calls played through the loop: the token yardstick",
+        "  reforged+subsets     reforged, each request offering only the tools that make progress now",
+        "  reforged+escalation  reforged, escalating to a stronger client after 2 failures of one kind (sim-model: profile clean)",
         "",
         "Backends:",
         ...Object.values(BACKENDS).map((backend) => `  ${backend.name.padEnd(18)} ${backend.description}`),

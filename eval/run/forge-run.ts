@@ -15,6 +15,8 @@ import {
 } from "../../src/context/index.ts";
 import type { Message } from "../../src/core/messages.ts";
 import type { LLMClient } from "../../src/core/types.ts";
+import { escalationCount } from "../../src/guardrails/escalation.ts";
+import type { EscalationTier } from "../../src/loop/loop-controls.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
 import type { WorkflowOutput, WorkflowSnapshot } from "../../src/machines/workflow.machine.ts";
 import type { CompactStrategyName, LoopConfig } from "../ablation.ts";
@@ -58,6 +60,23 @@ export interface ForgeRunInput {
   tokenizer?: PromptTokenizer;
   /** The ContextManager's `compactTarget` (default: its own, 2/3 of the threshold). */
   compactTarget?: number;
+  /** The stronger client of a config with `escalation` (required then). */
+  escalationClient?: LLMClient;
+}
+
+/**
+ * The escalation tier of a config that has one: the stronger client, whose calls the recorder
+ * labels with the tier's name. Throws when the config needs one and none was given.
+ */
+function escalationOf(config: LoopConfig, stronger: LLMClient | undefined): EscalationTier | undefined {
+  if (!config.escalation) return undefined;
+  if (!stronger) {
+    throw new Error(
+      `config ${config.name} escalates to a stronger client, and this backend offers none (the sim-model does: profile ${config.escalation.profile})`,
+    );
+  }
+  const name = `sim/${config.escalation.profile}`;
+  return { after: config.escalation.after, client: stronger, name };
 }
 
 /** The compaction strategy a config names. */
@@ -82,7 +101,8 @@ export async function runForge(input: ForgeRunInput): Promise<RunOutcome> {
       ? new ContextLimitedClient(input.client, input.tokenizer, limit.promptLimit)
       : null;
   const client = limited ?? input.client;
-  const recorder = createExchangeRecorder(startedAt);
+  const escalation = escalationOf(config, input.escalationClient);
+  const recorder = createExchangeRecorder(startedAt, escalation?.name ? [escalation.name] : []);
   const compactions: TimedCompaction[] = [];
   const appended: RunTrace["messages"] = [];
   const runner = new WorkflowRunner({
@@ -101,6 +121,8 @@ export async function runForge(input: ForgeRunInput): Promise<RunOutcome> {
     stepEnforcement: config.stepEnforcement,
     stream: input.stream ?? false,
     onMessage: (message: Message) => appended.push({ at: since(), message }),
+    ...(config.toolSubsets && { toolSubsets: config.toolSubsets }),
+    ...(escalation && { escalation }),
   });
 
   let initialSnapshot: unknown = null;
@@ -176,6 +198,10 @@ export async function runForge(input: ForgeRunInput): Promise<RunOutcome> {
       rescues: countRescues(recorder.exchanges, Object.keys(workflow.tools), config.rescueEnabled),
       nudges: countNudges(runMessages),
       forcedRetries: recorder.exchanges.filter((exchange) => exchange.toolChoice === "required").length,
+      ...(escalation && {
+        escalations: output?.escalation ? escalationCount(output.escalation) : 0,
+        escalatedCalls: recorder.exchanges.filter((exchange) => exchange.client !== undefined).length,
+      }),
       ...summarizeCompactions(compactions),
       ...tokenTotals(recorder.exchanges),
       wallMs: Math.round(wallMs * 10) / 10,

@@ -24,6 +24,8 @@ export interface RecordedExchange {
   error: { name: string; message: string; statusCode?: number; body?: string } | null;
   /** The call's `SendOptions.toolChoice` when it had one (`"required"` on a forced retry). */
   toolChoice?: ToolChoice;
+  /** The escalation tier's name when a stronger client served the call (`reforged+escalation`). */
+  client?: string;
 }
 
 /** A run's observer that records its LLM calls (`exchanges`, in the order they ended). */
@@ -35,8 +37,12 @@ export interface ExchangeRecorder extends RunObserver {
  * An observer that records every LLM call of a run (give it to the run's `observers`); the client
  * is left as it is. Token counts are the backend's (the usage the client reported through
  * `SendOptions.onUsage`); a call whose backend reports none gets a chars/4 estimate, labelled so.
+ * `tierNames`: the run's escalation tiers, in order: a call a tier served is labelled with its name.
  */
-export function createExchangeRecorder(startedAt = performance.now()): ExchangeRecorder {
+export function createExchangeRecorder(
+  startedAt = performance.now(),
+  tierNames: readonly string[] = [],
+): ExchangeRecorder {
   const exchanges: RecordedExchange[] = [];
   return {
     exchanges,
@@ -61,6 +67,9 @@ export function createExchangeRecorder(startedAt = performance.now()): ExchangeR
         response,
         error: error === null ? null : describeError(error),
         ...(toolChoice !== undefined && { toolChoice }),
+        ...(call.escalationTier !== undefined && {
+          client: tierNames[call.escalationTier - 1] ?? `tier ${call.escalationTier}`,
+        }),
       });
     },
   };

@@ -54,6 +54,10 @@ export interface RunMeasurement {
   nudges: NudgeCounts;
   /** LLM calls sent with `toolChoice: "required"`: the retries after a prose answer the loop forced. */
   forcedRetries: number;
+  /** Switches up to a stronger client (`reforged+escalation`); absent for other configs. */
+  escalations?: number;
+  /** LLM calls a stronger client served; absent for other configs. */
+  escalatedCalls?: number;
   compactions: number;
   maxPhase: number;
   /** Prompt tokens summed over the calls: the backend's counts where it reported them (see `tokenSource`). */

@@ -41,6 +41,8 @@ export interface LLMCallStartEvent extends RunPosition {
   tools: readonly ToolSpec[] | undefined;
   /** The call's `SendOptions.toolChoice`, when it has one (`"required"` on a forced retry). */
   toolChoice?: ToolChoice;
+  /** The escalation tier that served the call (1 = the first `escalation` tier); absent: the run's own client. */
+  escalationTier?: number;
   /** `performance.now()` when the call started. */
   startedAt: number;
 }

@@ -20,6 +20,7 @@ import { renderSystemPrompt, type Workflow, workflowToolSpecs } from "../core/wo
 import { resolveLimits } from "../guardrails/limits.ts";
 import type { RepairToolCall } from "../guardrails/repair.ts";
 import type { RetryNudge } from "../guardrails/response-validator.ts";
+import type { ActiveTools, ToolSubsets } from "../guardrails/tool-subset.ts";
 import {
   createWorkflowMachine,
   type HistoryCompactor,
@@ -35,6 +36,12 @@ import {
 import { type ActorStart, BoundMachine, startActor } from "./bound-machine.ts";
 import { assertResumable, type Checkpoint, type CheckpointMeta, checkpointHookFor } from "./checkpoint.ts";
 import { errorFromOutput } from "./failure.ts";
+import {
+  assertToolSubsets,
+  type EscalationOption,
+  type ResolvedEscalation,
+  resolveEscalation,
+} from "./loop-controls.ts";
 import { assertResumeMeta, assertWorkflowSnapshot } from "./snapshot-schema.ts";
 
 /** Options of `WorkflowRunner`. */
@@ -106,6 +113,38 @@ export interface WorkflowRunnerOptions {
    * none.
    */
   toolTimeoutMs?: number;
+  /**
+   * Which tools each request offers. `all` (default): every tool of the workflow. `steps`: only
+   * those that can make progress now: the required steps not done yet and their prerequisites;
+   * once none is pending, the terminal tool and its prerequisites; plus `respond` when the workflow
+   * has it. A tool that is none of these is never offered (add it with `activeTools`). A call to a
+   * tool outside the request's tools gets the unknown-tool reply (`[UnknownTool]`, listing the
+   * offered tools). Small models pick better among fewer tools (docs/decisions/018).
+   * @example
+   * new WorkflowRunner({ client, contextManager, toolSubsets: "steps" })
+   */
+  toolSubsets?: ToolSubsets;
+  /**
+   * Chooses each request's tools (after `toolSubsets`, whose subset it gets as `state.derived`):
+   * return tool names of the workflow; calls to other tools are answered as unknown tools. A throw,
+   * or a name that is not a tool (`WorkflowDefinitionError`), fails the run.
+   * @example
+   * activeTools: (state) => (state.iteration > 4 ? state.toolNames : state.derived)
+   */
+  activeTools?: ActiveTools;
+  /**
+   * A stronger client (or several, in rising `after` order) the loop switches to after `after`
+   * consecutive failures of one kind (prose or unknown tools, tool errors, premature terminal
+   * calls, unmet prerequisites: the guard counters). The next LLM call goes to the highest tier
+   * the streak reaches; once the streak ends, calls go back to `client` unless the tier `stay`s.
+   * Each call's client and every switch are recorded in the run's context (`context.escalation`,
+   * so in every checkpoint) and the machine's output (`WorkflowOutput.escalation`). Pick `after`
+   * below the budget it should rescue (`maxRetriesPerStep`, `maxToolErrors`, …), or the run fails
+   * before it escalates.
+   * @example
+   * escalation: { after: 2, client: strongClient, name: "7b" }
+   */
+  escalation?: EscalationOption;
   retryNudge?: RetryNudge;
   /**
    * Asked to repair a response before the loop nudges about it: text rescue got no call from, or
@@ -193,6 +232,7 @@ export interface WorkflowHooks
 export class WorkflowRunner {
   readonly options: Readonly<WorkflowRunnerOptions>;
   readonly #machines = new WeakMap<Workflow, { bound: BoundMachine; toolSpecs: ToolSpec[] }>();
+  readonly #escalation: ResolvedEscalation | undefined;
 
   constructor(options: WorkflowRunnerOptions) {
     // Checked here, so a bad limit fails at construction and not at the first run.
@@ -205,6 +245,11 @@ export class WorkflowRunner {
       assertInteger("WorkflowRunner", "toolConcurrency", options.toolConcurrency, 1);
     if (options.toolTimeoutMs !== undefined)
       assertInteger("WorkflowRunner", "toolTimeoutMs", options.toolTimeoutMs, 1);
+    if (options.toolSubsets !== undefined) assertToolSubsets("WorkflowRunner", options.toolSubsets);
+    if (options.activeTools !== undefined && typeof options.activeTools !== "function")
+      throw new RangeError("WorkflowRunner: activeTools must be a function of the step state");
+    this.#escalation =
+      options.escalation === undefined ? undefined : resolveEscalation("WorkflowRunner", options.escalation);
     this.options = { ...options };
   }
 
@@ -227,6 +272,8 @@ export class WorkflowRunner {
       ...(options.toolConcurrency !== undefined && { toolConcurrency: options.toolConcurrency }),
       ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }),
       forceToolChoiceOnRetry: options.forceToolChoiceOnRetry ?? true,
+      ...(options.toolSubsets !== undefined && { toolSubsets: options.toolSubsets }),
+      ...(this.#escalation && { escalation: this.#escalation.rules }),
     });
   }
 
@@ -275,6 +322,8 @@ export class WorkflowRunner {
     return {
       ...(observer && { observer }),
       client: options.client,
+      ...(this.#escalation && { escalationClients: this.#escalation.clients }),
+      ...(options.activeTools && { activeTools: options.activeTools }),
       contextManager,
       toolSpecs: this.#machineOf(workflow).toolSpecs,
       tools: workflow.tools,

@@ -27,6 +27,10 @@ const workflowContextSchema = z.looseObject({
     cancelGraceMs: count.optional(),
     toolConcurrency: z.number().int().positive().optional(),
     toolTimeoutMs: z.number().int().positive().optional(),
+    toolSubsets: z.enum(["all", "steps"]).optional(),
+    escalation: z
+      .array(z.looseObject({ after: z.number().int().positive(), name: z.string(), stay: z.boolean() }))
+      .optional(),
   }),
   messages: messagesSchema,
   appended: count,
@@ -47,6 +51,10 @@ const workflowContextSchema = z.looseObject({
   ),
   contextWarning: z.string().nullable().optional(),
   started: z.record(z.string(), count).optional(),
+  activeTools: strings.nullable().optional(),
+  escalation: z
+    .looseObject({ tier: count, servedBy: strings, switches: z.array(z.looseObject({ iteration: count })) })
+    .optional(),
   failure: z.looseObject({ kind: z.string() }).nullable(),
   checkpointSeq: count.optional(),
 });

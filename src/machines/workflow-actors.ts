@@ -84,6 +84,8 @@ export interface InferenceDeps {
   /** Hears the backend's token count of each history sent (the context manager's `observeUsage`). */
   onUsage?: (history: readonly Message[], usage: TokenUsage) => void;
   client: LLMClient;
+  /** The escalation tiers' clients: a request's `client` n ≥ 1 goes to `escalationClients[n - 1]`. */
+  escalationClients?: readonly LLMClient[];
   toolSpecs: readonly ToolSpec[];
   stream: boolean;
   /** Which earlier reasoning blocks each request re-sends; default `full`. */
@@ -108,10 +110,17 @@ export interface InferenceRequest {
   /** Sent after the history with this request only (a context warning); never part of the history. */
   transient?: readonly Message[];
   /**
+   * The names of the tools this request offers (a per-step subset), in the workflow's order;
+   * absent: every tool. The machine answers a call to any other as an unknown tool.
+   */
+  tools?: readonly string[];
+  /**
    * Tools left out of this request's tool list (the model just repeated a call to them with the same
    * arguments); the loop still accepts calls to them.
    */
   withoutTools?: readonly string[];
+  /** The escalation tier that serves this call: 0 or absent is `client`, n the n-th escalation client. */
+  client?: number;
   /** `SendOptions.toolChoice` of this call: `"required"` on the retry after a prose answer. */
   toolChoice?: ToolChoice;
 }
@@ -151,10 +160,13 @@ export function createInferenceLogic(
       const history = request.messages ?? historyOf(context);
       await checkpointOf(deps.checkpoint, parent, "inference");
       signal.throwIfAborted();
-      const tools = offeredTools(toolListOf(deps.toolSpecs), request.withoutTools);
+      const client = clientOf(deps, request.client);
+      const subset =
+        request.tools && toolListOf(deps.toolSpecs)?.filter((tool) => request.tools?.includes(tool.name));
+      const tools = offeredTools(subset ?? toolListOf(deps.toolSpecs), request.withoutTools);
       const sent = request.transient?.length ? [...history, ...request.transient] : history;
       const replayed = applyReasoningReplay(sent, deps.reasoningReplay ?? "full");
-      const messages = serialize(replayed, deps.client.apiFormat, parent);
+      const messages = serialize(replayed, client.apiFormat, parent);
       // The backend's prompt count is of the history (a transient warning adds a few tokens to it).
       const onUsage = deps.onUsage && ((usage: TokenUsage) => deps.onUsage?.(history, usage));
       // The run id and priority let a pooled client keep the run on one server and order its waiters.
@@ -169,21 +181,23 @@ export function createInferenceLogic(
       };
       const call = () =>
         deps.stream
-          ? collectStream(deps.client.sendStream(messages, tools, options), deps.onChunk, signal)
-          : deps.client.send(messages, tools, options);
+          ? collectStream(client.sendStream(messages, tools, options), deps.onChunk, signal)
+          : client.send(messages, tools, options);
       const position = { runId: runId ?? "standalone", iteration: context?.iteration ?? 0 };
       const started = {
         ...position,
         messages,
         tools,
         ...(options.toolChoice && { toolChoice: options.toolChoice }),
+        ...(request.client !== undefined && request.client > 0 && { escalationTier: request.client }),
       };
       const response = await observeLLMCall(deps.observer, call, options, started);
       if (!isLLMResponse(response)) throw new InvalidResponseError(response);
       if (deps.repairToolCall === undefined) return response;
       // The hook sees what the machine would nudge about, and its calls are decided on the same way.
       const repaired = await repairResponse(response, deps.repairToolCall, {
-        toolNames: context?.config.toolNames ?? deps.toolSpecs.map((spec) => spec.name),
+        toolNames:
+          context?.activeTools ?? context?.config.toolNames ?? deps.toolSpecs.map((spec) => spec.name),
         rescueEnabled: context?.config.rescueEnabled ?? true,
         tools: deps.toolSpecs,
       });
@@ -193,6 +207,18 @@ export function createInferenceLogic(
     // The history is the workflow context's own: a persisted snapshot holds it once.
     options.historyInParent ? { persistRequest: ({ messages: _history, ...rest }) => rest } : {},
   );
+}
+
+/** The client of an escalation tier (0: the run's own). */
+function clientOf(deps: InferenceDeps, tier: number | undefined): LLMClient {
+  if (tier === undefined || tier === 0) return deps.client;
+  const client = deps.escalationClients?.[tier - 1];
+  if (client === undefined) {
+    throw new WorkflowDefinitionError(
+      `The run asks for escalation tier ${tier}, but only ${deps.escalationClients?.length ?? 0} escalation client(s) are configured: resume it with the same escalation tiers it ran with.`,
+    );
+  }
+  return client;
 }
 
 /** The history of a restored request: the workflow's context (see `InferenceRequest.messages`). */

@@ -10,8 +10,10 @@ import {
   type GuardCounters,
   type GuardRules,
 } from "../guardrails/decisions.ts";
+import type { EscalationRecord, EscalationRule } from "../guardrails/escalation.ts";
 import { DEFAULT_LIMITS } from "../guardrails/limits.ts";
 import { createStepProgress, type StepProgress } from "../guardrails/step-state.ts";
+import type { ToolSubsets } from "../guardrails/tool-subset.ts";
 
 /** Limits and switches of one run. JSON-serializable. */
 export interface WorkflowConfig extends GuardRules {
@@ -41,6 +43,16 @@ export interface WorkflowConfig extends GuardRules {
    * call (`SendOptions.toolChoice: "required"`). Absent in snapshots older than the option: on.
    */
   forceToolChoiceOnRetry?: boolean;
+  /**
+   * `steps`: each request offers only the tools that can make progress now (`stepToolSubset`);
+   * `all` or absent: every tool (`WorkflowRunnerOptions.toolSubsets`).
+   */
+  toolSubsets?: ToolSubsets;
+  /**
+   * The escalation tiers in rising `after` order (`WorkflowRunnerOptions.escalation`); their
+   * clients are deps (`WorkflowMachineDeps.escalationClients`, same order). Absent: none.
+   */
+  escalation?: EscalationRule[];
 }
 
 /** How long a cancelled run waits for the tool call in flight by default: 5 s. */
@@ -109,6 +121,13 @@ export interface WorkflowContext extends GuardCounters {
   contextWarning: string | null;
   /** How many times each call of the batch in flight was started (tracked with checkpoints or unsafe tools). */
   started: Record<string, number>;
+  /**
+   * The tools this pass's request offers and its calls are validated against (a call to another
+   * tool is an unknown tool), or null/absent for every tool. Set at the start of each pass.
+   */
+  activeTools?: string[] | null;
+  /** Which client served each call and the switches between them; absent without escalation. */
+  escalation?: EscalationRecord;
   /** Result of the terminal tool once it succeeded. */
   result: unknown;
   failure: WorkflowFailure | null;

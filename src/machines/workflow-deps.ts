@@ -9,8 +9,10 @@ import type { ReasoningReplay } from "../core/reasoning-replay.ts";
 import type { ObserverSet } from "../core/run-observer.ts";
 import type { ToolDef, ToolSpec } from "../core/tools.ts";
 import type { LLMClient, LLMResponse, StreamChunk, ToolCall } from "../core/types.ts";
+import type { EscalationRecord } from "../guardrails/escalation.ts";
 import type { RepairToolCall } from "../guardrails/repair.ts";
 import type { RetryNudge } from "../guardrails/response-validator.ts";
+import type { ActiveTools } from "../guardrails/tool-subset.ts";
 import type { CheckpointHook } from "./workflow-actors.ts";
 import type { ToolOutcome, WorkflowFailure, WorkflowStatus } from "./workflow-context.ts";
 
@@ -33,6 +35,13 @@ export interface HistoryCompactor {
 /** Behaviour the machine is built with: clients, tools and callbacks never enter the context. */
 export interface WorkflowMachineDeps {
   client: LLMClient;
+  /**
+   * The clients of the escalation tiers, in the order of `config.escalation`: a call the tier
+   * chooses (`context.escalation.tier` ≥ 1) goes to `escalationClients[tier - 1]`.
+   */
+  escalationClients?: readonly LLMClient[];
+  /** Chooses each request's tools (after `config.toolSubsets`); see `ActiveTools`. */
+  activeTools?: ActiveTools;
   contextManager: HistoryCompactor;
   /** The tools the model is offered. */
   toolSpecs: readonly ToolSpec[];
@@ -100,6 +109,8 @@ export interface WorkflowOutput {
   messages: Message[];
   iteration: number;
   completedSteps: string[];
+  /** Which client served each LLM call and the escalations (runs with `config.escalation`). */
+  escalation?: EscalationRecord;
   /** The accepted batch of an inference-only run. */
   toolCalls: ToolCall[] | null;
 }

@@ -19,9 +19,11 @@ import {
   decideResponse,
   type GuardCounters,
 } from "../guardrails/decisions.ts";
+import { createEscalationRecord, escalateFor } from "../guardrails/escalation.ts";
 import { type ComparedCall, isSameCall, repeatedCallNote } from "../guardrails/repeated-call.ts";
 import { type RejectDecision, rejectionReplies } from "../guardrails/replies.ts";
 import { argMatchedTools, pendingSteps, recordStep, type StepProgress } from "../guardrails/step-state.ts";
+import { type ActiveTools, chooseActiveTools } from "../guardrails/tool-subset.ts";
 import { contextWarningNudge } from "../prompts/nudges.ts";
 import type { ToolOutcome, WorkflowContext, WorkflowFailure } from "./workflow-context.ts";
 import * as build from "./workflow-messages.ts";
@@ -52,22 +54,55 @@ export function contextWarningOf(warnings: readonly ThresholdEvent[]): string | 
 }
 
 /**
+ * The tools and the client of the pass that starts (LLM call `context.iteration + 1`): the tool
+ * subset (`toolSubsets`, the user's `activeTools`) and the escalation tier, from the step progress
+ * and the failure counters as the last pass left them.
+ */
+export function chooseToolsAndClient(
+  context: WorkflowContext,
+  activeTools: ActiveTools | undefined,
+): ContextUpdate {
+  const { config } = context;
+  const iteration = context.iteration + 1;
+  const chosen = chooseActiveTools(config, context.progress, iteration, activeTools);
+  const rules = config.escalation;
+  return {
+    ...((chosen !== null || context.activeTools != null) && { activeTools: chosen }),
+    ...(rules !== undefined &&
+      rules.length > 0 && {
+        escalation: escalateFor(context.escalation ?? createEscalationRecord(), rules, context, iteration),
+      }),
+  };
+}
+
+/** The tools this pass offers and validates against: the subset, or every tool. */
+export function offeredToolNames(context: WorkflowContext): readonly string[] {
+  return context.activeTools ?? context.config.toolNames;
+}
+
+/**
  * What a request carries: the context's history, plus this pass's transient context warning,
- * `toolChoice: "required"` when it retries after a prose answer (`forceToolChoiceOnRetry`), and the
- * tools to leave out after a repeated call (`withoutTools`).
+ * `toolChoice: "required"` when it retries after a prose answer (`forceToolChoiceOnRetry`), the
+ * tool subset (`tools`), the tools to leave out after a repeated call (`withoutTools`), and the
+ * escalation tier that serves it (`client`).
  */
 export function inferenceRequest(context: WorkflowContext): {
   messages: Message[];
   transient?: Message[];
   toolChoice?: "required";
+  tools?: string[];
   withoutTools?: string[];
+  client?: number;
 } {
   const force = context.decision?.kind === "retry" && context.config.forceToolChoiceOnRetry !== false;
   const withoutTools = repeatedTools(context);
+  const tier = context.escalation?.tier ?? 0;
   const request = {
     messages: context.messages,
     ...(force && { toolChoice: "required" as const }),
+    ...(context.activeTools != null && { tools: context.activeTools }),
     ...(withoutTools.length > 0 && { withoutTools }),
+    ...(tier > 0 && { client: tier }),
   };
   if (context.contextWarning === null) return request;
   const warning = createMessage(MessageRole.USER, context.contextWarning, {
@@ -105,7 +140,8 @@ export function decideOnResponse(
   response: LLMResponse,
   tools?: readonly ToolSpec[],
 ): ContextUpdate {
-  return withDecision(context, decideResponse(response, context.config, context, tools));
+  const rules = { ...context.config, toolNames: offeredToolNames(context) };
+  return withDecision(context, decideResponse(response, rules, context, tools));
 }
 
 /** Decide whether the accepted batch runs, and count the violation it may be. */
@@ -137,7 +173,7 @@ export function appendRetry(context: WorkflowContext, nudge: string): ContextUpd
 /** A rejected batch: its TOOL_CALL message and one tool-channel reply per call. */
 export function appendRejection(context: WorkflowContext): ContextUpdate {
   const decision = context.decision as RejectDecision;
-  const replies = rejectionReplies(decision, context.config.toolNames);
+  const replies = rejectionReplies(decision, offeredToolNames(context));
   return append(
     context,
     build.rejectedBatchMessages(decision.calls, replies, decision.kind, context.runId, stepOf(context)),

@@ -83,7 +83,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
     actions: {
       // The one side effect of the pass's start: the ContextManager compacts (and fires its callbacks).
       startIteration: assign(({ context, self }) => {
-        const { contextManager, contextWarnings } = depsOf(self);
+        const { contextManager, contextWarnings, activeTools } = depsOf(self);
         const messages = contextManager.maybeCompact(
           context.messages,
           context.iteration,
@@ -100,6 +100,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
         }
         const warnings = contextWarnings === false ? [] : (contextManager.takeWarnings?.() ?? []);
         return {
+          ...update.chooseToolsAndClient(context, activeTools),
           messages: Object.freeze(messages) as Message[],
           iteration: context.iteration + 1,
           contextWarning: update.contextWarningOf(warnings),
@@ -123,7 +124,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
         const raw = context.decision?.kind === "retry" ? context.decision.raw : "";
         return update.appendRetry(
           context,
-          buildRetryNudge(raw, depsOf(self).retryNudge, context.config.toolNames),
+          buildRetryNudge(raw, depsOf(self).retryNudge, update.offeredToolNames(context)),
         );
       }),
       appendRejection: assign(({ context }) => update.appendRejection(context)),
@@ -298,6 +299,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       messages: [...context.messages],
       iteration: context.iteration,
       completedSteps: context.progress.completedSteps,
+      ...(context.escalation && { escalation: context.escalation }),
       toolCalls: context.status === "responded" ? update.decidedCalls(context) : null,
     }),
   });
@@ -329,7 +331,7 @@ function derived<T>(
 /** What the inference worker needs of a run's deps; the context manager hears the backend's counts. */
 function inferenceDepsOf(deps: WorkflowMachineDeps): InferenceDeps {
   const { client, toolSpecs, stream, onChunk, reasoningReplay, checkpoint, contextManager, priority } = deps;
-  const { repairToolCall, observer } = deps;
+  const { repairToolCall, observer, escalationClients } = deps;
   const observe = contextManager.observeUsage?.bind(contextManager);
   return {
     ...(checkpoint && { checkpoint }),
@@ -337,6 +339,7 @@ function inferenceDepsOf(deps: WorkflowMachineDeps): InferenceDeps {
       onUsage: (history: readonly Message[], usage: TokenUsage) => observe(history, usage.promptTokens),
     }),
     client,
+    ...(escalationClients && { escalationClients }),
     toolSpecs,
     stream: stream ?? false,
     ...(onChunk && { onChunk }),

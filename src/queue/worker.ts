@@ -8,6 +8,7 @@ import { BackendError, WorkflowDefinitionError } from "../core/errors.ts";
 import type { RunObserver } from "../core/run-observer.ts";
 import type { LLMClient } from "../core/types.ts";
 import type { Workflow } from "../core/workflow.ts";
+import { escalationClientsOf } from "../loop/loop-controls.ts";
 import { WorkflowRunner, type WorkflowRunnerOptions } from "../loop/runner.ts";
 import { LeaseLostError, QueueFencedError, type RunLease, type RunQueue } from "./run-queue.ts";
 
@@ -50,7 +51,9 @@ export interface WorkerOptions {
    * The client runs infer through instead of the registry runner's: a pool of llama-server
    * endpoints (`new EndpointPool({ endpoints })` from `forge-guardrails/clients`). Each call carries
    * the run's id (the pool keeps the run on one server) and its priority (a run enqueued with a
-   * higher priority waits less for a slot); `endRun` hears each run leave this worker.
+   * higher priority waits less for a slot); `endRun` hears each run leave this worker. The runner's
+   * `escalation` tiers keep their own clients (a tier's client may be a pool of the stronger model;
+   * its `endRun` hears each run leave too), and `toolSubsets` / `activeTools` apply as on the runner.
    */
   endpoints?: LLMClient & { endRun?(runId: string): void };
   /** Leases taken before a backend failure stops being retried (default 5). */
@@ -116,6 +119,10 @@ export function startWorker(options: WorkerOptions): Worker {
     ? { ...registry.runner.options, client: endpoints }
     : registry.runner.options;
   const baseRunner = endpoints ? new WorkflowRunner(baseOptions) : registry.runner;
+  // Pools among the escalation tiers' clients hear each run leave, like `endpoints`.
+  const escalationPools = escalationClientsOf(baseOptions.escalation) as (LLMClient & {
+    endRun?(runId: string): void;
+  })[];
   const lanes = Array.from({ length: options.concurrency ?? 1 }, () => lane());
 
   // A lane never dies of one error (a queue that cannot be read, a settle that fails): it says so
@@ -226,6 +233,7 @@ export function startWorker(options: WorkerOptions): Worker {
       await settleFailure(lease, error);
     } finally {
       endpoints?.endRun?.(job.runId);
+      for (const pool of escalationPools) pool.endRun?.(job.runId);
       // A watch server that is down was reported by the watch's transport; the run goes on.
       await watch?.flush().catch(() => {});
     }

@@ -2,6 +2,8 @@ import { z } from "zod";
 import type { Message } from "../../src/core/messages.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { defineWorkflow } from "../../src/core/workflow.ts";
+import { WorkflowRunner, type WorkflowRunnerOptions } from "../../src/loop/runner.ts";
+import { ScriptedClient } from "../../src/testing/index.ts";
 
 /** A compactor that never compacts, for loop tests that are not about compaction. */
 export const passthrough = {
@@ -69,4 +71,20 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<any> {
     },
     (error: unknown) => error,
   );
+}
+
+/** A runner over a ScriptedClient playing `script`, with a passthrough compactor; `messages` hears onMessage. */
+export function scriptedRunner(
+  script: ConstructorParameters<typeof ScriptedClient>[0],
+  options: Partial<WorkflowRunnerOptions> = {},
+) {
+  const client = new ScriptedClient(script);
+  const messages: Message[] = [];
+  const runner = new WorkflowRunner({
+    client,
+    contextManager: createPassthrough(),
+    onMessage: (message) => messages.push(message),
+    ...options,
+  });
+  return { client, runner, messages };
 }

@@ -6,27 +6,13 @@ import { ToolCallRepairError } from "../../src/core/errors.ts";
 import { type Message, MessageType } from "../../src/core/messages.ts";
 import type { ToolCallRepairInput } from "../../src/guardrails/repair.ts";
 import { runInference } from "../../src/loop/inference.ts";
-import { WorkflowRunner } from "../../src/loop/runner.ts";
 import { ScriptedClient, text, toolCall } from "../../src/testing/index.ts";
-import { createPassthrough, rejectionOf, weatherWorkflow } from "../helpers/workflows.ts";
+import { createPassthrough, rejectionOf, scriptedRunner, weatherWorkflow } from "../helpers/workflows.ts";
 
 const vars = { promptVars: { user: "Ada" } };
 const prose = "I think the weather in Paris is probably nice.";
 
-function setup(
-  script: ConstructorParameters<typeof ScriptedClient>[0],
-  options: Partial<ConstructorParameters<typeof WorkflowRunner>[0]> = {},
-) {
-  const client = new ScriptedClient(script);
-  const messages: Message[] = [];
-  const runner = new WorkflowRunner({
-    client,
-    contextManager: createPassthrough(),
-    onMessage: (message) => messages.push(message),
-    ...options,
-  });
-  return { client, runner, messages };
-}
+const setup = scriptedRunner;
 
 const nudges = (messages: Message[]) =>
   messages.filter((message) => message.metadata.type === MessageType.RETRY_NUDGE).length;

@@ -13,9 +13,8 @@ import { defineTool, type ToolCallContext, type ToolEffects } from "../../src/co
 import type { LLMResponse } from "../../src/core/types.ts";
 import { defineWorkflow } from "../../src/core/workflow.ts";
 import type { CheckpointMeta } from "../../src/loop/checkpoint.ts";
-import { WorkflowRunner } from "../../src/loop/runner.ts";
-import { ScriptedClient, toolCall } from "../../src/testing/index.ts";
-import { createPassthrough, rejectionOf } from "../helpers/workflows.ts";
+import { toolCall } from "../../src/testing/index.ts";
+import { rejectionOf, scriptedRunner } from "../helpers/workflows.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -86,20 +85,7 @@ function toolbox(
   };
 }
 
-function runnerFor(
-  script: ConstructorParameters<typeof ScriptedClient>[0],
-  options: Partial<ConstructorParameters<typeof WorkflowRunner>[0]> = {},
-) {
-  const client = new ScriptedClient(script);
-  const messages: Message[] = [];
-  const runner = new WorkflowRunner({
-    client,
-    contextManager: createPassthrough(),
-    onMessage: (message) => messages.push(message),
-    ...options,
-  });
-  return { client, runner, messages };
-}
+const runnerFor = scriptedRunner;
 
 const results = (messages: readonly Message[]) =>
   messages
