@@ -4,6 +4,7 @@
  * checkpoint fails with `InvalidSnapshotError` naming its field instead of resuming wrongly.
  */
 import { z } from "zod";
+import { approvalStateSchema } from "../core/approval.ts";
 import { InvalidSnapshotError } from "../core/errors.ts";
 import { describeIssues, messagesSchema } from "../core/message-schema.ts";
 
@@ -47,6 +48,7 @@ const workflowContextSchema = z.looseObject({
   ),
   contextWarning: z.string().nullable().optional(),
   started: z.record(z.string(), count).optional(),
+  approval: approvalStateSchema.nullable().optional(),
   failure: z.looseObject({ kind: z.string() }).nullable(),
   checkpointSeq: count.optional(),
 });

@@ -2,6 +2,7 @@
  * The workflow machine's context: JSON-only control state (counters, step progress, iteration)
  * kept apart from the message history the model sees, plus the run's configuration.
  */
+import type { ApprovalState } from "../core/approval.ts";
 import type { Message } from "../core/messages.ts";
 import type { Prerequisite } from "../core/tools.ts";
 import {
@@ -109,6 +110,12 @@ export interface WorkflowContext extends GuardCounters {
   contextWarning: string | null;
   /** How many times each call of the batch in flight was started (tracked with checkpoints or unsafe tools). */
   started: Record<string, number>;
+  /**
+   * The batch in flight's calls that wait for a person, and the decisions taken on them: set when
+   * the batch stops in `awaitingApproval`, cleared once the batch is recorded. Absent in snapshots
+   * older than approval (none waits).
+   */
+  approval?: ApprovalState | null;
   /** Result of the terminal tool once it succeeded. */
   result: unknown;
   failure: WorkflowFailure | null;
@@ -161,6 +168,7 @@ export function createWorkflowContext(input: WorkflowInput): WorkflowContext {
     outcomes: [],
     contextWarning: null,
     started: {},
+    approval: null,
     result: null,
     failure: null,
   };
