@@ -8,37 +8,24 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { effectCounts } from "../fixtures/approval/payments.ts";
-import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
-import { exitOf, spawnForge, waitForOutput } from "../helpers/forge-cli.ts";
-import { startTestPostgresServer, type TestPostgresServer } from "../helpers/postgres-server.ts";
-import { startTestRedisServer, type TestRedisServer } from "../helpers/redis-server.ts";
+import { exitOf, runForge, spawnForge, waitForOutput } from "../helpers/forge-cli.ts";
+import { useQueueServers } from "../helpers/queue-servers.ts";
 
 const REGISTRY = new URL("../fixtures/approval/registry.ts", import.meta.url).pathname;
 const dirs: string[] = [];
-let redis: TestRedisServer;
-let postgres: TestPostgresServer;
-beforeAllOrFail(async () => {
-  [redis, postgres] = await Promise.all([startTestRedisServer(), startTestPostgresServer()]);
-}, 60_000);
-afterAll(async () => {
-  await Promise.all([redis?.stop(), postgres?.stop()]);
-});
+const { redis, postgres } = useQueueServers();
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-async function forge(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const run = spawnForge(args);
-  const code = await exitOf(run.child);
-  return { code, stdout: run.stdout(), stderr: run.stderr() };
-}
+const forge = (args: string[]) => runForge(args);
 
 const engines = [
   { name: "a queue directory", queue: (dir: string) => join(dir, "queue") },
-  { name: "redis://", queue: () => redis.url },
-  { name: "postgres://", queue: () => postgres.url },
+  { name: "redis://", queue: () => redis().url },
+  { name: "postgres://", queue: () => postgres().url },
 ];
 
 describe.each(engines)("forge runs approve|deny on $name", (engine) => {

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   ApprovalAlreadyDecidedError,
   ApprovalNotPendingError,
@@ -17,19 +17,10 @@ import {
 import { createRunQueue, type RunQueue, type RunQueueSpec } from "../../src/queue/index.ts";
 import { startPaymentsWorker } from "../fixtures/approval/approval-queue.ts";
 import { effectCounts, readEffects } from "../fixtures/approval/payments.ts";
-import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { crashHarness, waitForLine } from "../helpers/crash-harness.ts";
-import { startTestPostgresServer, type TestPostgresServer } from "../helpers/postgres-server.ts";
-import { startTestRedisServer, type TestRedisServer } from "../helpers/redis-server.ts";
+import { useQueueServers } from "../helpers/queue-servers.ts";
 
-let redis: TestRedisServer;
-let postgres: TestPostgresServer;
-beforeAllOrFail(async () => {
-  [redis, postgres] = await Promise.all([startTestRedisServer(), startTestPostgresServer()]);
-}, 60_000);
-afterAll(async () => {
-  await Promise.all([redis?.stop(), postgres?.stop()]);
-});
+const { redis, postgres } = useQueueServers();
 
 const { cleanups, tempDir, spawnFixture } = crashHarness("forge-approval-queue-");
 const CHILD = new URL("../fixtures/approval/approval-worker-child.ts", import.meta.url);
@@ -52,12 +43,12 @@ const engines: Engine[] = [
   },
   {
     name: "Redis",
-    spec: () => redis.url,
+    spec: () => redis().url,
     open: (spec, queueName) => createRunQueue({ redis: spec, ...bullmq(queueName) }),
   },
   {
     name: "PostgreSQL",
-    spec: () => postgres.url,
+    spec: () => postgres().url,
     open: (spec, queueName) => createRunQueue({ postgres: spec, ...bullmq(queueName) }),
   },
 ];
@@ -151,3 +142,40 @@ describe.each(engines)("approval on the $name queue", (engine) => {
     expect(Object.keys(effectCounts(dir, "notify"))).toHaveLength(1);
   }, 120_000);
 });
+
+describe.each(engines.filter((engine) => engine.name !== "embedded"))(
+  "an approved unsafe call on the $name queue whose worker is killed inside it",
+  (engine) => {
+    it("is not run again by the worker that takes the run over: its outcome is unknown", async () => {
+      const dir = tempDir();
+      const queueName = `approval-${randomUUID()}`;
+      const spec = engine.spec(dir);
+      const parker = spawnFixture(CHILD, [spec, queueName, dir, "pay-2"]);
+      await waitForLine(dir, (line) => line === "settled pay-2 awaiting_approval", "the run to park", 60_000);
+      parker.kill("SIGKILL");
+      const queue = await opened(engine, spec, queueName);
+      expect((await queue.approve("pay-2")).status).toBe("waiting");
+      // Right after the approval a worker takes the run and dies inside the approved transfer.
+      const doomed = spawnFixture(CHILD, [spec, queueName, dir, "pay-2", "transfer"]);
+      const exited = new Promise((resolve) => doomed.on("exit", (_code, signal) => resolve(signal)));
+      await waitForLine(dir, (line) => line.startsWith("transfer "), "the approved transfer", 60_000);
+      doomed.kill("SIGKILL");
+      expect(await exited).toBe("SIGKILL");
+      const survivor = startPaymentsWorker(queue, dir, { workerId: "survivor" });
+      cleanups.push(() => survivor.close());
+      expect(await queue.result("pay-2")).toBe("paid");
+      const [key, count] = Object.entries(effectCounts(dir, "transfer"))[0] ?? [];
+      expect([key?.startsWith("pay-2:"), count]).toEqual([true, 1]);
+      // The model was told so: the history the survivor checkpointed answers the transfer that way.
+      const { checkpoint } = (await queue.get("pay-2")) ?? {};
+      const history = (
+        checkpoint?.snapshot as { context: { messages: { toolName?: string; content: string }[] } }
+      ).context.messages;
+      expect(history.find((message) => message.toolName === "transfer")?.content).toMatch(
+        /^\[ToolError\] OutcomeUnknown: 'transfer' was interrupted by a restart/,
+      );
+      // The approved notify ran (after the takeover, or before the kill: once either way).
+      expect(Object.values(effectCounts(dir, "notify"))).toEqual([1]);
+    }, 120_000);
+  },
+);
