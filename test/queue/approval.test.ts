@@ -167,10 +167,10 @@ describe.each(engines.filter((engine) => engine.name !== "embedded"))(
       const [key, count] = Object.entries(effectCounts(dir, "transfer"))[0] ?? [];
       expect([key?.startsWith("pay-2:"), count]).toEqual([true, 1]);
       // The model was told so: the history the survivor checkpointed answers the transfer that way.
-      const { checkpoint } = (await queue.get("pay-2")) ?? {};
-      const history = (
-        checkpoint?.snapshot as { context: { messages: { toolName?: string; content: string }[] } }
-      ).context.messages;
+      const snapshot = (await queue.get("pay-2"))?.checkpoint?.snapshot as
+        | { context: { messages: { toolName?: string; content: string }[] } }
+        | undefined;
+      const history = snapshot?.context.messages ?? [];
       expect(history.find((message) => message.toolName === "transfer")?.content).toMatch(
         /^\[ToolError\] OutcomeUnknown: 'transfer' was interrupted by a restart/,
       );
