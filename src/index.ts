@@ -26,6 +26,20 @@ export {
 } from "./context/token-estimator.ts";
 export { DROPPED_RESULT_CONTENT } from "./context/tool-result-compaction.ts";
 export {
+  type ApprovalDecision,
+  type ApprovalState,
+  approvalDecisionSchema,
+  decideApprovals,
+  decisionsFor,
+  isFullyDecided,
+  type PendingApproval,
+  undecidedCalls,
+} from "./core/approval.ts";
+export {
+  ApprovalAlreadyDecidedError,
+  ApprovalNotPendingError,
+  ApprovalRunClosedError,
+  AwaitingApprovalError,
   BackendError,
   BudgetResolutionError,
   CheckpointMismatchError,
@@ -88,9 +102,11 @@ export type {
   ToolResultEvent,
 } from "./core/run-observer.ts";
 export {
+  type ApprovalCheckContext,
   type DefineToolOptions,
   defineTool,
   type JsonSchema,
+  type NeedsApproval,
   type Prerequisite,
   prerequisiteTool,
   type ToolCallContext,

@@ -18,7 +18,14 @@ import {
 
 const DEFAULT_QUEUE_DIR = ".forge/queue";
 const QUEUE_HELP = "the queue: a directory (embedded), or a redis:// or postgres:// URL (BullMQ)";
-const STATUSES: readonly RunStatus[] = ["waiting", "active", "completed", "failed", "cancelled"];
+const STATUSES: readonly RunStatus[] = [
+  "waiting",
+  "active",
+  "awaiting_approval",
+  "completed",
+  "failed",
+  "cancelled",
+];
 
 /** Add `worker`, `enqueue` and `runs` to `program`. */
 export function registerQueueCommands(program: Command): void {
@@ -128,7 +135,7 @@ export function registerQueueCommands(program: Command): void {
 
   const runs = program
     .command("runs")
-    .description("List, show, cancel, retry and prune the runs of a run queue");
+    .description("List, show, approve, deny, cancel, retry and prune the runs of a run queue");
   runs
     .command("ls")
     .description("One line per run: id, status, workflow, attempts")
@@ -138,6 +145,7 @@ export function registerQueueCommands(program: Command): void {
       await withQueue(options.queue, async (queue) => {
         for (const run of await queue.list(options.status ? { status: options.status } : {})) {
           console.log(`${run.runId}\t${run.status}\t${run.workflow}\tattempts=${run.attempts}`);
+          if (run.status === "awaiting_approval") for (const line of pendingLines(run)) console.log(line);
         }
         // An embedded queue's unreadable run files, moved aside: said on stderr, the listing stays runs only.
         for (const file of (await (queue as Partial<EmbeddedRunQueue>).quarantined?.()) ?? []) {
@@ -157,6 +165,7 @@ export function registerQueueCommands(program: Command): void {
         console.log(JSON.stringify(withoutSnapshot(run), null, 2));
       });
     });
+  for (const verb of ["approve", "deny"] as const) registerDecisionCommand(runs, verb);
   runs
     .command("cancel")
     .description("Cancel a waiting or active run (an active one stops at its next checkpoint)")
@@ -211,6 +220,52 @@ export function registerQueueCommands(program: Command): void {
         console.log(`removed ${removed} run${removed === 1 ? "" : "s"}`);
       });
     });
+}
+
+/**
+ * `runs approve` / `runs deny`: decide a parked run's pending call (`--call`), or every undecided
+ * one. The typed errors (a call not pending, decided before, a run that is over) end the command
+ * with their message. On an embedded queue the worker holding the directory carries it out at its
+ * next take.
+ */
+function registerDecisionCommand(runs: Command, verb: "approve" | "deny"): void {
+  runs
+    .command(verb)
+    .description(
+      verb === "approve"
+        ? "Approve a run's call that waits for a person (--call), or all of them: once every pending call is decided the run goes on, on any worker"
+        : "Deny a run's call that waits for a person (--call), or all of them: the model reads --reason as the call's result",
+    )
+    .argument("<run-id>")
+    .option("--call <id>", "the pending call's id (runs show lists them); default: every undecided call")
+    .option("--reason <text>", verb === "deny" ? "why: the model reads it" : "why (kept with the decision)")
+    .option("--queue <dir|url>", QUEUE_HELP, queueSpec, DEFAULT_QUEUE_DIR)
+    .action(async (runId: string, options: { queue: string; call?: string; reason?: string }) => {
+      await withQueue(options.queue, async (queue) => {
+        const decide = {
+          ...(options.call && { callId: options.call }),
+          ...(options.reason && { reason: options.reason }),
+        };
+        const run = verb === "approve" ? await queue.approve(runId, decide) : await queue.deny(runId, decide);
+        const which = options.call ? `call ${options.call} of ${runId}` : `every pending call of ${runId}`;
+        // An embedded queue's client only asks the worker that holds the directory.
+        console.log(
+          engineOf(options.queue) === "embedded"
+            ? `${verb} requested: ${which}`
+            : `${verb === "approve" ? "approved" : "denied"}: ${which} (run ${run.status})`,
+        );
+      });
+    });
+}
+
+/** A parked run's calls, one indented line each: call id, tool, arguments, and any decision taken. */
+function pendingLines(run: RunRecord): string[] {
+  const decisions = new Map(run.approval?.decisions.map((decision) => [decision.callId, decision]));
+  return (run.approval?.pending ?? []).map((call) => {
+    const decision = decisions.get(call.callId);
+    const state = decision ? (decision.approved ? "approved" : "denied") : "pending";
+    return `  ${call.callId}\t${state}\t${call.tool}\t${JSON.stringify(call.args)}`;
+  });
 }
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };

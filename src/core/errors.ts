@@ -2,6 +2,7 @@
  * The error hierarchy. Every error's `name` equals its class name, and each carries the context
  * a caller needs to act on it (attempts, pending steps, the last raw output, the history).
  */
+import type { ApprovalState, PendingApproval } from "./approval.ts";
 import type { Message } from "./messages.ts";
 
 /** Base class of every error the library raises. */
@@ -330,4 +331,87 @@ export function describeValue(value: unknown): string {
     }
   }
   return `${typeof value} ${String(value).slice(0, 200)}`;
+}
+
+/**
+ * A decision on a call that is already decided (approved or denied before): each pending call is
+ * decided once. Nothing changed; read the run's pending calls again.
+ */
+export class ApprovalAlreadyDecidedError extends ForgeError {
+  readonly callId: string;
+  /** What it was decided before. */
+  readonly decision: "approved" | "denied";
+  constructor(callId: string, decision: "approved" | "denied") {
+    super(
+      `Call ${callId} was already ${decision}; a call awaiting approval is decided once. Nothing changed.`,
+    );
+    this.callId = callId;
+    this.decision = decision;
+  }
+}
+
+/** A decision on a call that does not await approval in this run (a wrong id, or another run's call). */
+export class ApprovalNotPendingError extends ForgeError {
+  readonly callId: string;
+  /** The calls that do await approval (empty: the run waits for none). */
+  readonly pendingCallIds: string[];
+  constructor(callId: string, pendingCallIds: string[]) {
+    super(
+      pendingCallIds.length === 0
+        ? `Call ${callId} does not await approval: the run waits for no approval.`
+        : `Call ${callId} does not await approval; the pending calls are ${pendingCallIds.join(", ")}.`,
+    );
+    this.callId = callId;
+    this.pendingCallIds = pendingCallIds;
+  }
+}
+
+/** A decision on a run that is over (cancelled, completed or failed): nothing waits any more. */
+export class ApprovalRunClosedError extends ForgeError {
+  readonly runId: string;
+  /** What became of the run, e.g. `cancelled`. */
+  readonly status: string;
+  constructor(runId: string, status: string) {
+    super(`Run ${runId} is ${status}: it no longer waits for approval, so nothing can be decided.`);
+    this.runId = runId;
+    this.status = status;
+  }
+}
+
+/**
+ * Not a failure: the run stopped to wait for a person. Calls of its last batch need approval
+ * (their tools' `needsApproval`); nothing of that batch ran and no process is held while a person
+ * decides. Store `snapshot` and `meta` (as a checkpoint), then resume with the decisions:
+ * `runner.resume(workflow, snapshot, { meta, decisions })`, in this process or another.
+ */
+export class AwaitingApprovalError extends ForgeError {
+  readonly runId: string;
+  /** The calls still waiting for a decision, in batch order. */
+  readonly pending: PendingApproval[];
+  /** Every call that waited, and the decisions taken so far (partial decisions stay here). */
+  readonly approval: ApprovalState;
+  /** The run's persisted snapshot, JSON: resume from it. */
+  readonly snapshot: unknown;
+  /** What `resume` checks the snapshot against (see `ResumeOptions.meta`). */
+  readonly meta: { workflow: string; definitionHash: string; machineVersion: number };
+  constructor(init: {
+    runId: string;
+    approval: ApprovalState;
+    pending: PendingApproval[];
+    snapshot: unknown;
+    meta: AwaitingApprovalError["meta"];
+  }) {
+    super(
+      `Run ${init.runId} waits for a person to approve or deny ${init.pending
+        .map((call) => `${call.tool} (call ${call.callId})`)
+        .join(
+          ", ",
+        )}. Resume it with the decisions: runner.resume(workflow, error.snapshot, { meta: error.meta, decisions }).`,
+    );
+    this.runId = init.runId;
+    this.pending = init.pending;
+    this.approval = init.approval;
+    this.snapshot = init.snapshot;
+    this.meta = init.meta;
+  }
 }

@@ -3,6 +3,7 @@
  */
 import { z } from "zod";
 import { WorkflowDefinitionError } from "./errors.ts";
+import type { Message } from "./messages.ts";
 
 /** A JSON object schema, as it travels on the wire. */
 export type JsonSchema = Record<string, unknown>;
@@ -52,6 +53,25 @@ export interface ToolCallContext {
   resumed: boolean;
 }
 
+/** What a `needsApproval` function is told about the call it decides on. */
+export interface ApprovalCheckContext {
+  /** The run's id. */
+  runId: string;
+  /** The call's id, as in the TOOL_CALL message. */
+  callId: string;
+  /** The run's history so far (the TOOL_CALL message of the batch last). Read only. */
+  messages: readonly Message[];
+}
+
+/**
+ * Whether a call must wait for a person before it runs: always (`true`), never (`false`, the
+ * default), or as a function of the call's parsed arguments and the run decides (it may be async;
+ * a throw fails the run). See docs/decisions/017-human-approval.md.
+ */
+export type NeedsApproval =
+  | boolean
+  | ((args: Record<string, unknown>, context: ApprovalCheckContext) => boolean | Promise<boolean>);
+
 /** A tool's signature, implementation and prerequisites. */
 export interface ToolDef<Args extends Record<string, unknown> = Record<string, unknown>> {
   spec: ToolSpec;
@@ -68,6 +88,8 @@ export interface ToolDef<Args extends Record<string, unknown> = Record<string, u
    * signal is aborted; over the runner's `toolTimeoutMs`. Unset: the runner's, else no limit.
    */
   timeoutMs?: number;
+  /** Whether a call waits for a person's approval before it runs (see {@link NeedsApproval}). Unset: never. */
+  needsApproval?: NeedsApproval;
 }
 
 /** Options of `defineTool`. */
@@ -86,6 +108,14 @@ export interface DefineToolOptions<Schema extends z.ZodObject> {
    * (counted against `maxToolErrors`). Over the runner's `toolTimeoutMs`; unset: that, else none.
    */
   timeoutMs?: number;
+  /**
+   * A call waits for a person before it runs: the run ends its attempt with an
+   * `AwaitingApprovalError` carrying the pending calls and a snapshot, and resumes once each is
+   * approved or denied. `true`, or a (possibly async) function of the parsed arguments and the run.
+   * @example
+   * needsApproval: ({ amount }) => Number(amount) > 100
+   */
+  needsApproval?: NeedsApproval;
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -102,7 +132,17 @@ const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
  */
 export function defineTool<Schema extends z.ZodObject>(options: DefineToolOptions<Schema>): ToolDef {
   const { name, description, parameters, execute, prerequisites = [], effects, timeoutMs } = options;
+  const { needsApproval } = options;
   assertToolName(name);
+  if (
+    needsApproval !== undefined &&
+    typeof needsApproval !== "boolean" &&
+    typeof needsApproval !== "function"
+  ) {
+    throw new WorkflowDefinitionError(
+      `Tool '${name}': needsApproval must be a boolean or a function of the call's arguments, got ${JSON.stringify(needsApproval)}`,
+    );
+  }
   if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) {
     throw new WorkflowDefinitionError(
       `Tool '${name}': timeoutMs must be a positive integer (milliseconds), got ${JSON.stringify(timeoutMs)}`,
@@ -132,6 +172,7 @@ export function defineTool<Schema extends z.ZodObject>(options: DefineToolOption
     prerequisites: [...prerequisites],
     ...(effects !== undefined && { effects }),
     ...(timeoutMs !== undefined && { timeoutMs }),
+    ...(needsApproval !== undefined && { needsApproval }),
   };
 }
 

@@ -12,12 +12,13 @@ import type { CheckpointPoint } from "../machines/workflow-actors.ts";
  * The version of the workflow machine's snapshot format (states, context and invoked workers).
  * Bumped whenever a snapshot written by one version cannot be restored by another: 3 leaves the
  * history out of the LLM call in flight, which a version 2 runner could not restore (it refuses a
- * version 3 checkpoint with `CheckpointMismatchError` instead); version 2 checkpoints still resume.
+ * version 3 checkpoint with `CheckpointMismatchError` instead); 4 adds the `awaitingApproval` state
+ * (docs/decisions/017), which a version 3 runner could not restore. Versions 2 and 3 still resume.
  */
-export const MACHINE_VERSION = 3;
+export const MACHINE_VERSION = 4;
 
 /** The machine versions whose checkpoints this runner resumes. */
-const RESUMABLE_MACHINE_VERSIONS: readonly number[] = [2, MACHINE_VERSION];
+const RESUMABLE_MACHINE_VERSIONS: readonly number[] = [2, 3, MACHINE_VERSION];
 
 /** What comes with each checkpoint's snapshot. Store it beside the snapshot. */
 export interface CheckpointMeta extends CheckpointPoint {

@@ -4,7 +4,8 @@
  */
 import type { InspectionEvent, Snapshot } from "xstate";
 import { assertInteger } from "../context/validate-option.ts";
-import { WorkflowCancelledError } from "../core/errors.ts";
+import { type ApprovalDecision, undecidedCalls } from "../core/approval.ts";
+import { AwaitingApprovalError, WorkflowCancelledError } from "../core/errors.ts";
 import { assertMessages } from "../core/message-schema.ts";
 import { createMessage, type Message, MessageRole, MessageType } from "../core/messages.ts";
 import { assertReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
@@ -33,8 +34,16 @@ import {
   type WorkflowConfig,
   type WorkflowInput,
 } from "../machines/workflow-context.ts";
-import { type ActorStart, BoundMachine, startActor } from "./bound-machine.ts";
-import { assertResumable, type Checkpoint, type CheckpointMeta, checkpointHookFor } from "./checkpoint.ts";
+import { assertDecisionsFit, settleOrPark } from "./approval-park.ts";
+import { type ActorStart, BoundMachine } from "./bound-machine.ts";
+import {
+  assertResumable,
+  type Checkpoint,
+  type CheckpointMeta,
+  checkpointHookFor,
+  MACHINE_VERSION,
+  workflowDefinitionHash,
+} from "./checkpoint.ts";
 import { errorFromOutput } from "./failure.ts";
 import {
   assertToolSubsets,
@@ -207,6 +216,17 @@ export interface ResumeOptions extends DriveOptions {
    */
   meta?: Pick<CheckpointMeta, "workflow" | "definitionHash" | "machineVersion"> &
     Partial<Pick<CheckpointMeta, "seq">>;
+  /**
+   * A person's decisions on the calls a run parked for (`AwaitingApprovalError.pending`): each
+   * must name a pending, undecided call of the snapshot (`ApprovalNotPendingError`,
+   * `ApprovalAlreadyDecidedError`; `ApprovalRunClosedError` for a run that is over). Once every
+   * pending call is decided the batch runs, approved calls as usual and denied ones answered with
+   * their reason; with some left undecided the run parks again (`AwaitingApprovalError`, its
+   * snapshot holding the decisions so far).
+   * @example
+   * await runner.resume(workflow, parked.snapshot, { meta: parked.meta, decisions: [{ callId, approved: true }] });
+   */
+  decisions?: ApprovalDecision[];
 }
 
 /** Callbacks of a spawned workflow machine that see the original errors (they never enter its context). */
@@ -427,10 +447,12 @@ export class WorkflowRunner {
   ): Promise<unknown> {
     if (runOptions.meta) assertResumable(workflow, assertResumeMeta(runOptions.meta));
     assertWorkflowSnapshot(snapshot);
+    const decisions = runOptions.decisions ?? [];
+    if (decisions.length > 0) assertDecisionsFit(snapshot, decisions);
     return this.#drive(
       workflow,
       { snapshot },
-      runOptions,
+      { ...runOptions, decisions },
       this.#observerFor(runOptions.observers),
       runOptions.meta?.seq,
     );
@@ -439,7 +461,7 @@ export class WorkflowRunner {
   async #drive(
     workflow: Workflow,
     start: ActorStart,
-    runOptions: DriveOptions,
+    runOptions: DriveOptions & Pick<ResumeOptions, "decisions">,
     observer: ObserverSet | undefined,
     checkpointSeq?: number,
   ): Promise<unknown> {
@@ -469,9 +491,23 @@ export class WorkflowRunner {
     };
     signal?.addEventListener("abort", cancel, { once: true });
     try {
-      const settled = startActor(actor);
+      const settled = settleOrPark(actor, runOptions.decisions ?? [], deps.checkpoint);
       if (signal?.aborted) cancel();
-      const output: WorkflowOutput = await settled;
+      const end = await settled;
+      if (end.kind === "parked") {
+        throw new AwaitingApprovalError({
+          runId: end.runId,
+          approval: end.approval,
+          pending: undecidedCalls(end.approval),
+          snapshot: end.snapshot,
+          meta: {
+            workflow: workflow.name,
+            definitionHash: workflowDefinitionHash(workflow),
+            machineVersion: MACHINE_VERSION,
+          },
+        });
+      }
+      const output: WorkflowOutput = end.output;
       if (output.status === "done") return output.result;
       throw errorFromOutput(output, actorError, toolErrors);
     } finally {

@@ -4,6 +4,7 @@
  * checkpoint fails with `InvalidSnapshotError` naming its field instead of resuming wrongly.
  */
 import { z } from "zod";
+import { approvalStateSchema } from "../core/approval.ts";
 import { InvalidSnapshotError } from "../core/errors.ts";
 import { describeIssues, messagesSchema } from "../core/message-schema.ts";
 
@@ -55,6 +56,7 @@ const workflowContextSchema = z.looseObject({
   escalation: z
     .looseObject({ tier: count, servedBy: strings, switches: z.array(z.looseObject({ iteration: count })) })
     .optional(),
+  approval: approvalStateSchema.nullable().optional(),
   failure: z.looseObject({ kind: z.string() }).nullable(),
   checkpointSeq: count.optional(),
 });

@@ -30,9 +30,11 @@ import {
   type ToolChoice,
 } from "../core/types.ts";
 import { type RepairToolCall, repairResponse } from "../guardrails/repair.ts";
+import { deniedOutcome, screenBatch } from "./approval-screen.ts";
 import { fromRequests } from "./request-worker.ts";
 import { type BatchSchedule, runBatch } from "./tool-batch.ts";
 import type { ToolOutcome, WorkflowContext } from "./workflow-context.ts";
+import type { ToolBatchOutput } from "./workflow-deps.ts";
 
 /** Dependencies fixed when the logic is built, or looked up from the workflow actor a worker answers. */
 export type DepsSource<TDeps extends object> = TDeps | ((workflow: AnyActorRef) => TDeps);
@@ -46,8 +48,11 @@ function resolveDeps<TDeps extends object>(
   return source(parent);
 }
 
-/** Why a checkpoint is taken: before an LLM call, before a tool batch, around one call. */
-export type CheckpointReason = "inference" | "tools" | "call_started" | "call_done";
+/**
+ * Why a checkpoint is taken: before an LLM call, before a tool batch, around one call, or as the
+ * run stops to wait for a person's approval (the snapshot to resume it from).
+ */
+export type CheckpointReason = "inference" | "tools" | "call_started" | "call_done" | "awaiting_approval";
 
 /** What the loop knows when it asks for a checkpoint. */
 export interface CheckpointPoint {
@@ -307,10 +312,17 @@ export interface ToolExecutionRequest {
 export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) {
   return fromRequests(
     "tools",
-    async (request: ToolExecutionRequest, signal, parent): Promise<ToolOutcome[]> => {
+    async (request: ToolExecutionRequest, signal, parent): Promise<ToolBatchOutput> => {
       const deps = resolveDeps(source, parent);
       const { tools, checkpoint } = deps;
       const { calls } = request;
+      // Asked once per batch: a batch resumed after its decisions (context.approval set) runs.
+      const screened = contextOf(parent);
+      if (screened && !screened.approval) {
+        const approval = await screenBatch(tools, calls, screened);
+        signal.throwIfAborted();
+        if (approval) return { approval };
+      }
       await checkpointOf(checkpoint, parent, "tools");
       const config = contextOf(parent)?.config;
       const concurrency = config?.toolConcurrency ?? 1;
@@ -333,6 +345,11 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
         if (finished) {
           // Finished before a restart: its result was checkpointed; never run it again.
           outcomes[index] = finished;
+          return;
+        }
+        const decision = context?.approval?.decisions.find((taken) => taken.callId === call.callId);
+        if (decision && !decision.approved) {
+          outcomes[index] = deniedOutcome(call, decision.reason);
           return;
         }
         const attempt = (context?.started[call.callId] ?? 0) + 1;

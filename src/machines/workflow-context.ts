@@ -2,6 +2,7 @@
  * The workflow machine's context: JSON-only control state (counters, step progress, iteration)
  * kept apart from the message history the model sees, plus the run's configuration.
  */
+import type { ApprovalState } from "../core/approval.ts";
 import type { Message } from "../core/messages.ts";
 import type { Prerequisite } from "../core/tools.ts";
 import {
@@ -128,6 +129,12 @@ export interface WorkflowContext extends GuardCounters {
   activeTools?: string[] | null;
   /** Which client served each call and the switches between them; absent without escalation. */
   escalation?: EscalationRecord;
+  /**
+   * The batch in flight's calls that wait for a person, and the decisions taken on them: set when
+   * the batch stops in `awaitingApproval`, cleared once the batch is recorded. Absent in snapshots
+   * older than approval (none waits).
+   */
+  approval?: ApprovalState | null;
   /** Result of the terminal tool once it succeeded. */
   result: unknown;
   failure: WorkflowFailure | null;
@@ -180,6 +187,7 @@ export function createWorkflowContext(input: WorkflowInput): WorkflowContext {
     outcomes: [],
     contextWarning: null,
     started: {},
+    approval: null,
     result: null,
     failure: null,
   };

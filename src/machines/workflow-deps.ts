@@ -4,6 +4,7 @@
  */
 import type { AnyActorRef } from "xstate";
 import type { ThresholdEvent } from "../context/context-manager.ts";
+import type { ApprovalDecision, ApprovalState } from "../core/approval.ts";
 import type { Message } from "../core/messages.ts";
 import type { ReasoningReplay } from "../core/reasoning-replay.ts";
 import type { ObserverSet } from "../core/run-observer.ts";
@@ -89,16 +90,24 @@ export interface WorkflowMachineDeps {
 export type WorkflowDepsLookup = (workflow: AnyActorRef) => WorkflowMachineDeps;
 
 /**
- * Events the workflow actor accepts: `workflow.cancel` from outside, and the answers of its two
- * request workers (`inference.*`, `tools.*`), which only those workers send.
+ * What the tools worker answers a batch with: the calls' outcomes in batch order, or, when calls
+ * of the batch wait for a person, the approval request (nothing of the batch ran).
+ */
+export type ToolBatchOutput = ToolOutcome[] | { approval: ApprovalState };
+
+/**
+ * Events the workflow actor accepts: `workflow.cancel` and `approval.decide` from outside (a
+ * decision's call must be pending and undecided: check with `decideApprovals` first), and the
+ * answers of its two request workers (`inference.*`, `tools.*`), which only those workers send.
  */
 export type WorkflowEvent =
   | { type: "workflow.cancel" }
+  | { type: "approval.decide"; decisions: ApprovalDecision[] }
   | { type: "inference.done"; output: LLMResponse }
   | { type: "inference.error"; error: unknown }
   | { type: "tools.started"; callId: string }
   | { type: "tools.outcome"; outcome: ToolOutcome }
-  | { type: "tools.done"; output: ToolOutcome[] }
+  | { type: "tools.done"; output: ToolBatchOutput }
   | { type: "tools.error"; error: unknown };
 
 /** What a finished workflow actor reports. */

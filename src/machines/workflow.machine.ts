@@ -4,6 +4,7 @@
  * (and responded, for the proxy's inference-only front half).
  */
 import { type ActorRefFrom, and, assign, type SnapshotFrom, sendTo, setup } from "xstate";
+import { decideApprovals, isFullyDecided } from "../core/approval.ts";
 import type { Message } from "../core/messages.ts";
 import type { RunStateName } from "../core/run-observer.ts";
 import type { LLMResponse, TokenUsage } from "../core/types.ts";
@@ -79,6 +80,8 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       decided: ({ context }, params: { kind: Decision["kind"] }) => context.decision?.kind === params.kind,
       iterationsExhausted: ({ context }) => context.iteration >= context.config.maxIterations,
       isInferenceOnly: ({ context }) => context.config.inferenceOnly,
+      awaitsApproval: ({ event }) => event.type === "tools.done" && !Array.isArray(event.output),
+      approvalDecided: ({ context }) => context.approval != null && isFullyDecided(context.approval),
     },
     actions: {
       // The one side effect of the pass's start: the ContextManager compacts (and fires its callbacks).
@@ -137,6 +140,15 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       ),
       recordBatch: assign(({ context, event }) => update.recordBatch(context, outcomesOf(event))),
       keepBatchOutcomes: assign(({ event }) => ({ outcomes: outcomesOf(event) })),
+      keepApprovalRequest: assign(({ event }) => ({
+        approval: event.type === "tools.done" && !Array.isArray(event.output) ? event.output.approval : null,
+      })),
+      keepDecisions: assign(({ context, event }) =>
+        event.type === "approval.decide" && context.approval
+          ? { approval: decideApprovals(context.approval, event.decisions) }
+          : {},
+      ),
+      clearApproval: assign({ approval: null }),
       closeOpenCalls: assign(({ context }) => update.closeOpenCalls(context)),
       failWithDecision: assign(({ context }) => update.failWith(context)),
       failMaxIterations: assign(({ context }) => update.failMaxIterations(context)),
@@ -237,9 +249,20 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
         on: {
           "tools.started": { actions: "markStarted" },
           "tools.outcome": { actions: "keepOutcome" },
-          "tools.done": { target: "review", actions: ["recordBatch", "reportAppended"] },
+          "tools.done": [
+            { guard: "awaitsApproval", target: "awaitingApproval", actions: "keepApprovalRequest" },
+            { target: "review", actions: ["recordBatch", "clearApproval", "reportAppended"] },
+          ],
           "tools.error": { target: "failed", actions: actorFailure("tools") },
           "workflow.cancel": { target: "cancelling" },
+        },
+      },
+      awaitingApproval: {
+        description:
+          "Calls of the batch wait for a person (their tools' needsApproval); nothing of the batch ran. The runner ends its attempt here with the pending calls and a snapshot; once every pending call is decided (approval.decide), the batch runs: approved calls as usual, denied ones answered with the reason.",
+        always: { guard: "approvalDecided", target: "execute" },
+        on: {
+          "approval.decide": { actions: "keepDecisions" },
         },
       },
       cancelling: {
@@ -390,5 +413,5 @@ function errorOf(event: WorkflowEvent): unknown {
 }
 
 function outcomesOf(event: WorkflowEvent): ToolOutcome[] {
-  return event.type === "tools.done" ? event.output : [];
+  return event.type === "tools.done" && Array.isArray(event.output) ? event.output : [];
 }

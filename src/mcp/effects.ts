@@ -24,3 +24,12 @@ export function effectsFromAnnotations(annotations: McpToolAnnotations | undefin
   if (annotations?.idempotentHint === true) return "idempotent";
   return "unsafe";
 }
+
+/**
+ * Whether an MCP tool may destroy something, by MCP's defaults: not `readOnlyHint`, and
+ * `destructiveHint` not false (a tool with no hints counts as destructive). For
+ * `needsApproval: "destructive"`.
+ */
+export function isDestructive(annotations: McpToolAnnotations | undefined): boolean {
+  return annotations?.readOnlyHint !== true && annotations?.destructiveHint !== false;
+}

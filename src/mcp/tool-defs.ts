@@ -2,7 +2,7 @@
 import { WorkflowDefinitionError } from "../core/errors.ts";
 import { type ToolDef, type ToolEffects, toolSpecFromJsonSchema } from "../core/tools.ts";
 import type { McpServerConnection, McpToolInfo } from "./connection.ts";
-import { effectsFromAnnotations } from "./effects.ts";
+import { effectsFromAnnotations, isDestructive } from "./effects.ts";
 import { assertNoCollision, exposedToolName, type NamedTool } from "./naming.ts";
 
 /** Options of `mcpToolDefs` (and `McpServerConnection.toolDefs`). */
@@ -19,6 +19,21 @@ export interface McpToolDefsOptions {
   effects?: Readonly<Record<string, ToolEffects>>;
   /** Overrides each connection's `timeoutMs` for these tools. */
   timeoutMs?: number;
+  /**
+   * Which tools' calls wait for a person's approval (docs/decisions/017): `true` (all), the names
+   * the model sees them under, a predicate, or `"destructive"`: the tools whose annotations do not
+   * say they are read-only or non-destructive (MCP's defaults: no hint counts as destructive).
+   * Default: none, since annotations are hints an untrusted server may get wrong, and a workflow
+   * that never waited should not start to. A listed name not among the chosen tools is a
+   * `WorkflowDefinitionError`.
+   * @example
+   * mcpToolDefs(files, { needsApproval: ["write_file", "move_file"] })
+   */
+  needsApproval?:
+    | boolean
+    | "destructive"
+    | readonly string[]
+    | ((tool: McpToolInfo, server: string) => boolean);
 }
 
 /**
@@ -72,19 +87,15 @@ export function mcpToolDefs(
     }
   }
   assertNoCollision(chosen);
-  const unknownEffects = Object.keys(options.effects ?? {}).filter(
-    (name) => !chosen.some((candidate) => candidate.name === name),
-  );
-  if (unknownEffects.length > 0) {
-    throw new WorkflowDefinitionError(
-      `MCP effects given for ${unknownEffects.map((name) => `'${name}'`).join(", ")}, not among the chosen tools: ${chosen.map((candidate) => candidate.name).join(", ") || "(none)"}`,
-    );
-  }
-  return chosen.map(({ info, connection, name }) => {
+  assertKnownNames("effects", Object.keys(options.effects ?? {}), chosen);
+  assertKnownNames("needsApproval", options.needsApproval, chosen);
+  return chosen.map(({ info, connection, name, server }) => {
     const description = info.description ?? info.title ?? info.annotations?.title ?? "";
     const effects = options.effects?.[name] ?? effectsFromAnnotations(info.annotations);
     const timeoutMs = options.timeoutMs;
+    const needsApproval = approvalOf(options.needsApproval, info, name, server);
     return {
+      ...(needsApproval && { needsApproval }),
       spec: specOf(connection.name, info, name, description),
       execute: (args, context) =>
         connection.callTool(info.name, args, {
@@ -95,6 +106,30 @@ export function mcpToolDefs(
       effects,
     };
   });
+}
+
+/** Names an option gives (a list) that are not among the chosen tools: a `WorkflowDefinitionError`. */
+function assertKnownNames(option: string, given: unknown, chosen: readonly NamedTool[]): void {
+  if (!Array.isArray(given)) return;
+  const unknown = (given as string[]).filter((name) => !chosen.some((candidate) => candidate.name === name));
+  if (unknown.length > 0) {
+    throw new WorkflowDefinitionError(
+      `MCP ${option} given for ${unknown.map((name) => `'${name}'`).join(", ")}, not among the chosen tools: ${chosen.map((candidate) => candidate.name).join(", ") || "(none)"}`,
+    );
+  }
+}
+
+/** Whether calls to this tool wait for approval, by the `needsApproval` option. */
+function approvalOf(
+  rule: McpToolDefsOptions["needsApproval"],
+  info: McpToolInfo,
+  name: string,
+  server: string,
+): boolean {
+  if (rule === undefined || typeof rule === "boolean") return rule === true;
+  if (rule === "destructive") return isDestructive(info.annotations);
+  if (typeof rule === "function") return rule(info, server) === true;
+  return rule.includes(name);
 }
 
 /** The tool's spec; a name or schema the loop cannot take is an error naming the server and tool. */

@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 // Types only: bullmq and ioredis are optional peers, loaded by createBullmqQueue (loadBullmq).
 import type { Job, Queue, QueueEvents, Worker } from "bullmq";
 import type { Redis } from "ioredis";
+import { type ApprovalState, isFullyDecided } from "../core/approval.ts";
 import type { JobStore } from "./job-store.ts";
 import { defineFencedCommands, RedisJobStore } from "./redis-store.ts";
 import {
@@ -19,6 +20,8 @@ import {
   assertPriority,
   assertPruneOptions,
   assertRunId,
+  type DecideOptions,
+  decideQueuedRun,
   type EnqueueOptions,
   type FinishedStatus,
   isPrunable,
@@ -94,7 +97,15 @@ export interface JobData extends RunJob {
   enqueuedAt?: number;
   checkpoint?: StoredCheckpoint;
   error?: { name: string; message: string };
+  /** The calls the run parked for and the decisions taken (docs/decisions/017). */
+  approval?: ApprovalState;
 }
+
+/**
+ * How far ahead a parked run's job is delayed: BullMQ keeps it in its delayed set, which no
+ * worker takes from, until `approve` / `deny` promote it. About five years; never reached.
+ */
+const PARKED_DELAY_MS = 5 * 365 * 24 * 3_600_000;
 
 /** This process's enqueues within one millisecond, in order (the fraction of `enqueuedAt`). */
 let enqueueSeq = 0;
@@ -369,6 +380,43 @@ export class BullmqRunQueue implements RunQueue {
     this.#waiters.notify(runId);
   }
 
+  async approve(runId: string, options: DecideOptions = {}): Promise<RunRecord> {
+    return this.#decide(runId, true, options);
+  }
+
+  async deny(runId: string, options: DecideOptions = {}): Promise<RunRecord> {
+    return this.#decide(runId, false, options);
+  }
+
+  /**
+   * Keep a person's decision in the parked job's data; the last pending call decided promotes the
+   * job from BullMQ's delayed set to waiting. A run left delayed with every call decided (a
+   * producer stopped between the two steps) is promoted by the next decision asked for it.
+   */
+  async #decide(runId: string, approved: boolean, options: DecideOptions): Promise<RunRecord> {
+    assertRunId(runId);
+    this.#assertOpen();
+    const job = await this.#queue.getJob(runId);
+    const run = await this.get(runId);
+    if (!job || !run) throw new RangeError(`No run ${runId} in this queue`);
+    const stranded = run.approval && isFullyDecided(run.approval) && (await job.getState()) === "delayed";
+    if (!stranded) {
+      const approval = decideQueuedRun(run, approved, options);
+      await job.updateData({ ...job.data, approval });
+      if (!isFullyDecided(approval)) return this.#recordOrThrow(runId);
+    }
+    await job.promote();
+    this.#waiters.notify("work");
+    this.#waiters.notify(runId);
+    return this.#recordOrThrow(runId);
+  }
+
+  async #recordOrThrow(runId: string): Promise<RunRecord> {
+    const record = await this.get(runId);
+    if (!record) throw new Error(`Run ${runId} vanished while it was decided`);
+    return record;
+  }
+
   async retry(runId: string): Promise<RunRecord> {
     this.#assertOpen();
     const run = await this.get(runId);
@@ -591,6 +639,7 @@ class LiveLease implements RunLease {
   readonly job: RunJob;
   readonly checkpoint: StoredCheckpoint | undefined;
   readonly attempts: number;
+  readonly approval: ApprovalState | undefined;
   readonly #controller = new AbortController();
   readonly #bullJob: Job<JobData>;
   readonly #token: string;
@@ -616,9 +665,10 @@ class LiveLease implements RunLease {
     this.#lockMs = input.lockMs;
     this.#onEnd = input.onEnd;
     this.#data = input.job.data;
-    const { checkpoint: _checkpoint, error: _error, ...job } = input.job.data;
+    const { checkpoint: _checkpoint, error: _error, approval: _approval, ...job } = input.job.data;
     this.job = job;
     this.checkpoint = input.job.data.checkpoint;
+    this.approval = input.job.data.approval;
     this.attempts = input.job.attemptsStarted ?? 1;
     this.#renewal = setInterval(() => void this.#renew(), Math.max(50, Math.floor(this.#lockMs / 2)));
     this.#renewal.unref();
@@ -658,6 +708,12 @@ class LiveLease implements RunLease {
   async release(): Promise<void> {
     await this.#write(undefined);
     await this.#settle(() => this.#bullJob.moveToWait(this.#token));
+  }
+
+  /** Park: the approval kept in the data, the job moved to BullMQ's delayed set (no worker takes it). */
+  async park(approval: ApprovalState): Promise<void> {
+    await this.#write({ ...this.#data, approval });
+    await this.#settle(() => this.#bullJob.moveToDelayed(Date.now() + PARKED_DELAY_MS, this.#token));
   }
 
   /** The run was cancelled: stop it, and settle the job as failed while this lease holds its lock. */
@@ -763,7 +819,9 @@ function recordOf(job: Job<JobData>, state: string, cancelled: boolean): RunReco
           ? "failed"
           : state === "active"
             ? "active"
-            : "waiting";
+            : state === "delayed" && run.approval && !isFullyDecided(run.approval)
+              ? "awaiting_approval"
+              : "waiting";
   const failure =
     status === "cancelled"
       ? { name: "WorkflowCancelledError", message: `Run ${run.runId} was cancelled` }

@@ -20,6 +20,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
+import { approvalStateSchema } from "../core/approval.ts";
 import { RunIdSchema, type RunRecord } from "./run-queue.ts";
 
 /** What the queue keeps beside a run's public record: who holds it. */
@@ -40,13 +41,14 @@ const StoredRunSchema = z
     message: z.string(),
     priority: z.number().int(),
     promptVars: z.record(z.string(), z.string()).optional(),
-    status: z.enum(["waiting", "active", "completed", "failed", "cancelled"]),
+    status: z.enum(["waiting", "active", "awaiting_approval", "completed", "failed", "cancelled"]),
     attempts: z.number().int().min(0),
     checkpoint: z
       .object({ snapshot: z.unknown(), meta: z.object({ seq: z.number(), runId: z.string() }).passthrough() })
       .optional(),
     result: z.unknown().optional(),
     error: ErrorSchema.optional(),
+    approval: approvalStateSchema.optional(),
     enqueuedAt: z.number(),
     finishedAt: z.number().optional(),
     lease: z.string().optional(),

@@ -82,6 +82,7 @@ export function createEmbeddedLease(
     job,
     checkpoint: run.checkpoint,
     attempts: run.attempts,
+    approval: run.approval,
     signal: controller.signal,
     saveCheckpoint: async (checkpoint: StoredCheckpoint) =>
       guarded(() => {
@@ -96,5 +97,6 @@ export function createEmbeddedLease(
     fail: async (error, { retry } = { retry: false }) =>
       settle(retry ? { status: "waiting", error } : { status: "failed", error, finishedAt: Date.now() }),
     release: async () => settle({ status: "waiting" }),
+    park: async (approval) => settle({ status: "awaiting_approval", approval }),
   };
 }

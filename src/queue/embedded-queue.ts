@@ -7,8 +7,10 @@
  * their last checkpoint. A run file that cannot be read is moved aside to `dir/quarantine/`.
  */
 import { randomUUID } from "node:crypto";
-import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { z } from "zod";
+import { isFullyDecided } from "../core/approval.ts";
 import {
   createFileDurably,
   isRunId,
@@ -28,10 +30,13 @@ import {
   assertPriority,
   assertPruneOptions,
   assertRunId,
+  type DecideOptions,
+  decideQueuedRun,
   type EnqueueOptions,
   LeaseLostError,
   type PruneOptions,
   type QueueFencedError,
+  RunIdSchema,
   type RunLease,
   type RunQueue,
   type RunRecord,
@@ -51,8 +56,8 @@ export interface EmbeddedQueueOptions {
   /**
    * `worker` (default): takes the directory's lock and works runs. `client`: no lock, for a
    * producer in another process (`forge enqueue`, `forge runs`) while a worker holds the directory:
-   * it adds runs as new files, reads them from disk, and asks the worker to cancel, retry or prune
-   * through a request file; it cannot take runs.
+   * it adds runs as new files, reads them from disk, and asks the worker to cancel, retry, prune,
+   * approve or deny through a request file; it cannot take runs.
    */
   mode?: "worker" | "client";
   /**
@@ -85,7 +90,7 @@ export interface EmbeddedRunQueue extends RunQueue {
  */
 export async function createEmbeddedQueue(options: EmbeddedQueueOptions): Promise<EmbeddedRunQueue> {
   const runsDir = join(options.dir, "runs");
-  for (const sub of ["runs", "cancel", "retry", "prune", "quarantine"]) {
+  for (const sub of ["runs", "cancel", "retry", "prune", "decide", "quarantine"]) {
     mkdirSync(join(options.dir, sub), { recursive: true });
   }
   const maxPayloadBytes = assertMaxPayloadBytes(options.maxPayloadBytes);
@@ -191,6 +196,7 @@ class EmbeddedQueue implements EmbeddedRunQueue {
     write: (run) => this.#write(run),
     takeRequests: () => {
       this.#takeCancelRequests();
+      this.#takeDecideRequests();
       this.#takePruneRequests();
     },
     end: (runId, controller) => {
@@ -351,6 +357,7 @@ class EmbeddedQueue implements EmbeddedRunQueue {
     this.#recoverAbandoned();
     this.#takeCancelRequests();
     this.#takeRetryRequests();
+    this.#takeDecideRequests();
     this.#takePruneRequests();
     const next = [...this.#runs.values()]
       .filter((run) => run.status === "waiting")
@@ -465,6 +472,64 @@ class EmbeddedQueue implements EmbeddedRunQueue {
     return publicRecord(waiting);
   }
 
+  async approve(runId: string, options: DecideOptions = {}): Promise<RunRecord> {
+    return this.#decide(runId, true, options);
+  }
+
+  async deny(runId: string, options: DecideOptions = {}): Promise<RunRecord> {
+    return this.#decide(runId, false, options);
+  }
+
+  /**
+   * A person's decision on a parked run: checked against the run as it stands (typed errors), then
+   * kept; the last pending call decided puts the run back to waiting. A client checks against the
+   * file and leaves the decision as a request file, which the worker carries out at its next take.
+   */
+  async #decide(runId: string, approved: boolean, options: DecideOptions): Promise<RunRecord> {
+    assertRunId(runId);
+    this.#assertOpen();
+    const run = this.#refresh(runId);
+    if (!run) throw new RangeError(`No run ${runId} in this queue`);
+    const approval = decideQueuedRun(run, approved, options);
+    if (this.#mode === "client") {
+      const request = { runId, approved, ...options };
+      writeFileDurably(join(this.#queueDir, "decide", `${randomUUID()}.json`), JSON.stringify(request));
+      return publicRecord(run);
+    }
+    const { lease: _lease, ...rest } = run;
+    const decided: StoredRun = {
+      ...rest,
+      approval,
+      status: isFullyDecided(approval) ? "waiting" : "awaiting_approval",
+    };
+    this.#write(decided);
+    if (decided.status === "waiting") this.#waiters.notify("enqueued");
+    return publicRecord(decided);
+  }
+
+  /** A worker carries out the decisions clients left as files; one no longer valid is warned about. */
+  #takeDecideRequests(): void {
+    this.#assertHolder();
+    const dir = join(this.#queueDir, "decide");
+    for (const name of readdirSync(dir)) {
+      if (name.startsWith(".") || !name.endsWith(".json")) continue;
+      const path = join(dir, name);
+      let request: { runId: string; approved: boolean; callId?: string; reason?: string };
+      try {
+        request = decideRequestSchema.parse(JSON.parse(readFileSync(path, "utf8")));
+        rmSync(path);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+        this.#warnStray(`decide/${name}`, (error as Error).message);
+        continue;
+      }
+      const { runId, approved, ...options } = request;
+      this.#decide(runId, approved, options).catch((error: unknown) =>
+        this.#warn(`${approved ? "approve" : "deny"} ${runId}: ${(error as Error).message}`),
+      );
+    }
+  }
+
   async prune(options: PruneOptions): Promise<number> {
     const { olderThanMs, status } = assertPruneOptions(options);
     this.#assertOpen();
@@ -537,6 +602,14 @@ class EmbeddedQueue implements EmbeddedRunQueue {
     if (this.#closed) throw new Error("The run queue is closed");
   }
 }
+
+/** A decision a client left in `decide/` for the worker. */
+const decideRequestSchema = z.strictObject({
+  runId: RunIdSchema,
+  approved: z.boolean(),
+  callId: z.string().optional(),
+  reason: z.string().optional(),
+});
 
 function publicRecord(run: StoredRun): RunRecord {
   const { lease: _lease, epoch: _epoch, ...record } = run;

@@ -13,6 +13,7 @@ export { createEmbeddedQueue, type EmbeddedQueueOptions, type EmbeddedRunQueue }
 export { createPostgresQueue, PostgresMissingError, type PostgresQueueOptions } from "./postgres-queue.ts";
 export {
   DEFAULT_MAX_PAYLOAD_BYTES,
+  type DecideOptions,
   type EnqueueOptions,
   FINISHED_STATUSES,
   type FinishedStatus,

@@ -7,10 +7,14 @@
  * PostgreSQL).
  */
 import { z } from "zod";
-import { ForgeError } from "../core/errors.ts";
+import { type ApprovalState, decideApprovals, decisionsFor } from "../core/approval.ts";
+import { ApprovalNotPendingError, ApprovalRunClosedError, ForgeError } from "../core/errors.ts";
 
-/** Where a run stands. */
-export type RunStatus = "waiting" | "active" | "completed" | "failed" | "cancelled";
+/**
+ * Where a run stands. `awaiting_approval`: parked until a person decides its pending calls
+ * (`RunQueue.approve` / `deny`); it holds no worker lane and no lease.
+ */
+export type RunStatus = "waiting" | "active" | "awaiting_approval" | "completed" | "failed" | "cancelled";
 
 /** What a producer asks for. */
 export interface EnqueueOptions {
@@ -55,6 +59,11 @@ export interface RunRecord extends RunJob {
   result?: unknown;
   /** Why it failed: the typed error's name and message. */
   error?: { name: string; message: string };
+  /**
+   * The calls the run parked for and the decisions taken on them (status `awaiting_approval`
+   * while some are undecided); kept after the run goes on, as a record of who was asked what.
+   */
+  approval?: ApprovalState;
   enqueuedAt: number;
   finishedAt?: number;
 }
@@ -69,9 +78,16 @@ export interface RunLease {
   /** The last checkpoint when the run was taken over from a crashed worker; undefined for a fresh run. */
   readonly checkpoint: StoredCheckpoint | undefined;
   readonly attempts: number;
+  /** The run's approval state when it parked before (its decisions resume it); undefined if it never did. */
+  readonly approval: ApprovalState | undefined;
   /** Aborted when the lease is lost (or the run cancelled): stop the run at once. */
   readonly signal: AbortSignal;
   saveCheckpoint(checkpoint: StoredCheckpoint): Promise<void>;
+  /**
+   * Park the run until a person decides (its last checkpoint is the snapshot it waits in): status
+   * `awaiting_approval`, the lease ends and the lane is free. `approve` / `deny` make it wait again.
+   */
+  park(approval: ApprovalState): Promise<void>;
   complete(result: unknown): Promise<void>;
   fail(error: { name: string; message: string }, options?: { retry: boolean }): Promise<void>;
   /** Hand the run back (graceful shutdown): it waits again and resumes from its last checkpoint. */
@@ -98,6 +114,19 @@ export interface RunQueue {
    */
   retry(runId: string): Promise<RunRecord>;
   /**
+   * Approve a parked run's pending call (`callId`), or every undecided one when none is named.
+   * Once each pending call is decided the run waits again and any worker resumes it: approved
+   * calls run (an `unsafe` one at most once, as ever), denied ones are answered with their reason.
+   * Rejects with `ApprovalNotPendingError` (no such pending call), `ApprovalAlreadyDecidedError`
+   * (decided before) or `ApprovalRunClosedError` (the run finished or was cancelled), and a
+   * `RangeError` for an unknown run. Resolves with the run as it stands.
+   * @example
+   * await queue.approve("order-17", { callId: "0k3x9a2bq" });
+   */
+  approve(runId: string, options?: DecideOptions): Promise<RunRecord>;
+  /** Deny a parked run's pending call (or every undecided one): the model reads `reason`. As `approve`. */
+  deny(runId: string, options?: DecideOptions): Promise<RunRecord>;
+  /**
    * Remove finished runs: those whose status is one of `status` (default: completed, failed and
    * cancelled) and that finished at least `olderThanMs` ago (`finishedAt <= now - olderThanMs`; 0
    * removes every finished run of those statuses). Waiting and active runs are never touched.
@@ -112,6 +141,35 @@ export interface RunQueue {
    */
   prune(options: PruneOptions): Promise<number>;
   close(): Promise<void>;
+}
+
+/** Which call `approve` / `deny` decide, and why. */
+export interface DecideOptions {
+  /** The pending call; default every call of the run still undecided. */
+  callId?: string;
+  /** Why (for a denial the model reads it as the call's tool result). */
+  reason?: string;
+}
+
+/**
+ * A queued run's approval state with a person's decision added: the typed errors of `approve` /
+ * `deny` for a run that is over, waits for nothing, or a call not pending or decided before.
+ * Shared by every engine.
+ */
+export function decideQueuedRun(
+  run: Pick<RunRecord, "runId" | "status" | "approval">,
+  approved: boolean,
+  options: DecideOptions = {},
+): ApprovalState {
+  if (run.status === "completed" || run.status === "failed" || run.status === "cancelled") {
+    throw new ApprovalRunClosedError(run.runId, run.status);
+  }
+  if (!run.approval) throw new ApprovalNotPendingError(options.callId ?? "(any)", []);
+  const decisions = decisionsFor(run.approval, approved, options);
+  if (decisions.length === 0) {
+    throw new ApprovalNotPendingError(options.callId ?? "(any)", []);
+  }
+  return decideApprovals(run.approval, decisions);
 }
 
 /** The statuses of a finished run: the ones `prune` removes. */

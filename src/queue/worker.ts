@@ -4,13 +4,20 @@
  * retried from the last checkpoint after a backoff.
  */
 import { z } from "zod";
-import { BackendError, WorkflowDefinitionError } from "../core/errors.ts";
+import type { ApprovalDecision, ApprovalState } from "../core/approval.ts";
+import { AwaitingApprovalError, BackendError, WorkflowDefinitionError } from "../core/errors.ts";
 import type { RunObserver } from "../core/run-observer.ts";
 import type { LLMClient } from "../core/types.ts";
 import type { Workflow } from "../core/workflow.ts";
 import { escalationClientsOf } from "../loop/loop-controls.ts";
 import { WorkflowRunner, type WorkflowRunnerOptions } from "../loop/runner.ts";
-import { LeaseLostError, QueueFencedError, type RunLease, type RunQueue } from "./run-queue.ts";
+import {
+  LeaseLostError,
+  QueueFencedError,
+  type RunLease,
+  type RunQueue,
+  type StoredCheckpoint,
+} from "./run-queue.ts";
 
 /** Producers and workers share it: which workflows exist, and the runner that runs them. */
 export interface RunRegistry {
@@ -84,7 +91,10 @@ export interface WorkerOptions {
     attempt: number;
   }) => readonly RunObserver[];
   /** Hears each run settled, for logs. */
-  onSettled?: (runId: string, outcome: "completed" | "failed" | "retrying" | "released" | "lost") => void;
+  onSettled?: (
+    runId: string,
+    outcome: "completed" | "failed" | "retrying" | "released" | "lost" | "awaiting_approval",
+  ) => void;
   /**
    * Hears an error a lane could not settle (the queue unreadable, a settle that failed); the lane
    * goes on after a poll interval. A `QueueFencedError` (an embedded queue's directory taken over by
@@ -218,6 +228,7 @@ export function startWorker(options: WorkerOptions): Worker {
             checkpoint,
             priority,
             observers,
+            decisions: decisionsToResumeWith(lease.checkpoint, lease),
           })
         : await runner.run(workflow, job.message, {
             runId: job.runId,
@@ -230,12 +241,26 @@ export function startWorker(options: WorkerOptions): Worker {
       await lease.complete(result);
       options.onSettled?.(job.runId, "completed");
     } catch (error) {
+      if (error instanceof AwaitingApprovalError && !signal.aborted) {
+        // Its snapshot was saved as the last checkpoint: the lane is free while a person decides.
+        await park(lease, error);
+        return;
+      }
       await settleFailure(lease, error);
     } finally {
       endpoints?.endRun?.(job.runId);
       for (const pool of escalationPools) pool.endRun?.(job.runId);
       // A watch server that is down was reported by the watch's transport; the run goes on.
       await watch?.flush().catch(() => {});
+    }
+  }
+
+  async function park(lease: RunLease, waiting: AwaitingApprovalError): Promise<void> {
+    try {
+      await lease.park(waiting.approval);
+      options.onSettled?.(lease.job.runId, "awaiting_approval");
+    } catch (error) {
+      await settleFailure(lease, error);
     }
   }
 
@@ -290,6 +315,26 @@ export function startWorker(options: WorkerOptions): Worker {
 function isTransient(error: unknown): boolean {
   if (!(error instanceof BackendError) || ![429, 502, 503, 504, 529].includes(error.statusCode)) return false;
   return !(error.cause instanceof SyntaxError || error.cause instanceof z.ZodError);
+}
+
+/**
+ * The decisions a parked run resumes with: those the queue kept that its checkpoint does not hold
+ * yet, and only while the checkpoint is the parked snapshot (a run that went on past its approval
+ * and was interrupted resumes from a later checkpoint, with nothing to decide).
+ */
+function decisionsToResumeWith(checkpoint: StoredCheckpoint, lease: RunLease): ApprovalDecision[] {
+  const snapshot = checkpoint.snapshot as {
+    value?: unknown;
+    context?: { approval?: ApprovalState | null };
+  };
+  const waiting = snapshot?.value === "awaitingApproval" ? snapshot.context?.approval : undefined;
+  if (!waiting || !lease.approval) return [];
+  // Only this batch's calls (the queue may still hold an earlier batch's decisions), once each.
+  const pending = new Set(waiting.pending.map((call) => call.callId));
+  const taken = new Set(waiting.decisions.map((decision) => decision.callId));
+  return lease.approval.decisions.filter(
+    (decision) => pending.has(decision.callId) && !taken.has(decision.callId),
+  );
 }
 
 function backoffMs(attempts: number): number {

@@ -3,6 +3,7 @@
  * inline script that applies the server's live updates (Server-Sent Events). No external assets.
  */
 
+import { parkedBadge, parkedDetail } from "./approval-view.ts";
 import type { WatchEvent } from "./events.ts";
 import { duration, escapeHtml } from "./format.ts";
 import { llmTotals, type RunRecord } from "./run-record.ts";
@@ -50,16 +51,20 @@ function page(title: string, body: string, script: string, mainAttributes = ""):
 `;
 }
 
-/** The outcome badge of a run: live (with its state), done, failed or cancelled. */
+/** The outcome badge of a run: live (with its state), awaiting approval, done, failed or cancelled. */
 export function outcomeBadge(record: RunRecord): string {
+  const parked = parkedBadge(record);
+  if (parked !== null) return parked;
   if (record.finished === null) {
     return `<span class="badge live">running${record.currentState ? `: ${escapeHtml(record.currentState)}` : ""}</span>`;
   }
   return `<span class="badge ${record.finished.outcome}">${record.finished.outcome}</span>`;
 }
 
-/** The run's final result or typed error, or nothing while it runs. */
+/** The run's final result or typed error, the calls a parked run waits on, or nothing while it runs. */
 export function outcomeDetail(record: RunRecord): string {
+  const parked = parkedDetail(record);
+  if (parked !== null) return parked;
   const finished = record.finished;
   if (finished === null) return "";
   if (finished.error) {

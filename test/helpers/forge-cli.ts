@@ -61,3 +61,13 @@ export async function waitForOutput(
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** Runs `forge <args>` to its end: its exit code, stdout and stderr. */
+export async function runForge(
+  args: readonly string[],
+  env?: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const run = spawnForge(args, env);
+  const code = await exitOf(run.child);
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
+}
