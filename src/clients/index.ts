@@ -8,14 +8,14 @@ export {
   createLlamaServerTokenizer,
   type LlamaServerTokenizerOptions,
   type PromptTokenizer,
-} from "./llama-server-tokenizer.ts";
-export { OllamaClient, type OllamaClientOptions } from "./ollama-client.ts";
-export { isKnownThinkingModel } from "./ollama-wire.ts";
+} from "./llama-server/tokenizer.ts";
+export { OllamaClient, type OllamaClientOptions } from "./ollama/client.ts";
+export { isKnownThinkingModel } from "./ollama/wire.ts";
 export {
   OpenAICompatibleClient,
   type OpenAICompatibleClientOptions,
   type ToolCallingMode,
-} from "./openai-compatible-client.ts";
+} from "./openai/compatible-client.ts";
 export {
   type EndpointConfig,
   EndpointPool,
@@ -26,7 +26,7 @@ export {
   EndpointsUnavailableError,
   type PoolEndpointKind,
   type PoolEndpointOptions,
-} from "./pool.ts";
+} from "./pool/pool.ts";
 export { toPromptModeMessages } from "./prompt-mode.ts";
 export { resolveReasoning, type SplitReasoning, splitReasoning } from "./reasoning.ts";
 export type { RetryOptions, RetryPolicy } from "./retry.ts";

@@ -7,7 +7,7 @@
  * transient backend error and its `Retry-After` on, and the caller's own client decides.
  */
 import { AnthropicClient } from "../clients/anthropic/client.ts";
-import { OllamaClient } from "../clients/ollama-client.ts";
+import { OllamaClient } from "../clients/ollama/client.ts";
 import { NO_RETRIES } from "../clients/retry.ts";
 import type { LLMClient } from "../core/types.ts";
 import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";

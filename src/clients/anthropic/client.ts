@@ -14,7 +14,7 @@ import {
 } from "../../core/types.ts";
 import { withSamplingOverrides } from "../call-sampling.ts";
 import { describeErrorChain, IdleDeadline, TIMEOUT_STATUS, UNREACHABLE_STATUS } from "../http.ts";
-import { readMessage } from "../openai-wire.ts";
+import { readMessage } from "../openai/wire.ts";
 import {
   describeRetry,
   type PlannedRetry,

@@ -2,17 +2,17 @@
  * OllamaClient: native function calling through Ollama's `/api/chat`, with NDJSON streaming,
  * thinking control and a per-request context size.
  */
-import { BackendError, parseRetryAfter, StreamError, ThinkingNotSupportedError } from "../core/errors.ts";
-import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
+import { BackendError, parseRetryAfter, StreamError, ThinkingNotSupportedError } from "../../core/errors.ts";
+import { type ToolSpec, toOpenAITool } from "../../core/tools.ts";
 import {
   ChunkType,
   type LLMClient,
   type LLMResponse,
   type SendOptions,
   type StreamChunk,
-} from "../core/types.ts";
-import { withSamplingOverrides } from "./call-sampling.ts";
-import { authHeaders, type Exchange, joinUrl, openExchange } from "./http.ts";
+} from "../../core/types.ts";
+import { withSamplingOverrides } from "../call-sampling.ts";
+import { authHeaders, type Exchange, joinUrl, openExchange } from "../http.ts";
 import {
   isKnownThinkingModel,
   isOllamaChat,
@@ -23,8 +23,8 @@ import {
   ollamaErrorSchema,
   ollamaGenerateSchema,
   ollamaUsage,
-} from "./ollama-wire.ts";
-import { type AssembledMessage, readMessage } from "./openai-wire.ts";
+} from "./wire.ts";
+import { type AssembledMessage, readMessage } from "../openai/wire.ts";
 import {
   describeRetry,
   type PlannedRetry,
@@ -33,9 +33,9 @@ import {
   resolveRetryPolicy,
   withRetries,
   withStreamRetries,
-} from "./retry.ts";
-import { resolveSampling, type SamplingParams } from "./sampling.ts";
-import { checkStreamEvent, isPlainObject, parseStreamJson, parseWireBody } from "./wire.ts";
+} from "../retry.ts";
+import { resolveSampling, type SamplingParams } from "../sampling.ts";
+import { checkStreamEvent, isPlainObject, parseStreamJson, parseWireBody } from "../wire.ts";
 
 /** Options of `OllamaClient`. */
 export interface OllamaClientOptions extends RetryOptions {

@@ -3,8 +3,8 @@
  * native function calling, prompt-injected tool calling, or an automatic choice between them.
  */
 import { basename } from "node:path";
-import { BackendError } from "../core/errors.ts";
-import type { ToolSpec } from "../core/tools.ts";
+import { BackendError } from "../../core/errors.ts";
+import type { ToolSpec } from "../../core/tools.ts";
 import type {
   LLMClient,
   LLMResponse,
@@ -12,17 +12,17 @@ import type {
   SendOptions,
   StreamChunk,
   ToolChoice,
-} from "../core/types.ts";
-import { openAISamplingFields, withSamplingOverrides } from "./call-sampling.ts";
-import { authHeaders, joinUrl, openExchange } from "./http.ts";
-import { parseServerProps } from "./llama-server-props.ts";
+} from "../../core/types.ts";
+import { openAISamplingFields, withSamplingOverrides } from "../call-sampling.ts";
+import { authHeaders, joinUrl, openExchange } from "../http.ts";
+import { parseServerProps } from "../llama-server/props.ts";
 import {
   type ChatRequest,
   type ChatTransport,
   OpenAIChatExchange,
   type ToolCallingMode,
   ToolModeNegotiation,
-} from "./openai-chat-exchange.ts";
+} from "./chat-exchange.ts";
 import {
   describeRetry,
   type PlannedRetry,
@@ -31,11 +31,11 @@ import {
   resolveRetryPolicy,
   withRetries,
   withStreamRetries,
-} from "./retry.ts";
-import { resolveSampling, type SamplingParams } from "./sampling.ts";
-import { openAIToolChoice } from "./tool-choice.ts";
+} from "../retry.ts";
+import { resolveSampling, type SamplingParams } from "../sampling.ts";
+import { openAIToolChoice } from "../tool-choice.ts";
 
-export type { ToolCallingMode } from "./openai-chat-exchange.ts";
+export type { ToolCallingMode } from "./chat-exchange.ts";
 
 /** Options of `OpenAICompatibleClient`. */
 export interface OpenAICompatibleClientOptions extends RetryOptions {
