@@ -6,11 +6,11 @@ export {
   BullmqRunQueue,
   createBullmqQueue,
   RunQueueConnectionError,
-} from "./bullmq-queue.ts";
+} from "./bullmq/queue.ts";
 export { createRunQueue, type RunQueueSpec } from "./create-run-queue.ts";
-export type { QuarantinedFile } from "./embedded-files.ts";
-export { createEmbeddedQueue, type EmbeddedQueueOptions, type EmbeddedRunQueue } from "./embedded-queue.ts";
-export { createPostgresQueue, PostgresMissingError, type PostgresQueueOptions } from "./postgres-queue.ts";
+export type { QuarantinedFile } from "./embedded/files.ts";
+export { createEmbeddedQueue, type EmbeddedQueueOptions, type EmbeddedRunQueue } from "./embedded/queue.ts";
+export { createPostgresQueue, PostgresMissingError, type PostgresQueueOptions } from "./bullmq/postgres-store.ts";
 export {
   DEFAULT_MAX_PAYLOAD_BYTES,
   type EnqueueOptions,

@@ -32,8 +32,8 @@ import {
   type RunStatus,
   type StoredCheckpoint,
   urlWithoutPassword,
-} from "./run-queue.ts";
-import { Waiters } from "./waiters.ts";
+} from "../run-queue.ts";
+import { Waiters } from "../waiters.ts";
 
 /** Options of `createBullmqQueue`. */
 export interface BullmqQueueOptions extends BullmqEngineOptions {

@@ -18,10 +18,10 @@ import {
   readRunFile,
   type StoredRun,
   writeFileDurably,
-} from "./embedded-files.ts";
-import { createEmbeddedLease, type LeaseHost } from "./embedded-lease.ts";
-import { DirectoryLock } from "./embedded-lock.ts";
-import { answerPruneRequests, askToPrune, pruneRuns } from "./embedded-prune.ts";
+} from "./files.ts";
+import { createEmbeddedLease, type LeaseHost } from "./lease.ts";
+import { DirectoryLock } from "./lock.ts";
+import { answerPruneRequests, askToPrune, pruneRuns } from "./prune.ts";
 import {
   assertMaxPayloadBytes,
   assertPayloadSize,
@@ -36,8 +36,8 @@ import {
   type RunQueue,
   type RunRecord,
   type RunStatus,
-} from "./run-queue.ts";
-import { Waiters } from "./waiters.ts";
+} from "../run-queue.ts";
+import { Waiters } from "../waiters.ts";
 
 /** Options of `createEmbeddedQueue`. */
 export interface EmbeddedQueueOptions {

@@ -13,9 +13,9 @@ import {
   type BullmqEngineOptions,
   BullmqRunQueue,
   RunQueueConnectionError,
-} from "./bullmq-queue.ts";
+} from "./queue.ts";
 import type { FencedOutcome, JobStore } from "./job-store.ts";
-import { urlWithoutPassword } from "./run-queue.ts";
+import { urlWithoutPassword } from "../run-queue.ts";
 
 /** Options of `createPostgresQueue`. */
 export interface PostgresQueueOptions extends BullmqEngineOptions {

@@ -20,7 +20,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
-import { RunIdSchema, type RunRecord } from "./run-queue.ts";
+import { RunIdSchema, type RunRecord } from "../run-queue.ts";
 
 /** What the queue keeps beside a run's public record: who holds it. */
 export interface StoredRun extends RunRecord {
