@@ -1,4 +1,10 @@
 /** Durable runs on a queue: the RunQueue interface, the embedded and BullMQ (Redis, PostgreSQL) engines, workers and registries. */
+
+export {
+  createPostgresQueue,
+  PostgresMissingError,
+  type PostgresQueueOptions,
+} from "./bullmq/postgres-store.ts";
 export {
   type BullmqEngineOptions,
   BullmqMissingError,
@@ -10,7 +16,6 @@ export {
 export { createRunQueue, type RunQueueSpec } from "./create-run-queue.ts";
 export type { QuarantinedFile } from "./embedded/files.ts";
 export { createEmbeddedQueue, type EmbeddedQueueOptions, type EmbeddedRunQueue } from "./embedded/queue.ts";
-export { createPostgresQueue, PostgresMissingError, type PostgresQueueOptions } from "./bullmq/postgres-store.ts";
 export {
   DEFAULT_MAX_PAYLOAD_BYTES,
   type EnqueueOptions,

@@ -13,17 +13,6 @@ import {
 } from "../../core/types.ts";
 import { withSamplingOverrides } from "../call-sampling.ts";
 import { authHeaders, type Exchange, joinUrl, openExchange } from "../http.ts";
-import {
-  isKnownThinkingModel,
-  isOllamaChat,
-  isThinkingUnsupported,
-  ndjsonLines,
-  type OllamaChat,
-  ollamaChatSchema,
-  ollamaErrorSchema,
-  ollamaGenerateSchema,
-  ollamaUsage,
-} from "./wire.ts";
 import { type AssembledMessage, readMessage } from "../openai/wire.ts";
 import {
   describeRetry,
@@ -36,6 +25,17 @@ import {
 } from "../retry.ts";
 import { resolveSampling, type SamplingParams } from "../sampling.ts";
 import { checkStreamEvent, isPlainObject, parseStreamJson, parseWireBody } from "../wire.ts";
+import {
+  isKnownThinkingModel,
+  isOllamaChat,
+  isThinkingUnsupported,
+  ndjsonLines,
+  type OllamaChat,
+  ollamaChatSchema,
+  ollamaErrorSchema,
+  ollamaGenerateSchema,
+  ollamaUsage,
+} from "./wire.ts";
 
 /** Options of `OllamaClient`. */
 export interface OllamaClientOptions extends RetryOptions {

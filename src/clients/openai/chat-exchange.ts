@@ -14,6 +14,8 @@ import {
   responseFromParseFailure,
   toolParseFailureOutput,
 } from "../llama-server/errors.ts";
+import { toPromptModeMessages } from "../prompt-mode.ts";
+import { parseWireBody } from "../wire.ts";
 import { streamChatCompletion } from "./stream.ts";
 import { reportUsage } from "./usage.ts";
 import {
@@ -23,8 +25,6 @@ import {
   type ReadContext,
   readMessage,
 } from "./wire.ts";
-import { toPromptModeMessages } from "../prompt-mode.ts";
-import { parseWireBody } from "../wire.ts";
 
 /** How tools reach the model: the server's function calling, the system prompt, or try native first. */
 export type ToolCallingMode = "native" | "prompt" | "auto";

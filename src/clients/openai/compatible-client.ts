@@ -17,13 +17,6 @@ import { openAISamplingFields, withSamplingOverrides } from "../call-sampling.ts
 import { authHeaders, joinUrl, openExchange } from "../http.ts";
 import { parseServerProps } from "../llama-server/props.ts";
 import {
-  type ChatRequest,
-  type ChatTransport,
-  OpenAIChatExchange,
-  type ToolCallingMode,
-  ToolModeNegotiation,
-} from "./chat-exchange.ts";
-import {
   describeRetry,
   type PlannedRetry,
   type RetryOptions,
@@ -34,6 +27,13 @@ import {
 } from "../retry.ts";
 import { resolveSampling, type SamplingParams } from "../sampling.ts";
 import { openAIToolChoice } from "../tool-choice.ts";
+import {
+  type ChatRequest,
+  type ChatTransport,
+  OpenAIChatExchange,
+  type ToolCallingMode,
+  ToolModeNegotiation,
+} from "./chat-exchange.ts";
 
 export type { ToolCallingMode } from "./chat-exchange.ts";
 

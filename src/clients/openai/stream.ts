@@ -6,6 +6,7 @@ import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { BackendError, StreamError } from "../../core/errors.ts";
 import { ChunkType, type StreamChunk } from "../../core/types.ts";
 import { responseFromParseFailure, toolParseFailureOutput } from "../llama-server/errors.ts";
+import { checkStreamEvent, isPlainObject, parseStreamJson } from "../wire.ts";
 import type { ChatAnswer } from "./chat-exchange.ts";
 import { reportUsage } from "./usage.ts";
 import {
@@ -16,7 +17,6 @@ import {
   readMessage,
   streamErrorSchema,
 } from "./wire.ts";
-import { checkStreamEvent, isPlainObject, parseStreamJson } from "../wire.ts";
 
 /** An opened stream and how to read its answer, or the FINAL chunk when the request failed. */
 export type OpenedStream = { exchange: ChatAnswer; context: ReadContext } | StreamChunk;

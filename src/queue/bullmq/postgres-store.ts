@@ -8,14 +8,14 @@
  */
 // Types only: bullmq and pg are optional peers, loaded by createPostgresQueue (loadPostgres).
 import type { Job } from "bullmq";
+import { urlWithoutPassword } from "../run-queue.ts";
+import type { FencedOutcome, JobStore } from "./job-store.ts";
 import {
   type BullmqClasses,
   type BullmqEngineOptions,
   BullmqRunQueue,
   RunQueueConnectionError,
 } from "./queue.ts";
-import type { FencedOutcome, JobStore } from "./job-store.ts";
-import { urlWithoutPassword } from "../run-queue.ts";
 
 /** Options of `createPostgresQueue`. */
 export interface PostgresQueueOptions extends BullmqEngineOptions {

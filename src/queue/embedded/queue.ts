@@ -10,19 +10,6 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
-  createFileDurably,
-  isRunId,
-  listQuarantined,
-  type QuarantinedFile,
-  quarantineFile,
-  readRunFile,
-  type StoredRun,
-  writeFileDurably,
-} from "./files.ts";
-import { createEmbeddedLease, type LeaseHost } from "./lease.ts";
-import { DirectoryLock } from "./lock.ts";
-import { answerPruneRequests, askToPrune, pruneRuns } from "./prune.ts";
-import {
   assertMaxPayloadBytes,
   assertPayloadSize,
   assertPriority,
@@ -38,6 +25,19 @@ import {
   type RunStatus,
 } from "../run-queue.ts";
 import { Waiters } from "../waiters.ts";
+import {
+  createFileDurably,
+  isRunId,
+  listQuarantined,
+  type QuarantinedFile,
+  quarantineFile,
+  readRunFile,
+  type StoredRun,
+  writeFileDurably,
+} from "./files.ts";
+import { createEmbeddedLease, type LeaseHost } from "./lease.ts";
+import { DirectoryLock } from "./lock.ts";
+import { answerPruneRequests, askToPrune, pruneRuns } from "./prune.ts";
 
 /** Options of `createEmbeddedQueue`. */
 export interface EmbeddedQueueOptions {
