@@ -6,6 +6,15 @@
  * (`redis-store.ts`), one SQL statement on PostgreSQL (`postgres-queue.ts`).
  */
 import type { Job } from "bullmq";
+import type { RunJob, StoredCheckpoint } from "../run-queue.ts";
+
+/** What the job's `data` holds: the run's job, its last checkpoint, its last error. */
+export interface JobData extends RunJob {
+  /** Milliseconds, with the producer's enqueue order in the fraction (runs of one millisecond stay in order). */
+  enqueuedAt?: number;
+  checkpoint?: StoredCheckpoint;
+  error?: { name: string; message: string };
+}
 
 /** A fenced step's outcome: done, the lock is not this token's (expired or taken over), or the run was cancelled. */
 export type FencedOutcome = "ok" | "lost" | "cancelled";
