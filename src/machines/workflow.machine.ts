@@ -108,7 +108,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       decideOnResponse: assign(({ context, event, self }) =>
         update.decideOnResponse(context, responseOf(event), depsOf(self).toolSpecs),
       ),
-      decideOnBatch: assign(({ context }) => update.decideOnBatch(context)),
+      decideOnEnforcement: assign(({ context }) => update.decideOnEnforcement(context)),
       appendRetry: assign(({ context, self }) => {
         const raw = context.decision?.kind === "retry" ? context.decision.raw : "";
         return update.appendRetry(
@@ -188,7 +188,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
             actions: ["appendRejection", "reportAppended"],
           },
           { guard: and([decided("accept"), "isInferenceOnly"]), target: "responded" },
-          { guard: decided("accept"), target: "enforce", actions: "decideOnBatch" },
+          { guard: decided("accept"), target: "enforce", actions: "decideOnEnforcement" },
           { target: "failed", actions: ["failWithDecision", "reportAppended"] },
         ],
       },

@@ -29,7 +29,7 @@ import {
   noteAppendedMessage,
   type RequestStats,
 } from "./request-stats.ts";
-import type { SerialQueue } from "./serial-queue.ts";
+import type { SerialGate } from "./serial-queue.ts";
 
 /** Options of `createChatService`. */
 export interface ChatServiceOptions {
@@ -50,7 +50,7 @@ export interface ChatServiceOptions {
    */
   budgetTokens?: number | undefined;
   /** One backend job at a time (single-slot backends). */
-  queue?: SerialQueue | undefined;
+  serialGate?: SerialGate | undefined;
 }
 
 /** Answers one request. */
@@ -82,7 +82,7 @@ const BUDGET_RETRY_MS = 60_000;
 
 /** Build the service the routes call. */
 export function createChatService(options: ChatServiceOptions): ChatService {
-  const { backend, queue } = options;
+  const { backend, serialGate } = options;
   const budget = createBudgetSource(options);
   const counter = createExactCounter(backend.tokenizer?.());
 
@@ -223,7 +223,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         request.tools.length > 0
           ? answerWithTools(request, signal, stats, live)
           : answerWithoutTools(request, signal, stats);
-      return queue ? queue.run(run, signal) : run();
+      return serialGate ? serialGate.run(run, signal) : run();
     },
   };
 }

@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 // Types only: bullmq and ioredis are optional peers, loaded by createBullmqQueue (loadBullmq).
 import type { Job, Queue, QueueEvents, Worker } from "bullmq";
 import type { Redis } from "ioredis";
+import { ForgeError } from "../../core/errors.ts";
 import {
   assertMaxPayloadBytes,
   assertPayloadSize,
@@ -75,14 +76,13 @@ export interface BullmqEngineOptions {
 type RedisAddress = { url: string } | { host: string; port: number };
 
 /** The queue's store (Redis, PostgreSQL) could not be reached when the queue opened. */
-export class RunQueueConnectionError extends Error {
+export class RunQueueConnectionError extends ForgeError {
   constructor(address: string, detail: string, store: "Redis" | "PostgreSQL" = "Redis") {
     super(
       store === "Redis"
         ? `Cannot reach Redis at ${address} (${detail}). Start redis-server there, or pass the right connection ({ host, port } or { url }).`
         : `Cannot reach PostgreSQL at ${address} (${detail}). Start PostgreSQL there, or pass the right connection ({ url } or { host, port, user, password, database }).`,
     );
-    this.name = "RunQueueConnectionError";
   }
 }
 
@@ -162,13 +162,12 @@ interface BullmqModules {
 }
 
 /** The BullMQ engine's optional peers are not installed. */
-export class BullmqMissingError extends Error {
+export class BullmqMissingError extends ForgeError {
   constructor(options?: ErrorOptions) {
     super(
       "bullmq and ioredis are not installed: the BullMQ run queue needs them. Install them next to forge-guardrails: npm install bullmq@6 ioredis@5 (the embedded queue, createEmbeddedQueue, needs neither)",
       options,
     );
-    this.name = "BullmqMissingError";
   }
 }
 
