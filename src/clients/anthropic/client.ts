@@ -9,6 +9,7 @@ import {
   ChunkType,
   type LLMClient,
   type LLMResponse,
+  type SamplingOverrides,
   type SendOptions,
   type StreamChunk,
 } from "../../core/types.ts";
@@ -38,7 +39,9 @@ import {
 } from "./wire.ts";
 
 /** Options of `AnthropicClient`. */
-export interface AnthropicClientOptions extends RetryOptions {
+export interface AnthropicClientOptions
+  extends RetryOptions,
+    Pick<SamplingOverrides, "temperature" | "topP" | "topK" | "maxTokens"> {
   /** e.g. `claude-sonnet-4-5`. */
   model: string;
   /**
@@ -51,9 +54,6 @@ export interface AnthropicClientOptions extends RetryOptions {
   baseURL?: string;
   /** Default 4096. */
   maxTokens?: number;
-  temperature?: number;
-  topP?: number;
-  topK?: number;
   /**
    * `"any"` forces a tool call; sent only with tools. A call's `SendOptions.toolChoice` wins over
    * it (`"required"` → `{type: "any"}`, `{ name }` → `{type: "tool", name}`).

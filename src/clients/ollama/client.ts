@@ -8,6 +8,7 @@ import {
   ChunkType,
   type LLMClient,
   type LLMResponse,
+  type SamplingOverrides,
   type SendOptions,
   type StreamChunk,
 } from "../../core/types.ts";
@@ -37,8 +38,8 @@ import {
   ollamaUsage,
 } from "./wire.ts";
 
-/** Options of `OllamaClient`. */
-export interface OllamaClientOptions extends RetryOptions {
+/** Options of `OllamaClient`; the sampling fields go out under `options` in Ollama's names (`top_k`, `repeat_penalty`, `num_predict`, …). */
+export interface OllamaClientOptions extends RetryOptions, SamplingOverrides {
   /** Ollama's model name, e.g. `qwen3:8b`. Also the key of the sampling map. */
   model: string;
   /** Default `http://127.0.0.1:11434`. */
@@ -57,17 +58,6 @@ export interface OllamaClientOptions extends RetryOptions {
   numCtx?: number;
   /** Sent as `keep_alive` (how long Ollama keeps the model loaded). */
   keepAlive?: string | number;
-  temperature?: number;
-  topP?: number;
-  topK?: number;
-  minP?: number;
-  /** Sent as `options.repeat_penalty` (1 is off). */
-  repeatPenalty?: number;
-  /** Sent as `options.presence_penalty` (0 is off). */
-  presencePenalty?: number;
-  /** Sent as `options.num_predict`. */
-  maxTokens?: number;
-  seed?: number;
   /** Apply the model card's sampling (see `getSamplingDefaults`); explicit values still win. */
   recommendedSampling?: boolean;
   /** Where informational lines go. Default `console.info`. */

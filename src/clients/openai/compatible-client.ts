@@ -37,8 +37,8 @@ import {
 
 export type { ToolCallingMode } from "./chat-exchange.ts";
 
-/** Options of `OpenAICompatibleClient`. */
-export interface OpenAICompatibleClientOptions extends RetryOptions {
+/** Options of `OpenAICompatibleClient`; the sampling fields go out in llama-server's names (`top_p`, `min_p`, `repeat_penalty`, …). */
+export interface OpenAICompatibleClientOptions extends RetryOptions, SamplingOverrides {
   /** Default `http://127.0.0.1:8080/v1` (llama-server's default port). */
   baseUrl?: string;
   /** Sent as `model`; defaults to the stem of `ggufPath`. Also the key of the sampling map. */
@@ -56,16 +56,6 @@ export interface OpenAICompatibleClientOptions extends RetryOptions {
   slotId?: number;
   /** llama-server prompt caching (`cache_prompt`). Default `true`. */
   cachePrompt?: boolean;
-  temperature?: number;
-  topP?: number;
-  topK?: number;
-  minP?: number;
-  /** Sent as `repeat_penalty` (llama-server's name; 1 is off). */
-  repeatPenalty?: number;
-  /** Sent as `presence_penalty` (0 is off). */
-  presencePenalty?: number;
-  maxTokens?: number;
-  seed?: number;
   /**
    * Sent as `tool_choice` in native mode (`{ name }` as `{type: "function", function: {name}}`);
    * a call's `SendOptions.toolChoice` wins over it. Prompt mode sends no tools, so none is sent.
