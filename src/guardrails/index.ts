@@ -7,7 +7,9 @@ export {
   Guardrails,
   type GuardrailsOptions,
 } from "./guardrails.ts";
+export { DEFAULT_LIMITS, type GuardLimits, guardLimitsSchema } from "./limits.ts";
 export type { Nudge, NudgeKind } from "./nudge.ts";
+export type { RepairToolCall, ToolCallRepairInput, ToolCallRepairReason } from "./repair.ts";
 export {
   buildRetryNudge,
   ResponseValidator,
@@ -16,5 +18,4 @@ export {
   type ValidationResult,
 } from "./response-validator.ts";
 export { MAX_STEP_TIER, type StepCheck, StepEnforcer, type StepEnforcerOptions } from "./step-enforcer.ts";
-export * from "./step-state.ts";
 export { type ValidateOptions, type Verdict, validateResponse } from "./validate-response.ts";
