@@ -15,15 +15,8 @@ import {
 import { withSamplingOverrides } from "../call-sampling.ts";
 import { authHeaders, type Exchange, joinUrl, openExchange } from "../http.ts";
 import { type AssembledMessage, readMessage } from "../openai/wire.ts";
-import {
-  describeRetry,
-  type PlannedRetry,
-  type RetryOptions,
-  type RetryPolicy,
-  resolveRetryPolicy,
-  withRetries,
-  withStreamRetries,
-} from "../retry.ts";
+import { describeRetry, type PlannedRetry, type RetryOptions } from "../retry.ts";
+import { RetryingClient } from "../retrying-client.ts";
 import { resolveSampling, type SamplingParams } from "../sampling.ts";
 import { checkStreamEvent, isPlainObject, parseStreamJson, parseWireBody } from "../wire.ts";
 import {
@@ -80,25 +73,22 @@ export interface OllamaClientOptions extends RetryOptions, SamplingOverrides {
  * const client = new OllamaClient({ model: "qwen3:8b", recommendedSampling: true });
  * client.setNumCtx(16_384);
  */
-export class OllamaClient implements LLMClient {
+export class OllamaClient extends RetryingClient implements LLMClient {
   readonly apiFormat = "ollama" as const;
   readonly baseUrl: string;
   readonly model: string;
   /** The sampling sent with every request, after `recommendedSampling` was applied. */
   readonly sampling: Readonly<SamplingParams>;
-  /** The retry bounds and backoff, with defaults applied. */
-  readonly retryPolicy: Readonly<RetryPolicy>;
   readonly #options: OllamaClientOptions;
   readonly #timeoutMs: number;
   readonly #logger: (line: string) => void;
-  /** Says each retry in the log. */
-  readonly #logRetry = (retry: PlannedRetry): void => this.#logger(describeRetry(retry, this.#chatUrl));
   readonly #chatUrl: string;
   readonly #headers: Record<string, string> | undefined;
   #numCtx: number | undefined;
   #autoThink: boolean;
 
   constructor(options: OllamaClientOptions) {
+    super(options);
     this.#options = options;
     this.baseUrl = (options.baseUrl ?? "http://127.0.0.1:11434").replace(/\/+$/, "");
     this.model = options.model;
@@ -108,7 +98,6 @@ export class OllamaClient implements LLMClient {
     this.#headers = authHeaders(options.apiKey);
     this.#numCtx = options.numCtx;
     this.#autoThink = isKnownThinkingModel(options.model);
-    this.retryPolicy = resolveRetryPolicy(options);
     this.sampling = resolveSampling({
       model: options.model,
       recommendedSampling: options.recommendedSampling ?? false,
@@ -127,33 +116,11 @@ export class OllamaClient implements LLMClient {
     return this.#numCtx ?? null;
   }
 
-  send(
-    messages: Record<string, unknown>[],
-    tools: ToolSpec[] = [],
-    options: SendOptions = {},
-  ): Promise<LLMResponse> {
-    return withRetries(
-      () => this.#sendOnce(messages, tools, options),
-      this.retryPolicy,
-      options.signal,
-      this.#logRetry,
-    );
+  protected override logRetry(retry: PlannedRetry): void {
+    this.#logger(describeRetry(retry, this.#chatUrl));
   }
 
-  sendStream(
-    messages: Record<string, unknown>[],
-    tools: ToolSpec[] = [],
-    options: SendOptions = {},
-  ): AsyncIterable<StreamChunk> {
-    return withStreamRetries(
-      () => this.#streamOnce(messages, tools, options),
-      this.retryPolicy,
-      options.signal,
-      this.#logRetry,
-    );
-  }
-
-  async #sendOnce(
+  protected override async sendOnce(
     messages: Record<string, unknown>[],
     tools: ToolSpec[],
     options: SendOptions,
@@ -165,7 +132,7 @@ export class OllamaClient implements LLMClient {
     return this.#read(messageOf([chat]), tools);
   }
 
-  async *#streamOnce(
+  protected override async *streamOnce(
     messages: Record<string, unknown>[],
     tools: ToolSpec[],
     options: SendOptions,

@@ -16,15 +16,8 @@ import type {
 import { openAISamplingFields, withSamplingOverrides } from "../call-sampling.ts";
 import { authHeaders, joinUrl, openExchange } from "../http.ts";
 import { parseServerProps } from "../llama-server/props.ts";
-import {
-  describeRetry,
-  type PlannedRetry,
-  type RetryOptions,
-  type RetryPolicy,
-  resolveRetryPolicy,
-  withRetries,
-  withStreamRetries,
-} from "../retry.ts";
+import { describeRetry, type PlannedRetry, type RetryOptions } from "../retry.ts";
+import { RetryingClient } from "../retrying-client.ts";
 import { resolveSampling, type SamplingParams } from "../sampling.ts";
 import { openAIToolChoice } from "../tool-choice.ts";
 import {
@@ -85,15 +78,13 @@ export interface OpenAICompatibleClientOptions extends RetryOptions, SamplingOve
  * const client = new OpenAICompatibleClient({ ggufPath: "models/Qwen3-8B-Q4_K_M.gguf", recommendedSampling: true });
  * const runner = new WorkflowRunner({ client, contextManager });
  */
-export class OpenAICompatibleClient implements LLMClient {
+export class OpenAICompatibleClient extends RetryingClient implements LLMClient {
   readonly apiFormat = "openai" as const;
   readonly baseUrl: string;
   readonly model: string | undefined;
   readonly mode: ToolCallingMode;
   /** The sampling sent with every request, after `recommendedSampling` was applied. */
   readonly sampling: Readonly<SamplingParams>;
-  /** The retry bounds and backoff, with defaults applied. */
-  readonly retryPolicy: Readonly<RetryPolicy>;
   readonly #options: OpenAICompatibleClientOptions;
   readonly #timeoutMs: number;
   readonly #headers: Record<string, string> | undefined;
@@ -104,6 +95,7 @@ export class OpenAICompatibleClient implements LLMClient {
   readonly #logRetry: (retry: PlannedRetry) => void;
 
   constructor(options: OpenAICompatibleClientOptions = {}) {
+    super(options);
     this.#options = options;
     this.baseUrl = (options.baseUrl ?? "http://127.0.0.1:8080/v1").replace(/\/+$/, "");
     this.model =
@@ -112,7 +104,6 @@ export class OpenAICompatibleClient implements LLMClient {
     this.#timeoutMs = options.timeoutMs ?? 300_000;
     const logger = options.logger ?? ((line) => console.info(line));
     this.#headers = authHeaders(options.apiKey);
-    this.retryPolicy = resolveRetryPolicy(options);
     this.sampling = resolveSampling({
       model: this.model,
       recommendedSampling: options.recommendedSampling ?? false,
@@ -137,32 +128,24 @@ export class OpenAICompatibleClient implements LLMClient {
     return this.#exchange.negotiation.resolved;
   }
 
-  send(
+  protected override sendOnce(
     messages: Record<string, unknown>[],
-    tools: ToolSpec[] = [],
-    options: SendOptions = {},
+    tools: ToolSpec[],
+    options: SendOptions,
   ): Promise<LLMResponse> {
-    const request = this.#request(messages, tools, options);
-    return withRetries(
-      () => this.#exchange.complete(request, options.signal),
-      this.retryPolicy,
-      options.signal,
-      this.#logRetry,
-    );
+    return this.#exchange.complete(this.#request(messages, tools, options), options.signal);
   }
 
-  sendStream(
+  protected override streamOnce(
     messages: Record<string, unknown>[],
-    tools: ToolSpec[] = [],
-    options: SendOptions = {},
+    tools: ToolSpec[],
+    options: SendOptions,
   ): AsyncIterable<StreamChunk> {
-    const request = this.#request(messages, tools, options);
-    return withStreamRetries(
-      () => this.#exchange.stream(request, options.signal),
-      this.retryPolicy,
-      options.signal,
-      this.#logRetry,
-    );
+    return this.#exchange.stream(this.#request(messages, tools, options), options.signal);
+  }
+
+  protected override logRetry(retry: PlannedRetry): void {
+    this.#logRetry(retry);
   }
 
   /**
