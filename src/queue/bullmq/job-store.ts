@@ -3,7 +3,7 @@
  * fenced on the job's lock token, lock renewal that also reports a cancel, and the cancel mark.
  * BullMQ checks neither the lock on `updateData` nor stops a worker whose lock was lost, so each
  * store does these in one atomic step against BullMQ's own layout: a Lua script on Redis
- * (`redis-store.ts`), one SQL statement on PostgreSQL (`postgres-queue.ts`).
+ * (`redis-store.ts`), one SQL statement on PostgreSQL (`postgres-store.ts`).
  */
 import type { Job } from "bullmq";
 import type { RunJob, StoredCheckpoint } from "../run-queue.ts";

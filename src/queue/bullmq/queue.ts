@@ -576,7 +576,7 @@ export function malformationOf(job: Pick<Job, "data">): string | undefined {
 }
 
 function recordOf(job: Job<JobData>, state: string, cancelled: boolean): RunRecord {
-  // PostgreSQL keeps the cancel mark in the data (see postgres-queue.ts): not part of the record.
+  // PostgreSQL keeps the cancel mark in the data (see postgres-store.ts): not part of the record.
   const {
     checkpoint,
     error,

@@ -3,7 +3,7 @@
  * replaced durably (temp file, fsync, rename, fsync of the directory) on every change, so a
  * `kill -9` or a power loss leaves every run as its last completed write. A lock file keeps a
  * second process off the same directory, and every write is fenced on the directory's epoch (see
- * `embedded-lock.ts`); on open, runs a dead process left active go back to waiting and resume from
+ * `lock.ts`); on open, runs a dead process left active go back to waiting and resume from
  * their last checkpoint. A run file that cannot be read is moved aside to `dir/quarantine/`.
  */
 import { randomUUID } from "node:crypto";
