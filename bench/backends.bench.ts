@@ -28,7 +28,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { DEMO_QUESTION, weatherWorkflow } from "../scripts/demo-workflow.ts";
-import { OpenAICompatibleClient } from "../src/clients/openai-compatible-client.ts";
+import { OpenAICompatibleClient } from "../src/clients/openai/compatible-client.ts";
 import { defineTool, type ToolSpec } from "../src/core/tools.ts";
 import { ChunkType, type LLMClient, type LLMResponse } from "../src/core/types.ts";
 import { startTestLlamaServer, type TestLlamaServer } from "../test/helpers/llama-server-process.ts";

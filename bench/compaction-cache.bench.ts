@@ -20,7 +20,7 @@ import { scenarioById } from "../eval/scenarios/index.ts";
 import type { EvalScenario } from "../eval/scenarios/scenario.ts";
 import { InProcessSimClient } from "../eval/sim-model/in-process-client.ts";
 import { FAULT_PROFILES } from "../eval/sim-model/profiles.ts";
-import { usageOfAnswer } from "../src/clients/openai-usage.ts";
+import { usageOfAnswer } from "../src/clients/openai/usage.ts";
 import { type ToolSpec, toOpenAITool } from "../src/core/tools.ts";
 import type { LLMClient, LLMResponse, SendOptions, StreamChunk, TokenUsage } from "../src/core/types.ts";
 import { startTestLlamaServer } from "../test/helpers/llama-server-process.ts";

@@ -8,8 +8,8 @@ import type {
   LlamaCppClientOptions,
   LlamaCppMode,
 } from "../../src/clients/llama-cpp/client.ts";
-import { OllamaClient } from "../../src/clients/ollama-client.ts";
-import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import { OllamaClient } from "../../src/clients/ollama/client.ts";
+import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import type { SamplingParams } from "../../src/clients/sampling.ts";
 import type { LLMClient } from "../../src/core/types.ts";
 import type { BackendSettings } from "../batch/backend-settings.ts";

@@ -12,7 +12,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { ContextManager } from "../../src/context/index.ts";
 import type { LLMClient } from "../../src/core/types.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";

@@ -6,7 +6,7 @@
  * A request whose prompt would not fit ends the run with a typed `ContextBudgetExceeded`,
  * reported as the failure kind `context_exceeded` rather than as a backend error.
  */
-import type { PromptTokenizer } from "../../src/clients/llama-server-tokenizer.ts";
+import type { PromptTokenizer } from "../../src/clients/llama-server/tokenizer.ts";
 import { ContextBudgetExceeded } from "../../src/core/errors.ts";
 import type { ToolSpec } from "../../src/core/tools.ts";
 import type { LLMClient, LLMResponse, SendOptions, StreamChunk } from "../../src/core/types.ts";
@@ -23,7 +23,7 @@ export {
   createLlamaServerTokenizer,
   type LlamaServerTokenizerOptions,
   type PromptTokenizer,
-} from "../../src/clients/llama-server-tokenizer.ts";
+} from "../../src/clients/llama-server/tokenizer.ts";
 
 /** One run's limits, in the backend's tokens. */
 export interface RunContextLimit {

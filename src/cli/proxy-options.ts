@@ -1,8 +1,11 @@
 /**
  * The `forge proxy` options as a zod schema: commander hands over strings, the schema coerces,
- * checks and defaults them, and names the flag at fault.
+ * checks and defaults them, and names the flag at fault. Every default is the library's own
+ * (`PROXY_DEFAULTS`, `DEFAULT_SUPERVISION`), imported rather than typed again.
  */
 import { z } from "zod";
+import { PROXY_DEFAULTS } from "../proxy/index.ts";
+import { DEFAULT_SUPERVISION } from "../server/index.ts";
 
 /** The fields of `forge proxy`'s options, before the backend choice is checked. */
 export const proxyCliOptionsObject = z.object({
@@ -13,54 +16,38 @@ export const proxyCliOptionsObject = z.object({
   backendApiKey: z.string().min(1).optional(),
   apiKey: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
-  host: z.string().min(1).default("127.0.0.1"),
+  host: z.string().min(1).default(PROXY_DEFAULTS.host),
   allowHost: z.array(z.string().min(1)).default([]),
   logFormat: z.enum(["text", "json"]).default("text"),
   quiet: z.boolean().default(false),
-  port: z.coerce.number().int().min(0).max(65_535).default(8081),
-  maxRetries: z.coerce.number().int().min(0).max(20).default(3),
+  port: z.coerce.number().int().min(0).max(65_535).default(PROXY_DEFAULTS.port),
+  maxRetries: z.coerce.number().int().min(0).max(20).default(PROXY_DEFAULTS.maxRetries),
   rescue: z.boolean().default(true),
   reasoningReplay: z.enum(["full", "keep-last", "none"]).default("none"),
   serialize: z.boolean().default(false),
-  maxBodyBytes: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(10 * 1024 * 1024),
-  timeout: z.coerce.number().int().positive().default(600_000),
-  idleTimeout: z.coerce.number().int().min(0).default(300_000),
+  maxBodyBytes: z.coerce.number().int().positive().default(PROXY_DEFAULTS.maxBodyBytes),
+  timeout: z.coerce.number().int().positive().default(PROXY_DEFAULTS.timeoutMs),
+  idleTimeout: z.coerce.number().int().min(0).default(PROXY_DEFAULTS.idleTimeoutMs),
   deadline: z.coerce.number().int().min(0).default(0),
-  maxResponseBytes: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(32 * 1024 * 1024),
-  maxInFlight: z.coerce.number().int().positive().default(64),
-  maxQueue: z.coerce.number().int().min(0).default(256),
-  maxBodyMemory: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(16 * 1024 * 1024),
-  reclaimAfter: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .default(16 * 1024 * 1024),
-  maxJsonDepth: z.coerce.number().int().positive().default(64),
-  drainTimeout: z.coerce.number().int().min(0).default(30_000),
+  maxResponseBytes: z.coerce.number().int().positive().default(PROXY_DEFAULTS.maxResponseBytes),
+  maxInFlight: z.coerce.number().int().positive().default(PROXY_DEFAULTS.maxInFlight),
+  maxQueue: z.coerce.number().int().min(0).default(PROXY_DEFAULTS.maxQueue),
+  maxBodyMemory: z.coerce.number().int().positive().default(PROXY_DEFAULTS.maxBodyMemoryBytes),
+  reclaimAfter: z.coerce.number().int().min(0).default(PROXY_DEFAULTS.reclaimAfterBytes),
+  maxJsonDepth: z.coerce.number().int().positive().default(PROXY_DEFAULTS.maxJsonDepth),
+  drainTimeout: z.coerce.number().int().min(0).default(PROXY_DEFAULTS.drainTimeoutMs),
   budgetTokens: z.coerce.number().int().positive().optional(),
   toolMode: z.enum(["native", "prompt", "auto"]).default("auto"),
   watch: z.url({ protocol: /^https?$/ }).optional(),
   backendPort: z.coerce.number().int().min(1).max(65_535).optional(),
   ctx: z.coerce.number().int().positive().optional(),
   slots: z.coerce.number().int().positive().optional(),
-  maxRestarts: z.coerce.number().int().min(0).default(5),
-  restartWindow: z.coerce.number().int().positive().default(600_000),
-  restartBackoff: z.coerce.number().int().min(0).default(500),
-  probeInterval: z.coerce.number().int().min(0).default(10_000),
-  probeTimeout: z.coerce.number().int().positive().default(5_000),
-  probeFailures: z.coerce.number().int().positive().default(3),
+  maxRestarts: z.coerce.number().int().min(0).default(DEFAULT_SUPERVISION.maxRestarts),
+  restartWindow: z.coerce.number().int().positive().default(DEFAULT_SUPERVISION.windowMs),
+  restartBackoff: z.coerce.number().int().min(0).default(DEFAULT_SUPERVISION.backoffMs),
+  probeInterval: z.coerce.number().int().min(0).default(DEFAULT_SUPERVISION.probeIntervalMs),
+  probeTimeout: z.coerce.number().int().positive().default(DEFAULT_SUPERVISION.probeTimeoutMs),
+  probeFailures: z.coerce.number().int().positive().default(DEFAULT_SUPERVISION.probeFailures),
 });
 
 /**

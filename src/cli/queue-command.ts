@@ -56,7 +56,7 @@ export function registerQueueCommands(program: Command): void {
       const endpoints =
         options.endpoint.length === 0
           ? undefined
-          : new (await import("../clients/pool.ts")).EndpointPool({
+          : new (await import("../clients/pool/pool.ts")).EndpointPool({
               endpoints: options.endpoint,
               // Only the key: the pool's clients have their defaults, not the registry client's
               // settings (build the pool in code and pass it to startWorker for those).

@@ -4,6 +4,7 @@
  * runtime error, printed as one line without a stack trace.
  */
 import { type Command, CommanderError } from "commander";
+import { ForgeError } from "../core/errors.ts";
 
 /** Exit status of a usage error: an unknown option, a missing argument, an invalid value. */
 export const USAGE_EXIT_CODE = 2;
@@ -18,8 +19,7 @@ export const FORGE_DEBUG_ENV = "FORGE_DEBUG";
  * A runtime error that names its own exit status, e.g. 127 for a command that is not installed
  * (`forge launch`); printed in one line like any other.
  */
-export class ExitStatusError extends Error {
-  override name = "ExitStatusError";
+export class ExitStatusError extends ForgeError {
   constructor(
     readonly exitCode: number,
     message: string,

@@ -5,6 +5,7 @@
  */
 import ky, { type KyInstance } from "ky";
 import { BackendError, StreamError } from "../core/errors.ts";
+import { isRedirect } from "../core/transient.ts";
 import { IdleTimer } from "./idle-timer.ts";
 
 /** `BackendError.statusCode` of a request that got nothing from the server within `timeoutMs`. */
@@ -283,11 +284,6 @@ function transportError(error: unknown, phase: Phase, deadline: IdleDeadline, op
 /** fetch reports every network failure as a TypeError whose cause says what happened. */
 function isNetworkError(error: unknown): error is Error {
   return error instanceof TypeError || (error instanceof Error && typeof errorCode(error) === "string");
-}
-
-/** fetch's network error for a 3xx answer when `redirect` is `"error"`. */
-export function isRedirect(error: Error): boolean {
-  return error.cause instanceof Error && error.cause.message === "unexpected redirect";
 }
 
 function errorCode(error: Error): unknown {

@@ -4,9 +4,9 @@
  * that honours `Retry-After`, and truncated or malformed streams, each announced by a RETRY chunk.
  */
 import { z } from "zod";
-import { BackendError, StreamError } from "../core/errors.ts";
+import { StreamError } from "../core/errors.ts";
+import { backoffDelayMs, isTransientBackendError } from "../core/transient.ts";
 import { ChunkType, type StreamChunk } from "../core/types.ts";
-import { isRedirect } from "./http.ts";
 
 const retryOptionsSchema = z.object({
   retries: z.number().int().nonnegative().default(2),
@@ -57,39 +57,6 @@ export function resolveRetryPolicy(options: RetryOptions): RetryPolicy {
 
 /** No retries at all (the proxy's per-request clients: the proxy's own client retries). */
 export const NO_RETRIES: RetryOptions = { retries: 0, streamRetries: 0 };
-
-const TRANSIENT_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504, 529]);
-
-/**
- * True for a backend error that another attempt may not meet: the server unreachable or the
- * connection lost (503 from the transport), an overloaded or restarting server (502, 503, 504,
- * Anthropic's 529) and rate limiting (429). A 502 the client wrote itself for an answer of the
- * wrong shape, or for a redirect, says the same thing again and is not transient.
- */
-export function isTransientBackendError(error: unknown): error is BackendError {
-  if (!(error instanceof BackendError) || !TRANSIENT_STATUSES.has(error.statusCode)) return false;
-  const cause = error.cause;
-  if (cause instanceof SyntaxError || cause instanceof z.ZodError) return false;
-  return !(cause instanceof Error && isRedirect(cause));
-}
-
-/**
- * The wait before retry number `retry` (0 for the first): `retryBaseMs · 2^retry`, capped at
- * `retryMaxMs`, scaled by a jitter in [0.5, 1] (`random` in [0, 1)); never less than
- * `retryAfterSeconds`. `null` when `retryAfterSeconds` is past `maxRetryAfterMs`.
- */
-export function backoffDelayMs(
-  retry: number,
-  policy: RetryPolicy,
-  retryAfterSeconds: number | undefined,
-  random: number,
-): number | null {
-  const backoff = Math.min(policy.retryMaxMs, policy.retryBaseMs * 2 ** retry) * (0.5 + random / 2);
-  if (retryAfterSeconds === undefined) return Math.round(backoff);
-  const asked = retryAfterSeconds * 1000;
-  if (asked > policy.maxRetryAfterMs) return null;
-  return Math.round(Math.max(asked, backoff));
-}
 
 /** Which budget a retry draws on. */
 export type RetryKind = "backend" | "stream";

@@ -9,18 +9,13 @@
  * `:latest`, shard suffixes and quantisation suffixes are ignored.
  */
 import { UnsupportedModelError } from "../core/errors.ts";
+import type { SamplingOverrides } from "../core/types.ts";
 
-/** Sampling parameters, in the library's camelCase; clients map them to their wire names. */
-export interface SamplingParams {
-  temperature?: number;
-  topP?: number;
-  topK?: number;
-  minP?: number;
-  /** Multiplicative repetition penalty (llama.cpp/Ollama `repeat_penalty`, transformers `repetition_penalty`); 1 is off. */
-  repeatPenalty?: number;
-  /** Additive penalty on every token already present (`presence_penalty`); 0 is off. */
-  presencePenalty?: number;
-}
+/** Sampling parameters of a model card, in the library's camelCase; clients map them to their wire names. */
+export type SamplingParams = Pick<
+  SamplingOverrides,
+  "temperature" | "topP" | "topK" | "minP" | "repeatPenalty" | "presencePenalty"
+>;
 
 interface SamplingEntry {
   family: string;

@@ -15,6 +15,7 @@ export type RunStateName =
   | "validate"
   | "enforce"
   | "execute"
+  | "awaitingApproval"
   | "cancelling"
   | "review"
   | "done"

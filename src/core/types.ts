@@ -69,8 +69,11 @@ export interface SamplingOverrides {
   topP?: number;
   topK?: number;
   minP?: number;
+  /** Multiplicative repetition penalty (llama.cpp/Ollama `repeat_penalty`, transformers `repetition_penalty`); 1 is off. */
   repeatPenalty?: number;
+  /** Additive penalty on every token already present (`presence_penalty`); 0 is off. */
   presencePenalty?: number;
+  /** The most tokens of one answer (`max_tokens`; Ollama's `options.num_predict`). */
   maxTokens?: number;
   seed?: number;
 }

@@ -1,13 +1,23 @@
 /** Guardrail middleware: validation, step enforcement and error budgets for any loop. */
 export { ErrorTracker, type ErrorTrackerOptions } from "./error-tracker.ts";
 export {
+  BASE_CLIENT_NAME,
+  type EscalationReason,
+  type EscalationRecord,
+  type EscalationSwitch,
+  escalationCount,
+  FailureKind,
+} from "./escalation.ts";
+export {
   type BatchOutcome,
   type GuardrailAction,
   type GuardrailResult,
   Guardrails,
   type GuardrailsOptions,
 } from "./guardrails.ts";
+export { DEFAULT_LIMITS, type GuardLimits, guardLimitsSchema } from "./limits.ts";
 export type { Nudge, NudgeKind } from "./nudge.ts";
+export type { RepairToolCall, ToolCallRepairInput, ToolCallRepairReason } from "./repair.ts";
 export {
   buildRetryNudge,
   ResponseValidator,
@@ -16,5 +26,5 @@ export {
   type ValidationResult,
 } from "./response-validator.ts";
 export { MAX_STEP_TIER, type StepCheck, StepEnforcer, type StepEnforcerOptions } from "./step-enforcer.ts";
-export * from "./step-state.ts";
+export { type ActiveTools, type ActiveToolsState, ToolSubsets } from "./tool-subset.ts";
 export { type ValidateOptions, type Verdict, validateResponse } from "./validate-response.ts";

@@ -1,4 +1,47 @@
-/** The statecharts: the guarded workflow loop (its context, guards, actors and message builders) and the slot worker. */
+/**
+ * `forge-guardrails/machines`: the statecharts' parts, for building a machine of your own around
+ * them: the workflow machine's context, config and actor factories, the slot worker machine and its
+ * ordering, and the pure guardrail decisions the states branch on (ADR 008).
+ */
+export {
+  type BatchDecision,
+  type CallOutcome,
+  countersAfter,
+  countersAfterBatch,
+  createGuardCounters,
+  type Decision,
+  decideBatch,
+  decideEnforcement,
+  decidePremature,
+  decidePrerequisites,
+  decideResponse,
+  type EnforceDecision,
+  type GuardCounters,
+  type GuardRules,
+  type GuardState,
+  type MalformedCall,
+  type ResponseDecision,
+} from "../guardrails/decisions.ts";
+export {
+  createEscalationRecord,
+  type EscalationRule,
+  escalateFor,
+  failureStreak,
+} from "../guardrails/escalation.ts";
+export { type RejectDecision, rejectionReplies } from "../guardrails/replies.ts";
+export {
+  argMatchedTools,
+  createStepProgress,
+  findPrematureTerminal,
+  findPrerequisiteViolations,
+  type PrerequisiteViolation,
+  pendingSteps,
+  type RecordedCall,
+  recordStep,
+  type StepProgress,
+  stepSummaryHint,
+} from "../guardrails/step-state.ts";
+export { chooseActiveTools, type SubsetRules, stepToolSubset } from "../guardrails/tool-subset.ts";
 
 export {
   compareJobs,
@@ -25,6 +68,9 @@ export {
   type WorkflowSnapshot,
 } from "./workflow.machine.ts";
 export {
+  type CheckpointHook,
+  type CheckpointPoint,
+  type CheckpointReason,
   createInferenceLogic,
   createToolExecutionLogic,
   type DepsSource,

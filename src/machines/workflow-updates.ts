@@ -145,7 +145,7 @@ export function decideOnResponse(
 }
 
 /** Decide whether the accepted batch runs, and count the violation it may be. */
-export function decideOnBatch(context: WorkflowContext): ContextUpdate {
+export function decideOnEnforcement(context: WorkflowContext): ContextUpdate {
   return withDecision(context, decideEnforcement(decidedCalls(context), context.config, context));
 }
 

@@ -122,7 +122,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       decideOnResponse: assign(({ context, event, self }) =>
         update.decideOnResponse(context, responseOf(event), depsOf(self).toolSpecs),
       ),
-      decideOnBatch: assign(({ context }) => update.decideOnBatch(context)),
+      decideOnEnforcement: assign(({ context }) => update.decideOnEnforcement(context)),
       appendRetry: assign(({ context, self }) => {
         const raw = context.decision?.kind === "retry" ? context.decision.raw : "";
         return update.appendRetry(
@@ -223,7 +223,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
             actions: ["appendRejection", "reportAppended"],
           },
           { guard: and([decided("accept"), "isInferenceOnly"]), target: "responded" },
-          { guard: decided("accept"), target: "enforce", actions: "decideOnBatch" },
+          { guard: decided("accept"), target: "enforce", actions: "decideOnEnforcement" },
           { target: "failed", actions: ["failWithDecision", "reportAppended"] },
         ],
       },
@@ -260,6 +260,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       awaitingApproval: {
         description:
           "Calls of the batch wait for a person (their tools' needsApproval); nothing of the batch ran. The runner ends its attempt here with the pending calls and a snapshot; once every pending call is decided (approval.decide), the batch runs: approved calls as usual, denied ones answered with the reason.",
+        entry: reported("awaitingApproval"),
         always: { guard: "approvalDecided", target: "execute" },
         on: {
           "approval.decide": { actions: "keepDecisions" },

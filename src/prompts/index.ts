@@ -1,5 +1,5 @@
 /** Prompts: nudge builders, the prompt-injected tool prompt and rescue parsing. */
-export * from "./nudges.ts";
+export { notRunNudge, prerequisiteNudge, retryNudge, stepNudge, unknownToolNudge } from "./nudges.ts";
 export {
   detectToolCalls,
   type RescueContext,

@@ -30,7 +30,7 @@ import {
   openAIResponsesHandler,
   type RouteDeps,
 } from "./routes.ts";
-import { AdmissionQueue, SerialQueue } from "./serial-queue.ts";
+import { AdmissionGate, SerialGate } from "./serial-queue.ts";
 import { type ProxyWatchOptions, watchChatService } from "./watch.ts";
 
 /** Options of `createProxy`. */
@@ -129,19 +129,19 @@ export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 export function createProxy(options: ProxyOptions): Hono {
   const { backend } = options;
   const maxQueue = options.maxQueue ?? DEFAULT_MAX_QUEUE;
-  const queue = options.serialize ? new SerialQueue({ maxWaiting: maxQueue }) : undefined;
-  const inFlight = new AdmissionQueue({
+  const serialGate = options.serialize ? new SerialGate({ maxWaiting: maxQueue }) : undefined;
+  const inFlight = new AdmissionGate({
     capacity: options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT,
     maxWaiting: maxQueue,
     name: "the --max-in-flight queue",
   });
-  const bodyMemory = new AdmissionQueue({
+  const bodyMemory = new AdmissionGate({
     capacity: options.maxBodyMemoryBytes ?? DEFAULT_MAX_BODY_MEMORY_BYTES,
     maxWaiting: maxQueue,
     name: "the --max-body-memory queue",
   });
   const drain = options.drain ?? new ProxyDrain();
-  for (const line of [queue, inFlight, bodyMemory]) if (line) drain.register(line);
+  for (const line of [serialGate, inFlight, bodyMemory]) if (line) drain.register(line);
   const chatService = createChatService({
     backend,
     maxRetries: options.maxRetries ?? DEFAULT_LIMITS.maxRetriesPerStep,
@@ -150,14 +150,14 @@ export function createProxy(options: ProxyOptions): Hono {
     forceToolChoiceOnRetry: options.forceToolChoiceOnRetry,
     reasoningReplay: options.reasoningReplay,
     budgetTokens: options.budgetTokens,
-    queue,
+    serialGate,
   });
   const service = options.watch ? watchChatService(chatService, options.watch) : chatService;
   const deps: RouteDeps = {
     backend,
     service,
     countTokens: createTokenCounter(backend, { reasoningReplay: options.reasoningReplay }),
-    queue,
+    serialGate,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxJsonDepth: options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
     deadlineMs: options.deadlineMs ?? 0,
@@ -200,14 +200,14 @@ export function createProxy(options: ProxyOptions): Hono {
     const health = await backend.health();
     const status = health.status === "ok" ? "ok" : "degraded";
     // The backend's address and the settings only for the key's holder: a managed llama-server's port must stay unknown.
-    if (!isOperator(c)) return c.json(publicHealth(status, health, queue?.pending ?? 0));
+    if (!isOperator(c)) return c.json(publicHealth(status, health, serialGate?.pending ?? 0));
     return c.json({
       status,
       proxy: {
         status: "ok",
         uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
-        serialize: queue !== undefined,
-        queued: queue?.pending ?? 0,
+        serialize: serialGate !== undefined,
+        queued: serialGate?.pending ?? 0,
         maxRetries: options.maxRetries ?? DEFAULT_LIMITS.maxRetriesPerStep,
         authentication: options.apiKey !== undefined,
       },
@@ -240,7 +240,7 @@ export function createProxy(options: ProxyOptions): Hono {
       forwardToBackend(
         backend,
         { method: "GET", path: path === "/models" ? "/v1/models" : path },
-        queue,
+        serialGate,
         new RequestDeadline(c.req.raw.signal, deps.deadlineMs, deps.drainSignal),
         requestStatsOf(c),
       ),
@@ -270,8 +270,8 @@ function errorResponse(c: Context, error: ProxyHttpError): Response {
  * in-process, until the handler returns.
  */
 function admit(
-  inFlight: AdmissionQueue,
-  bodyMemory: AdmissionQueue,
+  inFlight: AdmissionGate,
+  bodyMemory: AdmissionGate,
   reclaimer: BodyReclaimer,
   maxBodyBytes: number,
 ) {

@@ -24,7 +24,7 @@ import { type LiveText, LiveTextClient } from "./live-text.ts";
 import { askedReplyTokens, createExactCounter, PromptLimitedClient, replyReserve } from "./prompt-limit.ts";
 import type { ProxyRequest } from "./proxy-request.ts";
 import { createRequestStats, observeRequestStats, type RequestStats } from "./request-stats.ts";
-import type { SerialQueue } from "./serial-queue.ts";
+import type { SerialGate } from "./serial-queue.ts";
 
 /** Options of `createChatService`. */
 export interface ChatServiceOptions {
@@ -45,7 +45,7 @@ export interface ChatServiceOptions {
    */
   budgetTokens?: number | undefined;
   /** One backend job at a time (single-slot backends). */
-  queue?: SerialQueue | undefined;
+  serialGate?: SerialGate | undefined;
 }
 
 /** Answers one request. */
@@ -75,7 +75,7 @@ const BUDGET_RETRY_MS = 60_000;
 
 /** Build the service the routes call. */
 export function createChatService(options: ChatServiceOptions): ChatService {
-  const { backend, queue } = options;
+  const { backend, serialGate } = options;
   const budget = createBudgetSource(options);
   const counter = createExactCounter(backend.tokenizer?.());
 
@@ -226,7 +226,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         request.tools.length > 0
           ? answerWithTools(request, signal, stats, live)
           : answerWithoutTools(request, signal, stats);
-      return queue ? queue.run(run, signal) : run();
+      return serialGate ? serialGate.run(run, signal) : run();
     },
   };
 }

@@ -7,23 +7,19 @@
  * transient backend error and its `Retry-After` on, and the caller's own client decides.
  */
 import { AnthropicClient } from "../clients/anthropic/client.ts";
-import { OllamaClient } from "../clients/ollama-client.ts";
+import { OllamaClient } from "../clients/ollama/client.ts";
 import { NO_RETRIES } from "../clients/retry.ts";
-import type { LLMClient } from "../core/types.ts";
+import type { LLMClient, SamplingOverrides } from "../core/types.ts";
 import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
 import type { BackendClientConfig, BackendClientFactory } from "./http-backend.ts";
 
 const CACHE_LIMIT = 64;
 
 /** Sampling fields of an OpenAI-style body, as client options. */
-export interface MappedSampling {
-  temperature?: number;
-  topP?: number;
-  topK?: number;
-  minP?: number;
-  maxTokens?: number;
-  seed?: number;
-}
+export type MappedSampling = Pick<
+  SamplingOverrides,
+  "temperature" | "topP" | "topK" | "minP" | "maxTokens" | "seed"
+>;
 
 /** Read the sampling fields the clients understand from forwarded request fields. */
 export function samplingFromBody(extraBody: Record<string, unknown>): MappedSampling {

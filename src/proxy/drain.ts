@@ -20,7 +20,7 @@ export function shuttingDownError(retryAfterSeconds = SHUTDOWN_RETRY_AFTER_SECON
   );
 }
 
-/** Something that stops admitting when the proxy drains (an `AdmissionQueue`). */
+/** Something that stops admitting when the proxy drains (an `AdmissionGate`). */
 export interface Drainable {
   close(refusal: () => ProxyHttpError): void;
 }

@@ -16,7 +16,7 @@ import {
   OpenAIChatExchange,
   type ToolCallingMode,
   ToolModeNegotiation,
-} from "../clients/openai-chat-exchange.ts";
+} from "../clients/openai/chat-exchange.ts";
 import { openAIToolChoice } from "../clients/tool-choice.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import {

@@ -4,8 +4,8 @@
  * guardrail path.
  */
 
-import { createLlamaServerTokenizer } from "../clients/llama-server-tokenizer.ts";
-import { OpenAICompatibleClient } from "../clients/openai-compatible-client.ts";
+import { createLlamaServerTokenizer } from "../clients/llama-server/tokenizer.ts";
+import { OpenAICompatibleClient } from "../clients/openai/compatible-client.ts";
 import type { LLMClient } from "../core/types.ts";
 import type { BackendCall, BackendFormat, BackendHealth, ForwardRequest, ProxyBackend } from "./backend.ts";
 import { anthropicClientFactory, ollamaClientFactory } from "./client-factories.ts";
@@ -61,6 +61,9 @@ export interface HttpBackendOptions {
   close?: () => Promise<void>;
 }
 
+/** How long one backend exchange may take, in milliseconds, unless `timeoutMs` says otherwise (10 minutes). */
+export const DEFAULT_BACKEND_TIMEOUT_MS = 600_000;
+
 /** An HTTP backend for the proxy. */
 export function createHttpBackend(options: HttpBackendOptions): ProxyBackend {
   const format = options.format ?? "openai";
@@ -70,7 +73,7 @@ export function createHttpBackend(options: HttpBackendOptions): ProxyBackend {
     baseUrl: url,
     format,
     apiKey: options.apiKey,
-    timeoutMs: options.timeoutMs ?? 600_000,
+    timeoutMs: options.timeoutMs ?? DEFAULT_BACKEND_TIMEOUT_MS,
   };
   const headers: Record<string, string> = { "content-type": "application/json", accept: "*/*" };
   if (options.apiKey) {

@@ -7,6 +7,7 @@ export {
   type ProxyOptions,
 } from "./app.ts";
 export type { BackendCall, BackendFormat, BackendHealth, ForwardRequest, ProxyBackend } from "./backend.ts";
+export { PROXY_DEFAULTS } from "./defaults.ts";
 export { ProxyDrain, SHUTDOWN_RETRY_AFTER_SECONDS } from "./drain.ts";
 export { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
 export type { ProxyToolMode } from "./forwarding-client.ts";

@@ -9,7 +9,7 @@ import type { ForwardRequest, ProxyBackend } from "./backend.ts";
 import type { RequestDeadline } from "./deadline.ts";
 import { ProxyErrorKind, parseRetryAfter, toProxyHttpError } from "./errors.ts";
 import type { RequestStats } from "./request-stats.ts";
-import type { Release, SerialQueue } from "./serial-queue.ts";
+import type { Release, SerialGate } from "./serial-queue.ts";
 
 /**
  * Forward `request` and answer with what the backend said. Backend 5xx, 401 and 403 answers
@@ -20,7 +20,7 @@ import type { Release, SerialQueue } from "./serial-queue.ts";
 export async function forwardToBackend(
   backend: ProxyBackend,
   request: ForwardRequest,
-  queue?: SerialQueue,
+  serialGate?: SerialGate,
   deadline?: RequestDeadline,
   stats?: RequestStats,
 ): Promise<Response> {
@@ -28,7 +28,7 @@ export async function forwardToBackend(
   let release: Release | undefined;
   let upstream: Response;
   try {
-    release = queue ? await queue.acquire(request.signal) : undefined;
+    release = serialGate ? await serialGate.acquire(request.signal) : undefined;
     const started = performance.now();
     if (stats) stats.backendCalls += 1;
     try {

@@ -5,7 +5,7 @@
  * it has one, so compaction decides on real tokens (tools included) and a prompt that still does
  * not fit is refused as `context_length_exceeded` before it reaches the backend.
  */
-import type { PromptTokenizer } from "../clients/llama-server-tokenizer.ts";
+import type { PromptTokenizer } from "../clients/llama-server/tokenizer.ts";
 import { BackendError, ContextBudgetExceeded } from "../core/errors.ts";
 import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
 import type { LLMClient, LLMResponse, SendOptions, StreamChunk } from "../core/types.ts";

@@ -32,13 +32,13 @@ import {
   renderResponseStream,
   responsesRequestSchema,
 } from "./responses/index.ts";
-import type { SerialQueue } from "./serial-queue.ts";
+import type { SerialGate } from "./serial-queue.ts";
 
 /** What the route handlers need. */
 export interface RouteDeps {
   backend: ProxyBackend;
   service: ChatService;
-  queue: SerialQueue | undefined;
+  serialGate: SerialGate | undefined;
   maxBodyBytes: number;
   /** Deepest nesting of arrays and objects accepted in a body (400 deeper). */
   maxJsonDepth: number;
@@ -78,7 +78,7 @@ export function openAIChatHandler(deps: RouteDeps) {
       return forwardToBackend(
         deps.backend,
         { method: "POST", path: "/v1/chat/completions", body: body.text },
-        deps.queue,
+        deps.serialGate,
         deadline,
         stats,
       );

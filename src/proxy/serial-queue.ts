@@ -1,7 +1,7 @@
 /**
- * FIFO admission gates: `AdmissionQueue` lets jobs whose weights add up to at most `capacity` run
+ * FIFO admission gates (not queues: nothing is stored, a request waits in line): `AdmissionGate` lets jobs whose weights add up to at most `capacity` run
  * at once (the in-flight cap, `--max-in-flight`, weighs each request 1; the body memory cap,
- * `--max-body-memory`, weighs it by its size), `SerialQueue` one at a time, for single-slot
+ * `--max-body-memory`, weighs it by its size), `SerialGate` one at a time, for single-slot
  * backends (`--serialize`).
  * Their waiting lines are bounded (`--max-queue`): past it a request is refused at once with 503
  * and `Retry-After`. A waiter whose request is aborted leaves the line without ever running.
@@ -12,8 +12,8 @@ import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
 /** Releases the slot; calling it more than once is harmless. */
 export type Release = () => void;
 
-/** Options of `AdmissionQueue`. */
-export interface AdmissionQueueOptions {
+/** Options of `AdmissionGate`. */
+export interface AdmissionGateOptions {
   /** Total weight of the jobs running at once; one job heavier than this runs alone. */
   capacity: number;
   /** Requests that may wait for a slot (default: no bound); more get 503. */
@@ -25,7 +25,7 @@ export interface AdmissionQueueOptions {
 }
 
 /** Admissions up to `capacity` in weight at a time, the rest in arrival order. */
-export class AdmissionQueue {
+export class AdmissionGate {
   readonly #capacity: number;
   readonly #maxWaiting: number;
   readonly #name: string;
@@ -36,7 +36,7 @@ export class AdmissionQueue {
   /** Set by `close`: the refusal every waiter and later request gets. */
   #closed: (() => ProxyHttpError) | undefined;
 
-  constructor(options: AdmissionQueueOptions) {
+  constructor(options: AdmissionGateOptions) {
     this.#capacity = options.capacity;
     this.#maxWaiting = options.maxWaiting ?? Number.POSITIVE_INFINITY;
     this.#name = options.name ?? "the queue";
@@ -157,7 +157,7 @@ export class AdmissionQueue {
 }
 
 /** One-at-a-time admission in arrival order (`--serialize`). */
-export class SerialQueue extends AdmissionQueue {
+export class SerialGate extends AdmissionGate {
   constructor(options: { maxWaiting?: number | undefined } = {}) {
     super({ capacity: 1, maxWaiting: options.maxWaiting, name: "the --serialize queue" });
   }

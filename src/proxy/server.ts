@@ -14,6 +14,10 @@ import { ProxyDrain } from "./drain.ts";
 /** Default drain deadline on close: 30 s for the requests in flight to finish. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 
+/** The interface and port the proxy binds unless `host` / `port` say otherwise. */
+export const DEFAULT_PROXY_HOST = "127.0.0.1";
+export const DEFAULT_PROXY_PORT = 8081;
+
 /** After the drain deadline, how long the requests answered 503 get to send it before connections are cut. */
 const EXPIRED_GRACE_MS = 1_000;
 
@@ -53,7 +57,7 @@ export interface RunningProxy {
  * const openai = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: "unused" });
  */
 export async function startProxy(options: StartProxyOptions): Promise<RunningProxy> {
-  const host = options.host ?? "127.0.0.1";
+  const host = options.host ?? DEFAULT_PROXY_HOST;
   // The address it listens on is a name clients use: a specific one is served like the loopback names.
   const wildcard = host === "0.0.0.0" || host === "::";
   const boundHost = host.includes(":") ? `[${host}]` : host;
@@ -61,8 +65,9 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   const drain = options.drain ?? new ProxyDrain();
   const app = createProxy({ ...options, allowedHosts, drain });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const started = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 8081 }, () =>
-      resolve(started),
+    const started = serve(
+      { fetch: app.fetch, hostname: host, port: options.port ?? DEFAULT_PROXY_PORT },
+      () => resolve(started),
     );
     started.once("error", reject);
   });

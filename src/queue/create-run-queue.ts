@@ -2,9 +2,10 @@
  * One entry for every engine: `createRunQueue("redis://…" | "postgres://…" | "<directory>")` or
  * `{ redis } | { postgres } | { embedded }`, so switching engines is one connection string.
  */
-import { type BullmqQueueOptions, createBullmqQueue } from "./bullmq-queue.ts";
-import { createEmbeddedQueue, type EmbeddedQueueOptions } from "./embedded-queue.ts";
-import { createPostgresQueue, type PostgresQueueOptions } from "./postgres-queue.ts";
+
+import { createPostgresQueue, type PostgresQueueOptions } from "./bullmq/postgres-store.ts";
+import { type BullmqQueueOptions, createBullmqQueue } from "./bullmq/queue.ts";
+import { createEmbeddedQueue, type EmbeddedQueueOptions } from "./embedded/queue.ts";
 import { engineOf, type RunQueue } from "./run-queue.ts";
 
 /** Which queue to open: a URL or directory, or an engine with its options. */

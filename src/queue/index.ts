@@ -1,16 +1,8 @@
 /** Durable runs on a queue: the RunQueue interface, the embedded and BullMQ (Redis, PostgreSQL) engines, workers and registries. */
-export {
-  type BullmqEngineOptions,
-  BullmqMissingError,
-  type BullmqQueueOptions,
-  BullmqRunQueue,
-  createBullmqQueue,
-  RunQueueConnectionError,
-} from "./bullmq-queue.ts";
+
+export * from "./bullmq/index.ts";
 export { createRunQueue, type RunQueueSpec } from "./create-run-queue.ts";
-export type { QuarantinedFile } from "./embedded-files.ts";
-export { createEmbeddedQueue, type EmbeddedQueueOptions, type EmbeddedRunQueue } from "./embedded-queue.ts";
-export { createPostgresQueue, PostgresMissingError, type PostgresQueueOptions } from "./postgres-queue.ts";
+export * from "./embedded/index.ts";
 export {
   DEFAULT_MAX_PAYLOAD_BYTES,
   type DecideOptions,

@@ -332,11 +332,10 @@ export function assertPayloadSize(
 }
 
 /** A write through a lease that is no longer the worker's. */
-export class LeaseLostError extends Error {
+export class LeaseLostError extends ForgeError {
   readonly runId: string;
   constructor(runId: string, detail: string) {
     super(`Run ${runId}: this worker's lease is gone (${detail}); the run belongs to another worker now.`);
-    this.name = "LeaseLostError";
     this.runId = runId;
   }
 }

@@ -1,12 +1,12 @@
 /**
  * Workers run the queue's runs: take a lease, run or resume the workflow with every checkpoint
  * written through the lease, and settle it. Guardrail failures are final; backend failures are
- * retried from the last checkpoint after a backoff.
+ * retried from the last checkpoint after a backoff (the clients' transient rule, `core/transient.ts`).
  */
-import { z } from "zod";
 import type { ApprovalDecision, ApprovalState } from "../core/approval.ts";
-import { AwaitingApprovalError, BackendError, WorkflowDefinitionError } from "../core/errors.ts";
+import { AwaitingApprovalError, WorkflowDefinitionError } from "../core/errors.ts";
 import type { RunObserver } from "../core/run-observer.ts";
+import { backoffDelayMs, isTransientBackendError } from "../core/transient.ts";
 import type { LLMClient } from "../core/types.ts";
 import type { Workflow } from "../core/workflow.ts";
 import { escalationClientsOf } from "../loop/loop-controls.ts";
@@ -280,8 +280,8 @@ export function startWorker(options: WorkerOptions): Worker {
         name: (error as Error)?.name ?? "Error",
         message: (error as Error)?.message ?? String(error),
       };
-      const retry = isTransient(error) && lease.attempts < (options.maxAttempts ?? 5);
-      if (retry) await pause(backoffMs(lease.attempts));
+      const retry = isTransientBackendError(error) && lease.attempts < (options.maxAttempts ?? 5);
+      if (retry) await pause(backoffDelayMs(lease.attempts - 1, RUN_BACKOFF, undefined, Math.random()) ?? 0);
       if (retry && stop.signal.aborted) {
         // Closed during the backoff: hand the run back rather than count a retry.
         await lease.release();
@@ -307,15 +307,8 @@ export function startWorker(options: WorkerOptions): Worker {
   };
 }
 
-/**
- * A backend that may answer next time: unreachable or restarting (502, 503, 504, Anthropic's 529)
- * or rate limiting (429), as the clients' own retry rule has it; not a 502 a client wrote for an
- * answer of the wrong shape. Guardrail failures are final.
- */
-function isTransient(error: unknown): boolean {
-  if (!(error instanceof BackendError) || ![429, 502, 503, 504, 529].includes(error.statusCode)) return false;
-  return !(error.cause instanceof SyntaxError || error.cause instanceof z.ZodError);
-}
+/** The worker's backoff before a run's next attempt: no `Retry-After` limit (the run waits in the queue, not in a call). */
+const RUN_BACKOFF = { retryBaseMs: 250, retryMaxMs: 10_000, maxRetryAfterMs: Number.POSITIVE_INFINITY };
 
 /**
  * The decisions a parked run resumes with: those the queue kept that its checkpoint does not hold
@@ -335,8 +328,4 @@ function decisionsToResumeWith(checkpoint: StoredCheckpoint, lease: RunLease): A
   return lease.approval.decisions.filter(
     (decision) => pending.has(decision.callId) && !taken.has(decision.callId),
   );
-}
-
-function backoffMs(attempts: number): number {
-  return Math.min(10_000, 250 * 2 ** (attempts - 1)) * (0.5 + Math.random() / 2);
 }

@@ -1,5 +1,5 @@
 /** Server management: the llama-server / Ollama lifecycle, GPU detection and budget resolution. */
-export { fetchServerProps, parseServerProps, type ServerProps } from "../clients/llama-server-props.ts";
+export { fetchServerProps, parseServerProps, type ServerProps } from "../clients/llama-server/props.ts";
 export {
   checkManualTokens,
   contextFlagForSlot,

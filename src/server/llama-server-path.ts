@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ForgeError } from "../core/errors.ts";
 import { findOnPath, isExecutable } from "./executables.ts";
 
 /** Environment variable that points at an existing `llama-server` binary and bypasses the lookup. */
@@ -8,9 +9,7 @@ export const LLAMA_SERVER_PATH_ENV = "LLAMA_SERVER_PATH";
 const LLAMA_SERVER_BINARY = "llama-server";
 
 /** Thrown when no runnable `llama-server` binary can be found. */
-export class LlamaServerNotFoundError extends Error {
-  override name = "LlamaServerNotFoundError";
-}
+export class LlamaServerNotFoundError extends ForgeError {}
 
 /**
  * Absolute path of the folder where `npm run setup:llama-server` keeps the llama.cpp clone,

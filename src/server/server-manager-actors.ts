@@ -7,8 +7,8 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { type EventObject, fromCallback, fromPromise } from "xstate";
-import { fetchServerProps, type ServerProps } from "../clients/llama-server-props.ts";
-import { OllamaClient } from "../clients/ollama-client.ts";
+import { fetchServerProps, type ServerProps } from "../clients/llama-server/props.ts";
+import { OllamaClient } from "../clients/ollama/client.ts";
 import { PortInUseError, portInUseMessage, type ServerExit, ServerStartError } from "./errors.ts";
 import { withParentDeathSignal } from "./parent-death.ts";
 import { describePortOccupant, findFreePort, isPortFree } from "./ports.ts";

@@ -7,7 +7,7 @@
  * the process and the probes are invoked actors, replaceable with `machine.provide({ actors })`.
  */
 import { type ActorRefFrom, and, assign, emit, type SnapshotFrom, sendTo, setup } from "xstate";
-import type { ServerProps } from "../clients/llama-server-props.ts";
+import type { ServerProps } from "../clients/llama-server/props.ts";
 import { failureOfEarlyExit, failureOfError, type ServerExit, type ServerFailure } from "./errors.ts";
 import { buildLlamaServerArgs, type LaunchConfig, sameLaunchConfig } from "./launch-config.ts";
 import {

@@ -4,7 +4,7 @@
  * context budget, logging everything it detects and chooses.
  */
 import { createActor, waitFor } from "xstate";
-import { fetchServerProps, type ServerProps } from "../clients/llama-server-props.ts";
+import { fetchServerProps, type ServerProps } from "../clients/llama-server/props.ts";
 import { BudgetResolutionError, type ForgeError, HardwareDetectionError } from "../core/errors.ts";
 import { checkManualTokens, contextFlagForSlot, halveContext, ollamaTierTokens } from "./budget.ts";
 import { BudgetMode, isBudgetMode } from "./budget-mode.ts";

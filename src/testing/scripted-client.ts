@@ -2,6 +2,7 @@
  * ScriptedClient: an LLMClient test double that replays a script of responses, records every
  * call, and fails loudly on an unexpected extra call or leftover responses.
  */
+import { ForgeError } from "../core/errors.ts";
 import type { ApiFormat } from "../core/messages.ts";
 import { type ToolSpec, toolJsonSchema } from "../core/tools.ts";
 import {
@@ -39,10 +40,9 @@ export interface ScriptedClientOptions {
 }
 
 /** Raised by a ScriptedClient used outside its script. */
-export class ScriptedClientError extends Error {
+export class ScriptedClientError extends ForgeError {
   constructor(message: string) {
     super(message);
-    this.name = "ScriptedClientError";
   }
 }
 

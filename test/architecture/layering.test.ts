@@ -94,6 +94,14 @@ describe("layering", () => {
     expect(folders.filter((folder) => levelOf(folder) < 0)).toEqual([]);
   });
 
+  it("agrees with the layer table of docs/architecture.md, layer by layer", () => {
+    const doc = readFileSync(resolve(SRC, "../docs/architecture.md"), "utf8");
+    const rows = [...doc.matchAll(/^\| (\d+) \| ([^|]+) \|/gm)].map(([, , folders]) =>
+      [...(folders as string).matchAll(/`([a-z-]+)`/g)].map(([, folder]) => folder),
+    );
+    expect(rows).toEqual(LEVELS);
+  });
+
   it("has no import from a lower layer to a higher one, and none out of src/", () => {
     const violations: string[] = [];
     for (const path of sourceFiles(SRC)) {
@@ -110,7 +118,7 @@ describe("layering", () => {
     expect(importViolation("loop/runner.ts", "../machines/workflow.machine.ts")).toBeUndefined();
     expect(importViolation("machines/workflow-actors.ts", "./request-worker.ts")).toBeUndefined();
     expect(importViolation("guardrails/nudge.ts", "../prompts/nudges.ts")).toBeUndefined();
-    expect(importViolation("server/budget.ts", "../clients/ollama-client.ts")).toBeUndefined();
+    expect(importViolation("server/budget.ts", "../clients/ollama/client.ts")).toBeUndefined();
     expect(importViolation("index.ts", "./proxy/index.ts")).toBeUndefined();
     expect(importViolation("proxy/app.ts", "hono")).toBeUndefined();
     expect(importViolation("core/messages.ts", "../loop/runner.ts")).toBe("core → loop: loop is above core");

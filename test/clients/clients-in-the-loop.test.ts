@@ -4,8 +4,8 @@
  * clients return is what the loop runs.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { OllamaClient } from "../../src/clients/ollama-client.ts";
-import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import { OllamaClient } from "../../src/clients/ollama/client.ts";
+import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { BackendError, StreamError } from "../../src/core/errors.ts";
 import { ChunkType, type StreamChunk } from "../../src/core/types.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";

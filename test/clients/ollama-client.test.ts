@@ -6,8 +6,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { OllamaClient, type OllamaClientOptions } from "../../src/clients/ollama-client.ts";
-import { isKnownThinkingModel } from "../../src/clients/ollama-wire.ts";
+import { OllamaClient, type OllamaClientOptions } from "../../src/clients/ollama/client.ts";
+import { isKnownThinkingModel } from "../../src/clients/ollama/wire.ts";
 import { BackendError, StreamError, ThinkingNotSupportedError } from "../../src/core/errors.ts";
 import { type ToolSpec, toOpenAITool } from "../../src/core/tools.ts";
 import { ChunkType, type StreamChunk } from "../../src/core/types.ts";

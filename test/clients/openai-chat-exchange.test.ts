@@ -4,8 +4,8 @@
  * `ForwardingChatClient` (the proxy's transport, here a recording stand-in).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { chatRequestBody, ToolModeNegotiation } from "../../src/clients/openai-chat-exchange.ts";
-import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import { chatRequestBody, ToolModeNegotiation } from "../../src/clients/openai/chat-exchange.ts";
+import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { BackendError } from "../../src/core/errors.ts";
 import type { ForwardRequest } from "../../src/proxy/backend.ts";
 import { ForwardingChatClient, ForwardingTarget } from "../../src/proxy/forwarding-client.ts";

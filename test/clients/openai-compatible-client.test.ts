@@ -3,7 +3,7 @@
  * (Tests against a real llama-server live with the server-management tests.)
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { BackendError, ContextDiscoveryError } from "../../src/core/errors.ts";
 import { toOpenAITool } from "../../src/core/tools.ts";
 import type { ToolCall } from "../../src/core/types.ts";

@@ -4,7 +4,7 @@
  * Retries are off here (each error is that of one attempt); test/clients/retries.test.ts has them.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { BackendError } from "../../src/core/errors.ts";
 import { CHAT, completion, errorBody, tools } from "./helpers/openai-shapes.ts";
 import { drop, hang, json, ReplayServer, raw, unusedPort } from "./helpers/replay-server.ts";

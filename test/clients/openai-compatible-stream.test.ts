@@ -3,7 +3,7 @@
  * shapes (`data: {chat.completion.chunk}` events, then `data: [DONE]`).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { BackendError, StreamError } from "../../src/core/errors.ts";
 import { ChunkType, type StreamChunk } from "../../src/core/types.ts";
 import { CHAT, chunk, errorBody, tools } from "./helpers/openai-shapes.ts";

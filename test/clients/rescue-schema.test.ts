@@ -3,7 +3,7 @@
  * text are converted by their JSON Schemas: in prompt mode and on llama-server's parse failure.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { toolSpecFromJsonSchema } from "../../src/core/tools.ts";
 import { CHAT, completion, errorBody } from "./helpers/openai-shapes.ts";
 import { json, ReplayServer } from "./helpers/replay-server.ts";

@@ -9,7 +9,7 @@ import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { ChunkType, type StreamChunk } from "../../src/core/types.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";

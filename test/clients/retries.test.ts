@@ -7,11 +7,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AnthropicClient } from "../../src/clients/anthropic/client.ts";
-import { OllamaClient } from "../../src/clients/ollama-client.ts";
+import { OllamaClient } from "../../src/clients/ollama/client.ts";
 import {
   OpenAICompatibleClient,
   type OpenAICompatibleClientOptions,
-} from "../../src/clients/openai-compatible-client.ts";
+} from "../../src/clients/openai/compatible-client.ts";
 import { BackendError, StreamError } from "../../src/core/errors.ts";
 import type { ToolSpec } from "../../src/core/tools.ts";
 import { ChunkType, type StreamChunk } from "../../src/core/types.ts";

@@ -1,7 +1,7 @@
 /** The recommended-sampling map, its lookup, and the opt-in rules every client applies. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { OllamaClient } from "../../src/clients/ollama-client.ts";
-import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import { OllamaClient } from "../../src/clients/ollama/client.ts";
+import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import {
   getSamplingDefaults,
   knownSamplingFamilies,

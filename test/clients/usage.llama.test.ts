@@ -6,8 +6,8 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createLlamaServerTokenizer } from "../../src/clients/llama-server-tokenizer.ts";
-import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import { createLlamaServerTokenizer } from "../../src/clients/llama-server/tokenizer.ts";
+import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import type { TokenUsage } from "../../src/core/types.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";

@@ -6,13 +6,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { isOllamaChat, ollamaChatSchema } from "../../src/clients/ollama-wire.ts";
+import { isOllamaChat, ollamaChatSchema } from "../../src/clients/ollama/wire.ts";
 import {
   chatChunkSchema,
   chatCompletionSchema,
   isChatChunk,
   isChatCompletion,
-} from "../../src/clients/openai-wire.ts";
+} from "../../src/clients/openai/wire.ts";
 
 /** Mostly `valid`, sometimes null, sometimes any JSON value (usually the wrong type). */
 function field(valid: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {

@@ -20,7 +20,7 @@ import {
   withWrongType,
 } from "../../eval/sim-model/turn.ts";
 import { parseSimModel, simModelName, type WireMessage } from "../../eval/sim-model/wire.ts";
-import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { ChunkType } from "../../src/core/types.ts";
 import { rescueToolCall } from "../../src/prompts/index.ts";
 import { runInProcess, scenario, scripted } from "./helpers.ts";

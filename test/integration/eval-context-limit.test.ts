@@ -17,7 +17,7 @@ import {
   resolveRunLimit,
 } from "../../eval/run/context-limit.ts";
 import { runForge } from "../../eval/run/forge-run.ts";
-import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { toOpenAITool } from "../../src/core/tools.ts";
 import { renderSystemPrompt } from "../../src/core/workflow.ts";
 import { scenario } from "../eval/helpers.ts";

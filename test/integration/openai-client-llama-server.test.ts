@@ -12,7 +12,7 @@ import { z } from "zod";
 import {
   OpenAICompatibleClient,
   type OpenAICompatibleClientOptions,
-} from "../../src/clients/openai-compatible-client.ts";
+} from "../../src/clients/openai/compatible-client.ts";
 import { ContextManager } from "../../src/context/context-manager.ts";
 import { TieredCompact } from "../../src/context/tiered-compact.ts";
 import {

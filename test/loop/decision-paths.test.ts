@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { ToolExecutionError, WorkflowCancelledError } from "../../src/core/errors.ts";
 import { type Message, MessageRole, MessageType } from "../../src/core/messages.ts";
 import { defineTool } from "../../src/core/tools.ts";

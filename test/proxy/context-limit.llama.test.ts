@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import {
   createLlamaServerTokenizer,
   type PromptTokenizer,
-} from "../../src/clients/llama-server-tokenizer.ts";
+} from "../../src/clients/llama-server/tokenizer.ts";
 import { ContextManager, TieredCompact } from "../../src/context/index.ts";
 import { type Message, serializeHistory } from "../../src/core/messages.ts";
 import { toOpenAITool } from "../../src/core/tools.ts";

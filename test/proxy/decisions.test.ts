@@ -14,7 +14,7 @@ import { withoutV1, withV1 } from "../../src/proxy/forwarding-client.ts";
 import { proxyRequestFromAnthropic } from "../../src/proxy/from-anthropic.ts";
 import { historyFromOpenAI, proxyRequestFromOpenAI } from "../../src/proxy/from-openai.ts";
 import { chatCompletionRequestSchema } from "../../src/proxy/openai-schema.ts";
-import { SerialQueue } from "../../src/proxy/serial-queue.ts";
+import { SerialGate } from "../../src/proxy/serial-queue.ts";
 
 describe("toProxyHttpError", () => {
   it("maps each failure to its status and kind", () => {
@@ -93,9 +93,9 @@ describe("small helpers", () => {
   });
 });
 
-describe("SerialQueue", () => {
+describe("SerialGate", () => {
   it("admits one job at a time in arrival order", async () => {
-    const queue = new SerialQueue();
+    const queue = new SerialGate();
     const order: string[] = [];
     let release!: () => void;
     const first = queue.run(
@@ -116,7 +116,7 @@ describe("SerialQueue", () => {
   });
 
   it("drops a waiter whose signal aborts, without running it", async () => {
-    const queue = new SerialQueue();
+    const queue = new SerialGate();
     const holder = await queue.acquire();
     const controller = new AbortController();
     let ran = false;
@@ -133,7 +133,7 @@ describe("SerialQueue", () => {
   });
 
   it("on close refuses every waiter and every later request with the given 503; the job running keeps its slot", async () => {
-    const queue = new SerialQueue();
+    const queue = new SerialGate();
     const holder = await queue.acquire();
     let ran = 0;
     const job = async () => {

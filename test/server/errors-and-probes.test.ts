@@ -2,7 +2,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { parseServerProps } from "../../src/clients/llama-server-props.ts";
+import { parseServerProps } from "../../src/clients/llama-server/props.ts";
 import { ContextDiscoveryError, ForgeError } from "../../src/core/errors.ts";
 import {
   errorOfFailure,

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createActor, type EventObject, fromCallback, fromPromise, SimulatedClock } from "xstate";
-import type { ServerProps } from "../../src/clients/llama-server-props.ts";
+import type { ServerProps } from "../../src/clients/llama-server/props.ts";
 import type { ServerExit } from "../../src/server/errors.ts";
 import { launchConfigSchema } from "../../src/server/launch-config.ts";
 import {

@@ -6,7 +6,7 @@
 import { createServer, type Server } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { createActor, fromPromise, waitFor } from "xstate";
-import { OpenAICompatibleClient } from "../../src/clients/openai-compatible-client.ts";
+import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { ContextManager } from "../../src/context/context-manager.ts";
 import { TieredCompact } from "../../src/context/tiered-compact.ts";
 import { BackendError, BudgetResolutionError, ForgeError } from "../../src/core/errors.ts";

@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from "vitest";
 import { createActor, fromCallback, fromPromise, waitFor } from "xstate";
-import type { ServerProps } from "../../src/clients/llama-server-props.ts";
+import type { ServerProps } from "../../src/clients/llama-server/props.ts";
 import { ContextDiscoveryError } from "../../src/core/errors.ts";
 import { errorOfFailure, PortInUseError, type ServerExit } from "../../src/server/errors.ts";
 import { type LaunchConfig, launchConfigSchema } from "../../src/server/launch-config.ts";

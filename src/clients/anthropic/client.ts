@@ -9,21 +9,15 @@ import {
   ChunkType,
   type LLMClient,
   type LLMResponse,
+  type SamplingOverrides,
   type SendOptions,
   type StreamChunk,
 } from "../../core/types.ts";
 import { withSamplingOverrides } from "../call-sampling.ts";
 import { describeErrorChain, IdleDeadline, TIMEOUT_STATUS, UNREACHABLE_STATUS } from "../http.ts";
-import { readMessage } from "../openai-wire.ts";
-import {
-  describeRetry,
-  type PlannedRetry,
-  type RetryOptions,
-  type RetryPolicy,
-  resolveRetryPolicy,
-  withRetries,
-  withStreamRetries,
-} from "../retry.ts";
+import { readMessage } from "../openai/wire.ts";
+import { describeRetry, type PlannedRetry, type RetryOptions } from "../retry.ts";
+import { RetryingClient } from "../retrying-client.ts";
 import { resolveSampling, type SamplingParams } from "../sampling.ts";
 import { anthropicToolChoice } from "../tool-choice.ts";
 import { checkWireValue } from "../wire.ts";
@@ -38,7 +32,9 @@ import {
 } from "./wire.ts";
 
 /** Options of `AnthropicClient`. */
-export interface AnthropicClientOptions extends RetryOptions {
+export interface AnthropicClientOptions
+  extends RetryOptions,
+    Pick<SamplingOverrides, "temperature" | "topP" | "topK" | "maxTokens"> {
   /** e.g. `claude-sonnet-4-5`. */
   model: string;
   /**
@@ -51,9 +47,6 @@ export interface AnthropicClientOptions extends RetryOptions {
   baseURL?: string;
   /** Default 4096. */
   maxTokens?: number;
-  temperature?: number;
-  topP?: number;
-  topK?: number;
   /**
    * `"any"` forces a tool call; sent only with tools. A call's `SendOptions.toolChoice` wins over
    * it (`"required"` → `{type: "any"}`, `{ name }` → `{type: "tool", name}`).
@@ -111,13 +104,11 @@ const WITHOUT_CREDENTIALS = {
  * @example
  * const client = new AnthropicClient({ model: "claude-sonnet-4-5", toolChoice: "any" });
  */
-export class AnthropicClient implements LLMClient {
+export class AnthropicClient extends RetryingClient implements LLMClient {
   readonly apiFormat = "openai" as const;
   readonly model: string;
   /** The sampling sent with every request. */
   readonly sampling: Readonly<SamplingParams>;
-  /** The retry bounds and backoff, with defaults applied. */
-  readonly retryPolicy: Readonly<RetryPolicy>;
   /** Token counts of the last completed call, or `null` before the first. */
   lastUsage: AnthropicUsage | null = null;
   readonly #options: AnthropicClientOptions;
@@ -127,10 +118,10 @@ export class AnthropicClient implements LLMClient {
   readonly #logRetry: (retry: PlannedRetry) => void;
 
   constructor(options: AnthropicClientOptions) {
+    super(options);
     this.#options = options;
     this.model = options.model;
     this.#timeoutMs = options.timeoutMs ?? 300_000;
-    this.retryPolicy = resolveRetryPolicy(options);
     const logger = options.logger ?? ((line) => console.info(line));
     this.sampling = resolveSampling({
       model: options.model,
@@ -153,33 +144,11 @@ export class AnthropicClient implements LLMClient {
     return 200_000;
   }
 
-  send(
-    messages: Record<string, unknown>[],
-    tools: ToolSpec[] = [],
-    options: SendOptions = {},
-  ): Promise<LLMResponse> {
-    return withRetries(
-      () => this.#sendOnce(messages, tools, options),
-      this.retryPolicy,
-      options.signal,
-      this.#logRetry,
-    );
+  protected override logRetry(retry: PlannedRetry): void {
+    this.#logRetry(retry);
   }
 
-  sendStream(
-    messages: Record<string, unknown>[],
-    tools: ToolSpec[] = [],
-    options: SendOptions = {},
-  ): AsyncIterable<StreamChunk> {
-    return withStreamRetries(
-      () => this.#streamOnce(messages, tools, options),
-      this.retryPolicy,
-      options.signal,
-      this.#logRetry,
-    );
-  }
-
-  async #sendOnce(
+  protected override async sendOnce(
     messages: Record<string, unknown>[],
     tools: ToolSpec[],
     options: SendOptions,
@@ -202,7 +171,7 @@ export class AnthropicClient implements LLMClient {
     return this.#read(messageOfBlocks(message.content), tools);
   }
 
-  async *#streamOnce(
+  protected override async *streamOnce(
     messages: Record<string, unknown>[],
     tools: ToolSpec[],
     options: SendOptions,

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { ChunkType, type StreamChunk, type TokenUsage } from "../../core/types.ts";
-import type { AssembledMessage } from "../openai-wire.ts";
+import type { AssembledMessage } from "../openai/wire.ts";
 import { checkStreamEvent } from "../wire.ts";
 
 const contentBlockSchema = z.object({

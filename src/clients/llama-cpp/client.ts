@@ -42,8 +42,8 @@ import { describeFunctions, forceFunctionCall } from "./wrapper.ts";
 export { ModelNotFoundError } from "./engine.ts";
 export type { LlamaCppMode } from "./response.ts";
 
-/** Options of `LlamaCppClient`. */
-export interface LlamaCppClientOptions {
+/** Options of `LlamaCppClient`; the penalties map to node-llama-cpp's `repeatPenalty.penalty` and `.presencePenalty`. */
+export interface LlamaCppClientOptions extends SamplingOverrides {
   /** The GGUF file to run. A missing file throws `ModelNotFoundError` at construction. */
   modelPath: string;
   /** Context size in tokens. Default: the model's training context, at most 8192. */
@@ -70,16 +70,6 @@ export interface LlamaCppClientOptions {
   chatWrapper?: "auto" | ChatWrapper;
   /** The model's name for the sampling map; default: the GGUF file name without extension. */
   model?: string;
-  temperature?: number;
-  topP?: number;
-  topK?: number;
-  minP?: number;
-  /** node-llama-cpp's `repeatPenalty.penalty` (1 is off). */
-  repeatPenalty?: number;
-  /** node-llama-cpp's `repeatPenalty.presencePenalty` (0 is off). */
-  presencePenalty?: number;
-  maxTokens?: number;
-  seed?: number;
   /** Apply the model card's sampling (see `getSamplingDefaults`); explicit values still win. */
   recommendedSampling?: boolean;
   /** Where informational lines go (the sampling hint). Default `console.info`. */

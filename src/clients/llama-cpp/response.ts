@@ -6,7 +6,7 @@ import type { ChatModelFunctions, LlamaChatResponse } from "node-llama-cpp";
 import { type ToolSpec, toolJsonSchema } from "../../core/tools.ts";
 import type { LLMResponse, ToolCall } from "../../core/types.ts";
 import { rescueToolCall } from "../../prompts/rescue/index.ts";
-import { withReasoning } from "../openai-wire.ts";
+import { withReasoning } from "../openai/wire.ts";
 import { isPlainObject } from "../wire.ts";
 import { dropOmittedOptionals } from "./schema.ts";
 

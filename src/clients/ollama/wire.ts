@@ -3,9 +3,9 @@
  * line splitter for its streams.
  */
 import { z } from "zod";
-import type { TokenUsage } from "../core/types.ts";
-import type { Exchange } from "./http.ts";
-import { isNullishString, isPlainObject } from "./wire.ts";
+import type { TokenUsage } from "../../core/types.ts";
+import type { Exchange } from "../http.ts";
+import { isNullishString, isPlainObject } from "../wire.ts";
 
 const ollamaToolCallSchema = z.object({
   function: z.object({

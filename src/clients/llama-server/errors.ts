@@ -3,11 +3,11 @@
  * a server that does not do native tools, and llama-server's tool-call parse failure, whose body
  * carries the model's output.
  */
-import type { ToolSpec } from "../core/tools.ts";
-import type { LLMResponse } from "../core/types.ts";
-import { rescueToolCall } from "../prompts/rescue/index.ts";
-import { resolveReasoning } from "./reasoning.ts";
-import { isPlainObject } from "./wire.ts";
+import type { ToolSpec } from "../../core/tools.ts";
+import type { LLMResponse } from "../../core/types.ts";
+import { rescueToolCall } from "../../prompts/rescue/index.ts";
+import { resolveReasoning } from "../reasoning.ts";
+import { isPlainObject } from "../wire.ts";
 
 /**
  * llama-server's tool-call parser rejected the model's output. Older builds say "Failed to parse

@@ -3,8 +3,9 @@
  * still the run's, the run still active, the directory still this process's), and a write that
  * fails (a full disk) gives the lease up, so the queue's next take puts the run back to waiting.
  */
-import type { StoredRun } from "./embedded-files.ts";
-import { LeaseLostError, type RunJob, type RunLease, type StoredCheckpoint } from "./run-queue.ts";
+
+import { LeaseLostError, type RunJob, type RunLease, type StoredCheckpoint } from "../run-queue.ts";
+import type { StoredRun } from "./files.ts";
 
 /** What a lease needs from its queue. */
 export interface LeaseHost {

@@ -3,27 +3,14 @@
  * replaced durably (temp file, fsync, rename, fsync of the directory) on every change, so a
  * `kill -9` or a power loss leaves every run as its last completed write. A lock file keeps a
  * second process off the same directory, and every write is fenced on the directory's epoch (see
- * `embedded-lock.ts`); on open, runs a dead process left active go back to waiting and resume from
+ * `lock.ts`); on open, runs a dead process left active go back to waiting and resume from
  * their last checkpoint. A run file that cannot be read is moved aside to `dir/quarantine/`.
  */
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { isFullyDecided } from "../core/approval.ts";
-import {
-  createFileDurably,
-  isRunId,
-  listQuarantined,
-  type QuarantinedFile,
-  quarantineFile,
-  readRunFile,
-  type StoredRun,
-  writeFileDurably,
-} from "./embedded-files.ts";
-import { createEmbeddedLease, type LeaseHost } from "./embedded-lease.ts";
-import { DirectoryLock } from "./embedded-lock.ts";
-import { answerPruneRequests, askToPrune, pruneRuns } from "./embedded-prune.ts";
+import { isFullyDecided } from "../../core/approval.ts";
 import {
   assertMaxPayloadBytes,
   assertPayloadSize,
@@ -41,8 +28,21 @@ import {
   type RunQueue,
   type RunRecord,
   type RunStatus,
-} from "./run-queue.ts";
-import { Waiters } from "./waiters.ts";
+} from "../run-queue.ts";
+import { Waiters } from "../waiters.ts";
+import {
+  createFileDurably,
+  isRunId,
+  listQuarantined,
+  type QuarantinedFile,
+  quarantineFile,
+  readRunFile,
+  type StoredRun,
+  writeFileDurably,
+} from "./files.ts";
+import { createEmbeddedLease, type LeaseHost } from "./lease.ts";
+import { DirectoryLock } from "./lock.ts";
+import { answerPruneRequests, askToPrune, pruneRuns } from "./prune.ts";
 
 /** Options of `createEmbeddedQueue`. */
 export interface EmbeddedQueueOptions {

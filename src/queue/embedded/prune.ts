@@ -6,9 +6,9 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { type StoredRun, syncDirectory, writeFileDurably } from "./embedded-files.ts";
-import { DirectoryLock } from "./embedded-lock.ts";
-import { assertPruneOptions, type FinishedStatus, isPrunable, QueueFencedError } from "./run-queue.ts";
+import { assertPruneOptions, type FinishedStatus, isPrunable, QueueFencedError } from "../run-queue.ts";
+import { type StoredRun, syncDirectory, writeFileDurably } from "./files.ts";
+import { DirectoryLock } from "./lock.ts";
 
 /** A client's prune request, as a file in `prune/`. */
 export interface PruneRequest {

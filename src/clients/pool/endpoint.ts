@@ -3,9 +3,9 @@
  * health probe that says whether it is up and how many requests it takes at once.
  */
 import { z } from "zod";
-import { BackendError, ForgeError } from "../core/errors.ts";
-import { describeErrorChain } from "./http.ts";
-import { fetchServerProps } from "./llama-server-props.ts";
+import { BackendError, ForgeError } from "../../core/errors.ts";
+import { describeErrorChain } from "../http.ts";
+import { fetchServerProps } from "../llama-server/props.ts";
 
 /** The pool was configured wrongly: no endpoints, a bad URL, a duplicate, a missing slot count. */
 export class EndpointPoolConfigError extends ForgeError {}

@@ -20,8 +20,8 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
-import { approvalStateSchema } from "../core/approval.ts";
-import { RunIdSchema, type RunRecord } from "./run-queue.ts";
+import { approvalStateSchema } from "../../core/approval.ts";
+import { RunIdSchema, type RunRecord } from "../run-queue.ts";
 
 /** What the queue keeps beside a run's public record: who holds it. */
 export interface StoredRun extends RunRecord {

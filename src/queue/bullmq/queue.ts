@@ -11,9 +11,8 @@ import { randomUUID } from "node:crypto";
 // Types only: bullmq and ioredis are optional peers, loaded by createBullmqQueue (loadBullmq).
 import type { Job, Queue, QueueEvents, Worker } from "bullmq";
 import type { Redis } from "ioredis";
-import { type ApprovalState, isFullyDecided } from "../core/approval.ts";
-import type { JobStore } from "./job-store.ts";
-import { defineFencedCommands, RedisJobStore } from "./redis-store.ts";
+import { type ApprovalState, isFullyDecided } from "../../core/approval.ts";
+import { ForgeError } from "../../core/errors.ts";
 import {
   assertMaxPayloadBytes,
   assertPayloadSize,
@@ -25,18 +24,18 @@ import {
   type EnqueueOptions,
   type FinishedStatus,
   isPrunable,
-  LeaseLostError,
   PRIORITY_LIMIT,
   type PruneOptions,
-  type RunJob,
   type RunLease,
   type RunQueue,
   type RunRecord,
   type RunStatus,
-  type StoredCheckpoint,
   urlWithoutPassword,
-} from "./run-queue.ts";
-import { Waiters } from "./waiters.ts";
+} from "../run-queue.ts";
+import { Waiters } from "../waiters.ts";
+import type { JobData, JobStore } from "./job-store.ts";
+import { LiveLease } from "./lease.ts";
+import { defineFencedCommands, RedisJobStore } from "./redis-store.ts";
 
 /** Options of `createBullmqQueue`. */
 export interface BullmqQueueOptions extends BullmqEngineOptions {
@@ -80,32 +79,15 @@ export interface BullmqEngineOptions {
 type RedisAddress = { url: string } | { host: string; port: number };
 
 /** The queue's store (Redis, PostgreSQL) could not be reached when the queue opened. */
-export class RunQueueConnectionError extends Error {
+export class RunQueueConnectionError extends ForgeError {
   constructor(address: string, detail: string, store: "Redis" | "PostgreSQL" = "Redis") {
     super(
       store === "Redis"
         ? `Cannot reach Redis at ${address} (${detail}). Start redis-server there, or pass the right connection ({ host, port } or { url }).`
         : `Cannot reach PostgreSQL at ${address} (${detail}). Start PostgreSQL there, or pass the right connection ({ url } or { host, port, user, password, database }).`,
     );
-    this.name = "RunQueueConnectionError";
   }
 }
-
-/** What the job's `data` holds: the run's job, its last checkpoint, its last error. */
-export interface JobData extends RunJob {
-  /** Milliseconds, with the producer's enqueue order in the fraction (runs of one millisecond stay in order). */
-  enqueuedAt?: number;
-  checkpoint?: StoredCheckpoint;
-  error?: { name: string; message: string };
-  /** The calls the run parked for and the decisions taken (docs/decisions/017). */
-  approval?: ApprovalState;
-}
-
-/**
- * How far ahead a parked run's job is delayed: BullMQ keeps it in its delayed set, which no
- * worker takes from, until `approve` / `deny` promote it. About five years; never reached.
- */
-const PARKED_DELAY_MS = 5 * 365 * 24 * 3_600_000;
 
 /** This process's enqueues within one millisecond, in order (the fraction of `enqueuedAt`). */
 let enqueueSeq = 0;
@@ -183,13 +165,12 @@ interface BullmqModules {
 }
 
 /** The BullMQ engine's optional peers are not installed. */
-export class BullmqMissingError extends Error {
+export class BullmqMissingError extends ForgeError {
   constructor(options?: ErrorOptions) {
     super(
       "bullmq and ioredis are not installed: the BullMQ run queue needs them. Install them next to forge-guardrails: npm install bullmq@6 ioredis@5 (the embedded queue, createEmbeddedQueue, needs neither)",
       options,
     );
-    this.name = "BullmqMissingError";
   }
 }
 
@@ -634,172 +615,8 @@ export function malformationOf(job: Pick<Job, "data">): string | undefined {
   return undefined;
 }
 
-/** One held job: renews its lock, fences its writes, and settles through BullMQ's token checks. */
-class LiveLease implements RunLease {
-  readonly job: RunJob;
-  readonly checkpoint: StoredCheckpoint | undefined;
-  readonly attempts: number;
-  readonly approval: ApprovalState | undefined;
-  readonly #controller = new AbortController();
-  readonly #bullJob: Job<JobData>;
-  readonly #token: string;
-  readonly #store: JobStore;
-  readonly #lockMs: number;
-  readonly #onEnd: () => void;
-  readonly #renewal: NodeJS.Timeout;
-  #data: JobData;
-  #renewedAt = Date.now();
-  #renewing = false;
-  #ended = false;
-
-  constructor(input: {
-    job: Job<JobData>;
-    token: string;
-    store: JobStore;
-    lockMs: number;
-    onEnd: () => void;
-  }) {
-    this.#bullJob = input.job;
-    this.#token = input.token;
-    this.#store = input.store;
-    this.#lockMs = input.lockMs;
-    this.#onEnd = input.onEnd;
-    this.#data = input.job.data;
-    const { checkpoint: _checkpoint, error: _error, approval: _approval, ...job } = input.job.data;
-    this.job = job;
-    this.checkpoint = input.job.data.checkpoint;
-    this.approval = input.job.data.approval;
-    this.attempts = input.job.attemptsStarted ?? 1;
-    this.#renewal = setInterval(() => void this.#renew(), Math.max(50, Math.floor(this.#lockMs / 2)));
-    this.#renewal.unref();
-  }
-
-  get signal(): AbortSignal {
-    return this.#controller.signal;
-  }
-
-  async saveCheckpoint(checkpoint: StoredCheckpoint): Promise<void> {
-    await this.#write({ ...this.#data, checkpoint });
-  }
-
-  async complete(result: unknown): Promise<void> {
-    await this.#write(undefined);
-    await this.#settle(() => this.#bullJob.moveToCompleted(result ?? null, this.#token, false));
-  }
-
-  async fail(
-    error: { name: string; message: string },
-    options: { retry: boolean } = { retry: false },
-  ): Promise<void> {
-    await this.#write({ ...this.#data, error });
-    if (options.retry) {
-      await this.#settle(() => this.#bullJob.moveToWait(this.#token));
-      return;
-    }
-    await this.#settle(() =>
-      this.#bullJob.moveToFailed(
-        Object.assign(new Error(error.message), { name: error.name }),
-        this.#token,
-        false,
-      ),
-    );
-  }
-
-  async release(): Promise<void> {
-    await this.#write(undefined);
-    await this.#settle(() => this.#bullJob.moveToWait(this.#token));
-  }
-
-  /** Park: the approval kept in the data, the job moved to BullMQ's delayed set (no worker takes it). */
-  async park(approval: ApprovalState): Promise<void> {
-    await this.#write({ ...this.#data, approval });
-    await this.#settle(() => this.#bullJob.moveToDelayed(Date.now() + PARKED_DELAY_MS, this.#token));
-  }
-
-  /** The run was cancelled: stop it, and settle the job as failed while this lease holds its lock. */
-  async cancelled(): Promise<void> {
-    if (this.#ended) return;
-    this.abort(new LeaseLostError(this.job.runId, "the run was cancelled"));
-    await this.#bullJob
-      .moveToFailed(new Error(`Run ${this.job.runId} was cancelled`), this.#token, false)
-      .catch(() => {});
-  }
-
-  abort(reason: Error): void {
-    this.#end();
-    this.#controller.abort(reason);
-  }
-
-  /** Write `data` (or only check the lease with undefined), fenced on the lock token. */
-  async #write(data: JobData | undefined): Promise<void> {
-    if (this.#ended) throw this.#lostError("this lease already ended");
-    const outcome = await this.#store.save(
-      this.job.runId,
-      this.#token,
-      data === undefined ? undefined : JSON.stringify(data),
-    );
-    if (outcome === "ok") {
-      if (data) this.#data = data;
-      return;
-    }
-    if (outcome === "cancelled") {
-      await this.cancelled();
-      throw this.#lostError("the run was cancelled");
-    }
-    const error = this.#lostError("its lock expired or another worker holds it");
-    this.abort(error);
-    throw error;
-  }
-
-  async #settle(move: () => Promise<unknown>): Promise<void> {
-    try {
-      await move();
-    } catch (error) {
-      // BullMQ's token check refused: the lock moved on between the check and the move.
-      if ((await this.#store.lockHolder(this.job.runId)) !== this.#token) {
-        const lost = this.#lostError(`BullMQ refused: ${(error as Error).message}`);
-        this.abort(lost);
-        throw lost;
-      }
-      throw error;
-    }
-    this.#end();
-  }
-
-  async #renew(): Promise<void> {
-    // While the store is away, commands wait for the reconnection: one renewal at a time.
-    if (this.#ended || this.#renewing) return;
-    this.#renewing = true;
-    try {
-      const outcome = await this.#store.renew(this.job.runId, this.#token, this.#lockMs);
-      if (this.#ended) return;
-      if (outcome === "ok") this.#renewedAt = Date.now();
-      else if (outcome === "cancelled") await this.cancelled();
-      else this.abort(this.#lostError("its lock expired or another worker holds it"));
-    } catch (error) {
-      if (!this.#ended && Date.now() - this.#renewedAt >= this.#lockMs) {
-        this.abort(this.#lostError(`the lock could not be renewed: ${(error as Error).message}`));
-      }
-    } finally {
-      this.#renewing = false;
-    }
-  }
-
-  #lostError(detail: string): LeaseLostError {
-    const reason = this.#controller.signal.reason;
-    return reason instanceof LeaseLostError ? reason : new LeaseLostError(this.job.runId, detail);
-  }
-
-  #end(): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    clearInterval(this.#renewal);
-    this.#onEnd();
-  }
-}
-
 function recordOf(job: Job<JobData>, state: string, cancelled: boolean): RunRecord {
-  // PostgreSQL keeps the cancel mark in the data (see postgres-queue.ts): not part of the record.
+  // PostgreSQL keeps the cancel mark in the data (see postgres-store.ts): not part of the record.
   const {
     checkpoint,
     error,

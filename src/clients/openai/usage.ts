@@ -3,7 +3,7 @@
  * `prompt_tokens_details.cached_tokens`), or llama-server's `timings` on a stream sent without
  * `stream_options.include_usage`.
  */
-import type { TokenUsage } from "../core/types.ts";
+import type { TokenUsage } from "../../core/types.ts";
 
 /**
  * The usage an answer body or stream chunk reports, or null when it reports none.

@@ -1,6 +1,6 @@
 /** llama-server's `/props`: its wire schema and the fields the server manager and clients read. */
 import { z } from "zod";
-import { ContextDiscoveryError } from "../core/errors.ts";
+import { ContextDiscoveryError } from "../../core/errors.ts";
 
 const positiveInt = z.number().int().positive();
 

@@ -5,26 +5,26 @@
  * travel is the transport's business (`ChatTransport`): fetch for the client, the proxy's pooled
  * node:http transport for the proxy.
  */
-import { BackendError, parseRetryAfter } from "../core/errors.ts";
-import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
-import { ChunkType, type LLMResponse, type StreamChunk, type TokenUsage } from "../core/types.ts";
+import { BackendError, parseRetryAfter } from "../../core/errors.ts";
+import { type ToolSpec, toOpenAITool } from "../../core/tools.ts";
+import { ChunkType, type LLMResponse, type StreamChunk, type TokenUsage } from "../../core/types.ts";
 import {
   errorMessageOf,
   rejectsNativeTools,
   responseFromParseFailure,
   toolParseFailureOutput,
-} from "./llama-server-errors.ts";
-import { streamChatCompletion } from "./openai-stream.ts";
-import { reportUsage } from "./openai-usage.ts";
+} from "../llama-server/errors.ts";
+import { toPromptModeMessages } from "../prompt-mode.ts";
+import { parseWireBody } from "../wire.ts";
+import { streamChatCompletion } from "./stream.ts";
+import { reportUsage } from "./usage.ts";
 import {
   chatCompletionSchema,
   isChatCompletion,
   messageOfCompletion,
   type ReadContext,
   readMessage,
-} from "./openai-wire.ts";
-import { toPromptModeMessages } from "./prompt-mode.ts";
-import { parseWireBody } from "./wire.ts";
+} from "./wire.ts";
 
 /** How tools reach the model: the server's function calling, the system prompt, or try native first. */
 export type ToolCallingMode = "native" | "prompt" | "auto";

@@ -1,15 +1,15 @@
 /** `EndpointPool`'s options and status types, their checks, and each endpoint's default client. */
-import { BackendError } from "../core/errors.ts";
-import type { LLMClient } from "../core/types.ts";
-import { UNREACHABLE_STATUS } from "./http.ts";
-import { OllamaClient, type OllamaClientOptions } from "./ollama-client.ts";
-import { OpenAICompatibleClient, type OpenAICompatibleClientOptions } from "./openai-compatible-client.ts";
+import { BackendError } from "../../core/errors.ts";
+import type { LLMClient } from "../../core/types.ts";
+import { UNREACHABLE_STATUS } from "../http.ts";
+import { OllamaClient, type OllamaClientOptions } from "../ollama/client.ts";
+import { OpenAICompatibleClient, type OpenAICompatibleClientOptions } from "../openai/compatible-client.ts";
 import {
   type EndpointConfig,
   EndpointPoolConfigError,
   type PoolEndpointKind,
   type PoolEndpointOptions,
-} from "./pool-endpoint.ts";
+} from "./endpoint.ts";
 
 /** Options of `EndpointPool`. */
 export interface EndpointPoolOptions {

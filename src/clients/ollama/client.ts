@@ -2,17 +2,23 @@
  * OllamaClient: native function calling through Ollama's `/api/chat`, with NDJSON streaming,
  * thinking control and a per-request context size.
  */
-import { BackendError, parseRetryAfter, StreamError, ThinkingNotSupportedError } from "../core/errors.ts";
-import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
+import { BackendError, parseRetryAfter, StreamError, ThinkingNotSupportedError } from "../../core/errors.ts";
+import { type ToolSpec, toOpenAITool } from "../../core/tools.ts";
 import {
   ChunkType,
   type LLMClient,
   type LLMResponse,
+  type SamplingOverrides,
   type SendOptions,
   type StreamChunk,
-} from "../core/types.ts";
-import { withSamplingOverrides } from "./call-sampling.ts";
-import { authHeaders, type Exchange, joinUrl, openExchange } from "./http.ts";
+} from "../../core/types.ts";
+import { withSamplingOverrides } from "../call-sampling.ts";
+import { authHeaders, type Exchange, joinUrl, openExchange } from "../http.ts";
+import { type AssembledMessage, readMessage } from "../openai/wire.ts";
+import { describeRetry, type PlannedRetry, type RetryOptions } from "../retry.ts";
+import { RetryingClient } from "../retrying-client.ts";
+import { resolveSampling, type SamplingParams } from "../sampling.ts";
+import { checkStreamEvent, isPlainObject, parseStreamJson, parseWireBody } from "../wire.ts";
 import {
   isKnownThinkingModel,
   isOllamaChat,
@@ -23,22 +29,10 @@ import {
   ollamaErrorSchema,
   ollamaGenerateSchema,
   ollamaUsage,
-} from "./ollama-wire.ts";
-import { type AssembledMessage, readMessage } from "./openai-wire.ts";
-import {
-  describeRetry,
-  type PlannedRetry,
-  type RetryOptions,
-  type RetryPolicy,
-  resolveRetryPolicy,
-  withRetries,
-  withStreamRetries,
-} from "./retry.ts";
-import { resolveSampling, type SamplingParams } from "./sampling.ts";
-import { checkStreamEvent, isPlainObject, parseStreamJson, parseWireBody } from "./wire.ts";
+} from "./wire.ts";
 
-/** Options of `OllamaClient`. */
-export interface OllamaClientOptions extends RetryOptions {
+/** Options of `OllamaClient`; the sampling fields go out under `options` in Ollama's names (`top_k`, `repeat_penalty`, `num_predict`, …). */
+export interface OllamaClientOptions extends RetryOptions, SamplingOverrides {
   /** Ollama's model name, e.g. `qwen3:8b`. Also the key of the sampling map. */
   model: string;
   /** Default `http://127.0.0.1:11434`. */
@@ -57,17 +51,6 @@ export interface OllamaClientOptions extends RetryOptions {
   numCtx?: number;
   /** Sent as `keep_alive` (how long Ollama keeps the model loaded). */
   keepAlive?: string | number;
-  temperature?: number;
-  topP?: number;
-  topK?: number;
-  minP?: number;
-  /** Sent as `options.repeat_penalty` (1 is off). */
-  repeatPenalty?: number;
-  /** Sent as `options.presence_penalty` (0 is off). */
-  presencePenalty?: number;
-  /** Sent as `options.num_predict`. */
-  maxTokens?: number;
-  seed?: number;
   /** Apply the model card's sampling (see `getSamplingDefaults`); explicit values still win. */
   recommendedSampling?: boolean;
   /** Where informational lines go. Default `console.info`. */
@@ -90,25 +73,22 @@ export interface OllamaClientOptions extends RetryOptions {
  * const client = new OllamaClient({ model: "qwen3:8b", recommendedSampling: true });
  * client.setNumCtx(16_384);
  */
-export class OllamaClient implements LLMClient {
+export class OllamaClient extends RetryingClient implements LLMClient {
   readonly apiFormat = "ollama" as const;
   readonly baseUrl: string;
   readonly model: string;
   /** The sampling sent with every request, after `recommendedSampling` was applied. */
   readonly sampling: Readonly<SamplingParams>;
-  /** The retry bounds and backoff, with defaults applied. */
-  readonly retryPolicy: Readonly<RetryPolicy>;
   readonly #options: OllamaClientOptions;
   readonly #timeoutMs: number;
   readonly #logger: (line: string) => void;
-  /** Says each retry in the log. */
-  readonly #logRetry = (retry: PlannedRetry): void => this.#logger(describeRetry(retry, this.#chatUrl));
   readonly #chatUrl: string;
   readonly #headers: Record<string, string> | undefined;
   #numCtx: number | undefined;
   #autoThink: boolean;
 
   constructor(options: OllamaClientOptions) {
+    super(options);
     this.#options = options;
     this.baseUrl = (options.baseUrl ?? "http://127.0.0.1:11434").replace(/\/+$/, "");
     this.model = options.model;
@@ -118,7 +98,6 @@ export class OllamaClient implements LLMClient {
     this.#headers = authHeaders(options.apiKey);
     this.#numCtx = options.numCtx;
     this.#autoThink = isKnownThinkingModel(options.model);
-    this.retryPolicy = resolveRetryPolicy(options);
     this.sampling = resolveSampling({
       model: options.model,
       recommendedSampling: options.recommendedSampling ?? false,
@@ -137,33 +116,11 @@ export class OllamaClient implements LLMClient {
     return this.#numCtx ?? null;
   }
 
-  send(
-    messages: Record<string, unknown>[],
-    tools: ToolSpec[] = [],
-    options: SendOptions = {},
-  ): Promise<LLMResponse> {
-    return withRetries(
-      () => this.#sendOnce(messages, tools, options),
-      this.retryPolicy,
-      options.signal,
-      this.#logRetry,
-    );
+  protected override logRetry(retry: PlannedRetry): void {
+    this.#logger(describeRetry(retry, this.#chatUrl));
   }
 
-  sendStream(
-    messages: Record<string, unknown>[],
-    tools: ToolSpec[] = [],
-    options: SendOptions = {},
-  ): AsyncIterable<StreamChunk> {
-    return withStreamRetries(
-      () => this.#streamOnce(messages, tools, options),
-      this.retryPolicy,
-      options.signal,
-      this.#logRetry,
-    );
-  }
-
-  async #sendOnce(
+  protected override async sendOnce(
     messages: Record<string, unknown>[],
     tools: ToolSpec[],
     options: SendOptions,
@@ -175,7 +132,7 @@ export class OllamaClient implements LLMClient {
     return this.#read(messageOf([chat]), tools);
   }
 
-  async *#streamOnce(
+  protected override async *streamOnce(
     messages: Record<string, unknown>[],
     tools: ToolSpec[],
     options: SendOptions,

@@ -6,10 +6,10 @@
  * history it already holds. Endpoints are health-checked; one that is down takes no calls until
  * it answers again, and a call that meets a dead connection moves to another endpoint.
  */
-import type { ApiFormat } from "../core/messages.ts";
-import type { ToolSpec } from "../core/tools.ts";
-import type { LLMClient, LLMResponse, SendOptions, StreamChunk } from "../core/types.ts";
-import { enqueueJob, type SlotJob } from "../machines/slot-order.ts";
+import type { ApiFormat } from "../../core/messages.ts";
+import type { ToolSpec } from "../../core/tools.ts";
+import type { LLMClient, LLMResponse, SendOptions, StreamChunk } from "../../core/types.ts";
+import { enqueueJob, type SlotJob } from "../../machines/slot-order.ts";
 import {
   type EndpointConfig,
   EndpointPoolClosedError,
@@ -17,7 +17,7 @@ import {
   EndpointsUnavailableError,
   parseEndpoints,
   probeEndpoint,
-} from "./pool-endpoint.ts";
+} from "./endpoint.ts";
 import {
   defaultClient,
   type EndpointPoolOptions,
@@ -25,7 +25,7 @@ import {
   isConnectionError,
   type PoolTimings,
   resolveTimings,
-} from "./pool-options.ts";
+} from "./options.ts";
 
 export {
   type EndpointConfig,
@@ -34,8 +34,8 @@ export {
   EndpointsUnavailableError,
   type PoolEndpointKind,
   type PoolEndpointOptions,
-} from "./pool-endpoint.ts";
-export type { EndpointPoolOptions, EndpointStatus } from "./pool-options.ts";
+} from "./endpoint.ts";
+export type { EndpointPoolOptions, EndpointStatus } from "./options.ts";
 
 interface Endpoint {
   readonly config: EndpointConfig;

@@ -3,17 +3,17 @@
  * what comes back, assembly of streamed deltas, and the reading of a message as an `LLMResponse`.
  */
 import { z } from "zod";
-import type { ToolSpec } from "../core/tools.ts";
+import type { ToolSpec } from "../../core/tools.ts";
 import {
   ChunkType,
   type LLMResponse,
   type StreamChunk,
   type TokenUsage,
   type ToolCall,
-} from "../core/types.ts";
-import { extractToolCall } from "../prompts/tool-prompt.ts";
-import { resolveReasoning } from "./reasoning.ts";
-import { decodeCall, isNullishInteger, isNullishString, isPlainObject } from "./wire.ts";
+} from "../../core/types.ts";
+import { extractToolCall } from "../../prompts/tool-prompt.ts";
+import { resolveReasoning } from "../reasoning.ts";
+import { decodeCall, isNullishInteger, isNullishString, isPlainObject } from "../wire.ts";
 
 const toolCallSchema = z.object({
   id: z.string().nullish(),

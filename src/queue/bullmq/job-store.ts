@@ -3,9 +3,21 @@
  * fenced on the job's lock token, lock renewal that also reports a cancel, and the cancel mark.
  * BullMQ checks neither the lock on `updateData` nor stops a worker whose lock was lost, so each
  * store does these in one atomic step against BullMQ's own layout: a Lua script on Redis
- * (`redis-store.ts`), one SQL statement on PostgreSQL (`postgres-queue.ts`).
+ * (`redis-store.ts`), one SQL statement on PostgreSQL (`postgres-store.ts`).
  */
 import type { Job } from "bullmq";
+import type { ApprovalState } from "../../core/approval.ts";
+import type { RunJob, StoredCheckpoint } from "../run-queue.ts";
+
+/** What the job's `data` holds: the run's job, its last checkpoint, its last error, its approval. */
+export interface JobData extends RunJob {
+  /** Milliseconds, with the producer's enqueue order in the fraction (runs of one millisecond stay in order). */
+  enqueuedAt?: number;
+  checkpoint?: StoredCheckpoint;
+  error?: { name: string; message: string };
+  /** The calls the run parked for and the decisions taken (docs/decisions/017). */
+  approval?: ApprovalState;
+}
 
 /** A fenced step's outcome: done, the lock is not this token's (expired or taken over), or the run was cancelled. */
 export type FencedOutcome = "ok" | "lost" | "cancelled";

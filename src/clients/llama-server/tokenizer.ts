@@ -3,9 +3,9 @@
  * (`POST /apply-template`, tools included) and counted by its own tokenizer (`POST /tokenize`).
  */
 import { z } from "zod";
-import { BackendError } from "../core/errors.ts";
-import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
-import { authHeaders, joinUrl, openExchange } from "./http.ts";
+import { BackendError } from "../../core/errors.ts";
+import { type ToolSpec, toOpenAITool } from "../../core/tools.ts";
+import { authHeaders, joinUrl, openExchange } from "../http.ts";
 
 /** Counts prompts with the backend's own chat template and tokenizer. */
 export interface PromptTokenizer {

@@ -3,11 +3,12 @@
  * come, and the assembled answer sent as the FINAL chunk.
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { BackendError, StreamError } from "../core/errors.ts";
-import { ChunkType, type StreamChunk } from "../core/types.ts";
-import { responseFromParseFailure, toolParseFailureOutput } from "./llama-server-errors.ts";
-import type { ChatAnswer } from "./openai-chat-exchange.ts";
-import { reportUsage } from "./openai-usage.ts";
+import { BackendError, StreamError } from "../../core/errors.ts";
+import { ChunkType, type StreamChunk } from "../../core/types.ts";
+import { responseFromParseFailure, toolParseFailureOutput } from "../llama-server/errors.ts";
+import { checkStreamEvent, isPlainObject, parseStreamJson } from "../wire.ts";
+import type { ChatAnswer } from "./chat-exchange.ts";
+import { reportUsage } from "./usage.ts";
 import {
   ChatStreamAssembler,
   chatChunkSchema,
@@ -15,8 +16,7 @@ import {
   type ReadContext,
   readMessage,
   streamErrorSchema,
-} from "./openai-wire.ts";
-import { checkStreamEvent, isPlainObject, parseStreamJson } from "./wire.ts";
+} from "./wire.ts";
 
 /** An opened stream and how to read its answer, or the FINAL chunk when the request failed. */
 export type OpenedStream = { exchange: ChatAnswer; context: ReadContext } | StreamChunk;

@@ -7,8 +7,8 @@
 import * as fs from "node:fs";
 import { join } from "node:path";
 import lockfile from "proper-lockfile";
-import { bumpEpoch, readEpoch } from "./embedded-files.ts";
-import { QueueFencedError } from "./run-queue.ts";
+import { QueueFencedError } from "../run-queue.ts";
+import { bumpEpoch, readEpoch } from "./files.ts";
 
 /** How old the lock's mtime gets before another process may take the directory (ms). */
 export const LOCK_STALE_MS = 10_000;

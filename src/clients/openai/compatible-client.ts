@@ -3,8 +3,8 @@
  * native function calling, prompt-injected tool calling, or an automatic choice between them.
  */
 import { basename } from "node:path";
-import { BackendError } from "../core/errors.ts";
-import type { ToolSpec } from "../core/tools.ts";
+import { BackendError } from "../../core/errors.ts";
+import type { ToolSpec } from "../../core/tools.ts";
 import type {
   LLMClient,
   LLMResponse,
@@ -12,33 +12,26 @@ import type {
   SendOptions,
   StreamChunk,
   ToolChoice,
-} from "../core/types.ts";
-import { openAISamplingFields, withSamplingOverrides } from "./call-sampling.ts";
-import { authHeaders, joinUrl, openExchange } from "./http.ts";
-import { parseServerProps } from "./llama-server-props.ts";
+} from "../../core/types.ts";
+import { openAISamplingFields, withSamplingOverrides } from "../call-sampling.ts";
+import { authHeaders, joinUrl, openExchange } from "../http.ts";
+import { parseServerProps } from "../llama-server/props.ts";
+import { describeRetry, type PlannedRetry, type RetryOptions } from "../retry.ts";
+import { RetryingClient } from "../retrying-client.ts";
+import { resolveSampling, type SamplingParams } from "../sampling.ts";
+import { openAIToolChoice } from "../tool-choice.ts";
 import {
   type ChatRequest,
   type ChatTransport,
   OpenAIChatExchange,
   type ToolCallingMode,
   ToolModeNegotiation,
-} from "./openai-chat-exchange.ts";
-import {
-  describeRetry,
-  type PlannedRetry,
-  type RetryOptions,
-  type RetryPolicy,
-  resolveRetryPolicy,
-  withRetries,
-  withStreamRetries,
-} from "./retry.ts";
-import { resolveSampling, type SamplingParams } from "./sampling.ts";
-import { openAIToolChoice } from "./tool-choice.ts";
+} from "./chat-exchange.ts";
 
-export type { ToolCallingMode } from "./openai-chat-exchange.ts";
+export type { ToolCallingMode } from "./chat-exchange.ts";
 
-/** Options of `OpenAICompatibleClient`. */
-export interface OpenAICompatibleClientOptions extends RetryOptions {
+/** Options of `OpenAICompatibleClient`; the sampling fields go out in llama-server's names (`top_p`, `min_p`, `repeat_penalty`, …). */
+export interface OpenAICompatibleClientOptions extends RetryOptions, SamplingOverrides {
   /** Default `http://127.0.0.1:8080/v1` (llama-server's default port). */
   baseUrl?: string;
   /** Sent as `model`; defaults to the stem of `ggufPath`. Also the key of the sampling map. */
@@ -56,16 +49,6 @@ export interface OpenAICompatibleClientOptions extends RetryOptions {
   slotId?: number;
   /** llama-server prompt caching (`cache_prompt`). Default `true`. */
   cachePrompt?: boolean;
-  temperature?: number;
-  topP?: number;
-  topK?: number;
-  minP?: number;
-  /** Sent as `repeat_penalty` (llama-server's name; 1 is off). */
-  repeatPenalty?: number;
-  /** Sent as `presence_penalty` (0 is off). */
-  presencePenalty?: number;
-  maxTokens?: number;
-  seed?: number;
   /**
    * Sent as `tool_choice` in native mode (`{ name }` as `{type: "function", function: {name}}`);
    * a call's `SendOptions.toolChoice` wins over it. Prompt mode sends no tools, so none is sent.
@@ -95,15 +78,13 @@ export interface OpenAICompatibleClientOptions extends RetryOptions {
  * const client = new OpenAICompatibleClient({ ggufPath: "models/Qwen3-8B-Q4_K_M.gguf", recommendedSampling: true });
  * const runner = new WorkflowRunner({ client, contextManager });
  */
-export class OpenAICompatibleClient implements LLMClient {
+export class OpenAICompatibleClient extends RetryingClient implements LLMClient {
   readonly apiFormat = "openai" as const;
   readonly baseUrl: string;
   readonly model: string | undefined;
   readonly mode: ToolCallingMode;
   /** The sampling sent with every request, after `recommendedSampling` was applied. */
   readonly sampling: Readonly<SamplingParams>;
-  /** The retry bounds and backoff, with defaults applied. */
-  readonly retryPolicy: Readonly<RetryPolicy>;
   readonly #options: OpenAICompatibleClientOptions;
   readonly #timeoutMs: number;
   readonly #headers: Record<string, string> | undefined;
@@ -114,6 +95,7 @@ export class OpenAICompatibleClient implements LLMClient {
   readonly #logRetry: (retry: PlannedRetry) => void;
 
   constructor(options: OpenAICompatibleClientOptions = {}) {
+    super(options);
     this.#options = options;
     this.baseUrl = (options.baseUrl ?? "http://127.0.0.1:8080/v1").replace(/\/+$/, "");
     this.model =
@@ -122,7 +104,6 @@ export class OpenAICompatibleClient implements LLMClient {
     this.#timeoutMs = options.timeoutMs ?? 300_000;
     const logger = options.logger ?? ((line) => console.info(line));
     this.#headers = authHeaders(options.apiKey);
-    this.retryPolicy = resolveRetryPolicy(options);
     this.sampling = resolveSampling({
       model: this.model,
       recommendedSampling: options.recommendedSampling ?? false,
@@ -147,32 +128,24 @@ export class OpenAICompatibleClient implements LLMClient {
     return this.#exchange.negotiation.resolved;
   }
 
-  send(
+  protected override sendOnce(
     messages: Record<string, unknown>[],
-    tools: ToolSpec[] = [],
-    options: SendOptions = {},
+    tools: ToolSpec[],
+    options: SendOptions,
   ): Promise<LLMResponse> {
-    const request = this.#request(messages, tools, options);
-    return withRetries(
-      () => this.#exchange.complete(request, options.signal),
-      this.retryPolicy,
-      options.signal,
-      this.#logRetry,
-    );
+    return this.#exchange.complete(this.#request(messages, tools, options), options.signal);
   }
 
-  sendStream(
+  protected override streamOnce(
     messages: Record<string, unknown>[],
-    tools: ToolSpec[] = [],
-    options: SendOptions = {},
+    tools: ToolSpec[],
+    options: SendOptions,
   ): AsyncIterable<StreamChunk> {
-    const request = this.#request(messages, tools, options);
-    return withStreamRetries(
-      () => this.#exchange.stream(request, options.signal),
-      this.retryPolicy,
-      options.signal,
-      this.#logRetry,
-    );
+    return this.#exchange.stream(this.#request(messages, tools, options), options.signal);
+  }
+
+  protected override logRetry(retry: PlannedRetry): void {
+    this.#logRetry(retry);
   }
 
   /**

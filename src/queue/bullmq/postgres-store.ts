@@ -8,14 +8,15 @@
  */
 // Types only: bullmq and pg are optional peers, loaded by createPostgresQueue (loadPostgres).
 import type { Job } from "bullmq";
+import { ForgeError } from "../../core/errors.ts";
+import { urlWithoutPassword } from "../run-queue.ts";
+import type { FencedOutcome, JobStore } from "./job-store.ts";
 import {
   type BullmqClasses,
   type BullmqEngineOptions,
   BullmqRunQueue,
   RunQueueConnectionError,
-} from "./bullmq-queue.ts";
-import type { FencedOutcome, JobStore } from "./job-store.ts";
-import { urlWithoutPassword } from "./run-queue.ts";
+} from "./queue.ts";
 
 /** Options of `createPostgresQueue`. */
 export interface PostgresQueueOptions extends BullmqEngineOptions {
@@ -37,7 +38,7 @@ export interface PostgresQueueOptions extends BullmqEngineOptions {
 }
 
 /** The PostgreSQL engine's optional peers (bullmq, pg) are not installed. */
-export class PostgresMissingError extends Error {
+export class PostgresMissingError extends ForgeError {
   /** The packages that could not be loaded. */
   readonly missing: readonly string[];
   constructor(missing: readonly string[] = ["bullmq", "pg"], options?: ErrorOptions) {
@@ -45,7 +46,6 @@ export class PostgresMissingError extends Error {
       `${missing.join(" and ")} ${missing.length === 1 ? "is" : "are"} not installed: the PostgreSQL run queue needs bullmq and pg. Install them next to forge-guardrails: npm install bullmq@6 pg@8 (the embedded queue, createEmbeddedQueue, needs neither)`,
       options,
     );
-    this.name = "PostgresMissingError";
     this.missing = missing;
   }
 }

@@ -1,0 +1,6 @@
+/** What only llama-server offers beyond the OpenAI wire: its tokenizer endpoint (and `/props`, read by the server manager). */
+export {
+  createLlamaServerTokenizer,
+  type LlamaServerTokenizerOptions,
+  type PromptTokenizer,
+} from "./tokenizer.ts";
