@@ -6,16 +6,22 @@ export {
   DEFAULT_MAX_BODY_MEMORY_BYTES,
   type ProxyOptions,
 } from "./app.ts";
-export type { BackendCall, BackendFormat, BackendHealth, ForwardRequest, ProxyBackend } from "./backend.ts";
-export { ProxyDrain, SHUTDOWN_RETRY_AFTER_SECONDS } from "./drain.ts";
-export { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
-export type { ProxyToolMode } from "./forwarding-client.ts";
+export type {
+  BackendCall,
+  BackendFormat,
+  BackendHealth,
+  ForwardRequest,
+  ProxyBackend,
+} from "./backend/backend.ts";
+export type { ProxyToolMode } from "./backend/forwarding-client.ts";
 export {
   type BackendClientConfig,
   type BackendClientFactory,
   createHttpBackend,
   type HttpBackendOptions,
-} from "./http-backend.ts";
-export { type ManagedBackendOptions, startManagedBackend } from "./managed-backend.ts";
-export { BodyReclaimer, DEFAULT_RECLAIM_AFTER_BYTES } from "./reclaim.ts";
+} from "./backend/http-backend.ts";
+export { type ManagedBackendOptions, startManagedBackend } from "./backend/managed-backend.ts";
+export { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
+export { ProxyDrain, SHUTDOWN_RETRY_AFTER_SECONDS } from "./http/drain.ts";
+export { BodyReclaimer, DEFAULT_RECLAIM_AFTER_BYTES } from "./http/reclaim.ts";
 export { type RunningProxy, type StartProxyOptions, startProxy } from "./server.ts";

@@ -5,25 +5,26 @@
  */
 import type { Context } from "hono";
 import type { ProxyAnswer } from "./answer.ts";
-import { countTokensRequestSchema, messagesRequestSchema } from "./anthropic-schema.ts";
-import type { ProxyBackend } from "./backend.ts";
+import { TOKEN_COUNT_HEADER, type TokenCounter } from "./anthropic/count-tokens.ts";
+import { MessageStreamWriter, renderMessage, renderMessageStream } from "./anthropic/render.ts";
+import { proxyRequestFromAnthropic } from "./anthropic/request.ts";
+import { countTokensRequestSchema, messagesRequestSchema } from "./anthropic/schema.ts";
+import type { ProxyBackend } from "./backend/backend.ts";
+import { forwardToBackend } from "./backend/passthrough.ts";
 import type { ChatService } from "./chat-service.ts";
-import { TOKEN_COUNT_HEADER, type TokenCounter } from "./count-tokens.ts";
-import { RequestDeadline } from "./deadline.ts";
-import { proxyRequestFromAnthropic } from "./from-anthropic.ts";
-import { openAIRequestHasTools, proxyRequestFromOpenAI } from "./from-openai.ts";
+import { RequestDeadline } from "./http/deadline.ts";
+import { parseBody, readBodyText } from "./http/read-body.ts";
+import type { SerialQueue } from "./http/serial-queue.ts";
 import { answerLive } from "./live-response.ts";
 import type { LiveText } from "./live-text.ts";
-import { chatCompletionRequestSchema } from "./openai-schema.ts";
-import { forwardToBackend } from "./passthrough.ts";
-import type { ProxyRequest } from "./proxy-request.ts";
-import { parseBody, readBodyText } from "./read-body.ts";
-import { MessageStreamWriter, renderMessage, renderMessageStream } from "./render-anthropic.ts";
 import {
   ChatCompletionStreamWriter,
   renderChatCompletion,
   renderChatCompletionStream,
-} from "./render-openai.ts";
+} from "./openai/render.ts";
+import { openAIRequestHasTools, proxyRequestFromOpenAI } from "./openai/request.ts";
+import { chatCompletionRequestSchema } from "./openai/schema.ts";
+import type { ProxyRequest } from "./proxy-request.ts";
 import { requestStatsOf } from "./request-stats.ts";
 import {
   proxyRequestFromResponses,
@@ -32,7 +33,6 @@ import {
   renderResponseStream,
   responsesRequestSchema,
 } from "./responses/index.ts";
-import type { SerialQueue } from "./serial-queue.ts";
 
 /** What the route handlers need. */
 export interface RouteDeps {

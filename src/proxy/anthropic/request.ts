@@ -8,16 +8,9 @@ import {
   MessageRole,
   MessageType,
   type ToolCallInfo,
-} from "../core/messages.ts";
-import type { ToolSpec } from "../core/tools.ts";
-import {
-  ANTHROPIC_HANDLED_FIELDS,
-  type AnthropicBlock,
-  type AnthropicMessage,
-  type CountTokensRequest,
-  isServerTool,
-} from "./anthropic-schema.ts";
-import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
+} from "../../core/messages.ts";
+import type { ToolSpec } from "../../core/tools.ts";
+import { ProxyErrorKind, ProxyHttpError } from "../errors.ts";
 import {
   IMAGE_PLACEHOLDER,
   type ImageTally,
@@ -25,8 +18,15 @@ import {
   type ProxyRequest,
   pickExtraBody,
   textOfParts,
-} from "./proxy-request.ts";
-import { toolSpecFromWire } from "./tool-specs.ts";
+} from "../proxy-request.ts";
+import { toolSpecFromWire } from "../tool-specs.ts";
+import {
+  ANTHROPIC_HANDLED_FIELDS,
+  type AnthropicBlock,
+  type AnthropicMessage,
+  type CountTokensRequest,
+  isServerTool,
+} from "./schema.ts";
 
 /**
  * Convert a validated Messages body (or a count_tokens body, which has no `max_tokens`). Throws
