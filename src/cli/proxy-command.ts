@@ -4,7 +4,7 @@
  */
 import { existsSync } from "node:fs";
 import { type Command, Option } from "commander";
-import type { ProxyBackend } from "../proxy/backend/backend.ts";
+import type { ProxyBackend } from "../proxy/backend/index.ts";
 import type { RunningProxy } from "../proxy/server.ts";
 import { PortInUseError, ServerStartError } from "../server/errors.ts";
 import { flagName, type ProxyCliOptions, proxyCliOptionsSchema } from "./proxy-options.ts";

@@ -11,17 +11,22 @@ import type { ReasoningReplay } from "../core/reasoning-replay.ts";
 import { DEFAULT_LIMITS } from "../guardrails/limits.ts";
 import type { RepairToolCall } from "../guardrails/repair.ts";
 import { type AccessLogOptions, observeRequests } from "./access-log.ts";
-import { createTokenCounter } from "./anthropic/count-tokens.ts";
-import type { BackendHealth, ProxyBackend } from "./backend/backend.ts";
-import { forwardToBackend } from "./backend/passthrough.ts";
+import { createTokenCounter } from "./anthropic/index.ts";
+import type { BackendHealth, ProxyBackend } from "./backend/index.ts";
+import { forwardToBackend } from "./backend/index.ts";
 import { createChatService } from "./chat-service.ts";
 import { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
-import { RequestDeadline } from "./http/deadline.ts";
-import { ProxyDrain, refuseWhileDraining } from "./http/drain.ts";
-import { guardHostAndOrigin } from "./http/host-guard.ts";
-import { DEFAULT_MAX_JSON_DEPTH } from "./http/read-body.ts";
-import { BodyReclaimer, DEFAULT_RECLAIM_AFTER_BYTES } from "./http/reclaim.ts";
-import { AdmissionQueue, SerialQueue } from "./http/serial-queue.ts";
+import {
+  AdmissionQueue,
+  BodyReclaimer,
+  DEFAULT_MAX_JSON_DEPTH,
+  DEFAULT_RECLAIM_AFTER_BYTES,
+  guardHostAndOrigin,
+  ProxyDrain,
+  RequestDeadline,
+  refuseWhileDraining,
+  SerialQueue,
+} from "./http/index.ts";
 import { ProxyMetrics } from "./metrics.ts";
 import { requestStatsOf } from "./request-stats.ts";
 import {

@@ -12,16 +12,21 @@ export type {
   BackendHealth,
   ForwardRequest,
   ProxyBackend,
-} from "./backend/backend.ts";
-export type { ProxyToolMode } from "./backend/forwarding-client.ts";
+  ProxyToolMode,
+} from "./backend/index.ts";
 export {
   type BackendClientConfig,
   type BackendClientFactory,
   createHttpBackend,
   type HttpBackendOptions,
-} from "./backend/http-backend.ts";
-export { type ManagedBackendOptions, startManagedBackend } from "./backend/managed-backend.ts";
+  type ManagedBackendOptions,
+  startManagedBackend,
+} from "./backend/index.ts";
 export { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
-export { ProxyDrain, SHUTDOWN_RETRY_AFTER_SECONDS } from "./http/drain.ts";
-export { BodyReclaimer, DEFAULT_RECLAIM_AFTER_BYTES } from "./http/reclaim.ts";
+export {
+  BodyReclaimer,
+  DEFAULT_RECLAIM_AFTER_BYTES,
+  ProxyDrain,
+  SHUTDOWN_RETRY_AFTER_SECONDS,
+} from "./http/index.ts";
 export { type RunningProxy, type StartProxyOptions, startProxy } from "./server.ts";

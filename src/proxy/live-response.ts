@@ -7,7 +7,7 @@
  */
 import type { ProxyAnswer } from "./answer.ts";
 import { type ProxyHttpError, toProxyHttpError } from "./errors.ts";
-import { RequestDeadline } from "./http/deadline.ts";
+import { RequestDeadline } from "./http/index.ts";
 import type { LiveText } from "./live-text.ts";
 
 /** One dialect's event stream, written as the answer comes. */

@@ -5,25 +5,31 @@
  */
 import type { Context } from "hono";
 import type { ProxyAnswer } from "./answer.ts";
-import { TOKEN_COUNT_HEADER, type TokenCounter } from "./anthropic/count-tokens.ts";
-import { MessageStreamWriter, renderMessage, renderMessageStream } from "./anthropic/render.ts";
-import { proxyRequestFromAnthropic } from "./anthropic/request.ts";
-import { countTokensRequestSchema, messagesRequestSchema } from "./anthropic/schema.ts";
-import type { ProxyBackend } from "./backend/backend.ts";
-import { forwardToBackend } from "./backend/passthrough.ts";
+import {
+  countTokensRequestSchema,
+  MessageStreamWriter,
+  messagesRequestSchema,
+  proxyRequestFromAnthropic,
+  renderMessage,
+  renderMessageStream,
+  TOKEN_COUNT_HEADER,
+  type TokenCounter,
+} from "./anthropic/index.ts";
+import type { ProxyBackend } from "./backend/index.ts";
+import { forwardToBackend } from "./backend/index.ts";
 import type { ChatService } from "./chat-service.ts";
-import { RequestDeadline } from "./http/deadline.ts";
-import { parseBody, readBodyText } from "./http/read-body.ts";
-import type { SerialQueue } from "./http/serial-queue.ts";
+import type { SerialQueue } from "./http/index.ts";
+import { parseBody, RequestDeadline, readBodyText } from "./http/index.ts";
 import { answerLive } from "./live-response.ts";
 import type { LiveText } from "./live-text.ts";
 import {
   ChatCompletionStreamWriter,
+  chatCompletionRequestSchema,
+  openAIRequestHasTools,
+  proxyRequestFromOpenAI,
   renderChatCompletion,
   renderChatCompletionStream,
-} from "./openai/render.ts";
-import { openAIRequestHasTools, proxyRequestFromOpenAI } from "./openai/request.ts";
-import { chatCompletionRequestSchema } from "./openai/schema.ts";
+} from "./openai/index.ts";
 import type { ProxyRequest } from "./proxy-request.ts";
 import { requestStatsOf } from "./request-stats.ts";
 import {

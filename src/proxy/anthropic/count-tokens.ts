@@ -7,7 +7,7 @@ import { serializeHistory } from "../../core/messages.ts";
 import { applyReasoningReplay, type ReasoningReplay } from "../../core/reasoning-replay.ts";
 import type { ToolSpec } from "../../core/tools.ts";
 import { RESPOND_TOOL_NAME, respondTool } from "../../tools/respond.ts";
-import type { ProxyBackend } from "../backend/backend.ts";
+import type { ProxyBackend } from "../backend/index.ts";
 import { createExactCounter, estimatePromptTokens } from "../prompt-limit.ts";
 import type { ProxyRequest } from "../proxy-request.ts";
 

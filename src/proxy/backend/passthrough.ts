@@ -6,8 +6,7 @@
  */
 import { BackendError } from "../../core/errors.ts";
 import { ProxyErrorKind, parseRetryAfter, toProxyHttpError } from "../errors.ts";
-import type { RequestDeadline } from "../http/deadline.ts";
-import type { Release, SerialQueue } from "../http/serial-queue.ts";
+import type { Release, RequestDeadline, SerialQueue } from "../http/index.ts";
 import type { RequestStats } from "../request-stats.ts";
 import type { ForwardRequest, ProxyBackend } from "./backend.ts";
 
