@@ -27,14 +27,17 @@ import {
   type CountTokensRequest,
   isServerTool,
 } from "./schema.ts";
+import { refuseMessageThread } from "./threads.ts";
 
 /**
  * Convert a validated Messages body (or a count_tokens body, which has no `max_tokens`). Throws
- * `ProxyHttpError` (400) naming a bad field. A `system` turn inside `messages` becomes a system
+ * `ProxyHttpError` (400) naming a bad field, and for a message `thread` (the proxy keeps no
+ * state: see `threads.ts`). A `system` turn inside `messages` becomes a system
  * message at its place; image blocks (in turns and tool results) become a text placeholder,
  * counted in `omittedImages`.
  */
 export function proxyRequestFromAnthropic(body: CountTokensRequest): ProxyRequest {
+  refuseMessageThread(body);
   const toolChoice = body.tool_choice?.type;
   // Server tools (web search, …) run at Anthropic; a local backend has none: dropped.
   const tools: ToolSpec[] = [];
