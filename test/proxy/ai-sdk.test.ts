@@ -5,38 +5,19 @@
  */
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { generateText, stepCountIs, streamText, tool } from "ai";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { generateText, type LanguageModel, stepCountIs, streamText, tool } from "ai";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { RunningProxy } from "../../src/proxy/server.ts";
-import { startTestProxy } from "./helpers/proxy-fixture.ts";
+import { textCompletion, toolCallCompletion } from "./helpers/scripted-backend.ts";
 import {
-  type ScriptedBackend,
-  startScriptedBackend,
-  textCompletion,
-  toolCallCompletion,
-} from "./helpers/scripted-backend.ts";
+  expectWeatherResultSent,
+  scriptWeatherTurn,
+  sentMessages,
+  useScriptedProxy,
+  WEATHER_ANSWER,
+} from "./helpers/sdk-turn.ts";
 
-let backend: ScriptedBackend;
-let proxy: RunningProxy;
-
-beforeAll(async () => {
-  backend = await startScriptedBackend();
-  proxy = await startTestProxy({ backendUrl: backend.url });
-});
-
-afterEach(() => {
-  backend.assertDone();
-  backend.requests.length = 0;
-});
-
-afterAll(async () => {
-  await proxy.close();
-  await backend.close();
-});
-
-type WireMessage = { role: string; content: string | null; tool_calls?: unknown[]; tool_call_id?: string };
-const sentMessages = (index: number) => backend.chatRequests[index]?.body.messages as WireMessage[];
+const scripted = useScriptedProxy();
 
 /** A weather tool whose `execute` records the cities it was asked about. */
 function weatherTools(cities: string[]) {
@@ -52,70 +33,65 @@ function weatherTools(cities: string[]) {
   };
 }
 
-/** Scripts a call written as Qwen `<tool_call>` text, then the final answer as a respond call. */
-function scriptWeatherTurn(): void {
-  backend.push(
-    textCompletion('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'),
-    toolCallCompletion([{ name: "respond", args: { message: "It is 4°C in Oslo." } }]),
+const responsesModel = () =>
+  createOpenAI({ baseURL: `${scripted.proxy.url}/v1`, apiKey: "client-key" })("qwen3");
+const compatibleModel = () =>
+  createOpenAICompatible({ name: "forge", baseURL: `${scripted.proxy.url}/v1`, apiKey: "client-key" })(
+    "qwen3",
   );
+
+/** `generateText` over the weather turn: the tool step, then the answer. */
+async function generateWeatherTurn(model: LanguageModel) {
+  scriptWeatherTurn(scripted.backend);
+  const cities: string[] = [];
+  const result = await generateText({
+    model,
+    prompt: "Weather in Oslo?",
+    tools: weatherTools(cities),
+    stopWhen: stepCountIs(3),
+    maxRetries: 0,
+  });
+  expect(result.text).toBe(WEATHER_ANSWER);
+  expect(cities).toEqual(["Oslo"]);
+  expect(result.steps.map((step) => step.finishReason)).toEqual(["tool-calls", "stop"]);
+  expectWeatherResultSent(scripted.backend, ["user", "assistant", "tool"], "4°C in Oslo");
+  return result;
 }
 
-/** The second backend request carried the call the SDK ran and its result. */
-function expectToolResultSent(): void {
-  const sent = sentMessages(1);
-  expect(sent.map((message) => message.role)).toEqual(["user", "assistant", "tool"]);
-  expect(sent[1]?.tool_calls).toMatchObject([
-    { type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } },
-  ]);
-  const [call] = (sent[1]?.tool_calls ?? []) as { id: string }[];
-  expect(sent[2]?.tool_call_id).toBe(call?.id);
-  expect(sent[2]?.content).toContain("4°C in Oslo");
+/** `streamText` over the weather turn: the text arrives as deltas, both backend calls streamed. */
+async function streamWeatherTurn(model: LanguageModel) {
+  scriptWeatherTurn(scripted.backend);
+  const cities: string[] = [];
+  const result = streamText({
+    model,
+    prompt: "Weather in Oslo?",
+    tools: weatherTools(cities),
+    stopWhen: stepCountIs(3),
+    maxRetries: 0,
+  });
+  let streamed = "";
+  for await (const delta of result.textStream) streamed += delta;
+  expect(streamed).toBe(WEATHER_ANSWER);
+  expect(await result.text).toBe(WEATHER_ANSWER);
+  expect(cities).toEqual(["Oslo"]);
+  expect(scripted.backend.chatRequests.map((request) => request.body.stream)).toEqual([true, true]);
+  expectWeatherResultSent(scripted.backend, ["user", "assistant", "tool"], "4°C in Oslo");
 }
-
-const responsesProvider = () => createOpenAI({ baseURL: `${proxy.url}/v1`, apiKey: "client-key" });
 
 describe("AI SDK, @ai-sdk/openai default provider (Responses API)", () => {
   it("runs a tool step over POST /v1/responses and ends on the model's answer", async () => {
-    scriptWeatherTurn();
-    const cities: string[] = [];
-    const result = await generateText({
-      model: responsesProvider()("qwen3"),
-      prompt: "Weather in Oslo?",
-      tools: weatherTools(cities),
-      stopWhen: stepCountIs(3),
-      maxRetries: 0,
-    });
-    expect(result.text).toBe("It is 4°C in Oslo.");
-    expect(cities).toEqual(["Oslo"]);
-    expect(result.steps.map((step) => step.finishReason)).toEqual(["tool-calls", "stop"]);
+    const result = await generateWeatherTurn(responsesModel());
     expect(result.steps[0]?.response.id).toMatch(/^resp_/);
-    const routes = backend.requests.filter((request) => request.method === "POST").map((r) => r.path);
-    expect(routes).toEqual(["/v1/chat/completions", "/v1/chat/completions"]);
-    expectToolResultSent();
   });
 
   it("streams the same turn with streamText", async () => {
-    scriptWeatherTurn();
-    const cities: string[] = [];
-    const result = streamText({
-      model: responsesProvider()("qwen3"),
-      prompt: "Weather in Oslo?",
-      tools: weatherTools(cities),
-      stopWhen: stepCountIs(3),
-      maxRetries: 0,
-    });
-    let streamed = "";
-    for await (const delta of result.textStream) streamed += delta;
-    expect(streamed).toBe("It is 4°C in Oslo.");
-    expect(await result.text).toBe("It is 4°C in Oslo.");
-    expect(cities).toEqual(["Oslo"]);
-    expect(backend.chatRequests.map((request) => request.body.stream)).toEqual([true, true]);
-    expectToolResultSent();
+    await streamWeatherTurn(responsesModel());
   });
 
   it("carries an earlier turn's text with store: false, and names item_reference (the SDK's default) in a 400", async () => {
+    const { backend } = scripted;
     backend.push(toolCallCompletion([{ name: "respond", args: { message: "Hello." } }]));
-    const model = responsesProvider()("qwen3");
+    const model = responsesModel();
     const first = await generateText({
       model,
       prompt: "Say hello.",
@@ -144,7 +120,7 @@ describe("AI SDK, @ai-sdk/openai default provider (Responses API)", () => {
       providerOptions: { openai: { store: false } },
     });
     expect(second.text).toBe("Hello again.");
-    expect(sentMessages(1)).toEqual([
+    expect(sentMessages(backend, 1)).toEqual([
       { role: "user", content: "Say hello." },
       { role: "assistant", content: "Hello." },
       { role: "user", content: "Again." },
@@ -153,40 +129,12 @@ describe("AI SDK, @ai-sdk/openai default provider (Responses API)", () => {
 });
 
 describe("AI SDK, @ai-sdk/openai-compatible (chat completions)", () => {
-  const compatible = () =>
-    createOpenAICompatible({ name: "forge", baseURL: `${proxy.url}/v1`, apiKey: "client-key" });
-
   it("runs a tool step over POST /v1/chat/completions and ends on the model's answer", async () => {
-    scriptWeatherTurn();
-    const cities: string[] = [];
-    const result = await generateText({
-      model: compatible()("qwen3"),
-      prompt: "Weather in Oslo?",
-      tools: weatherTools(cities),
-      stopWhen: stepCountIs(3),
-      maxRetries: 0,
-    });
-    expect(result.text).toBe("It is 4°C in Oslo.");
-    expect(cities).toEqual(["Oslo"]);
-    expect(result.steps.map((step) => step.finishReason)).toEqual(["tool-calls", "stop"]);
-    expectToolResultSent();
+    const result = await generateWeatherTurn(compatibleModel());
+    expect(result.steps[0]?.response.id).toMatch(/^chatcmpl-/);
   });
 
   it("streams the same turn with streamText", async () => {
-    scriptWeatherTurn();
-    const cities: string[] = [];
-    const result = streamText({
-      model: compatible()("qwen3"),
-      prompt: "Weather in Oslo?",
-      tools: weatherTools(cities),
-      stopWhen: stepCountIs(3),
-      maxRetries: 0,
-    });
-    let streamed = "";
-    for await (const delta of result.textStream) streamed += delta;
-    expect(streamed).toBe("It is 4°C in Oslo.");
-    expect(cities).toEqual(["Oslo"]);
-    expect(backend.chatRequests.map((request) => request.body.stream)).toEqual([true, true]);
-    expectToolResultSent();
+    await streamWeatherTurn(compatibleModel());
   });
 });

@@ -9,25 +9,20 @@
  */
 import Anthropic from "@anthropic-ai/sdk";
 import { betaTool } from "@anthropic-ai/sdk/helpers/beta/json-schema";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { RunningProxy } from "../../src/proxy/server.ts";
-import { startTestProxy } from "./helpers/proxy-fixture.ts";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
-  type ScriptedBackend,
-  startScriptedBackend,
-  textCompletion,
-  toolCallCompletion,
-} from "./helpers/scripted-backend.ts";
+  expectWeatherResultSent,
+  scriptWeatherTurn,
+  useScriptedProxy,
+  WEATHER_ANSWER,
+} from "./helpers/sdk-turn.ts";
 
-let backend: ScriptedBackend;
-let proxy: RunningProxy;
+const scripted = useScriptedProxy();
 let client: Anthropic;
 
-beforeAll(async () => {
-  backend = await startScriptedBackend();
-  proxy = await startTestProxy({ backendUrl: backend.url });
+beforeAll(() => {
   client = new Anthropic({
-    baseURL: proxy.url,
+    baseURL: scripted.proxy.url,
     apiKey: "client-key",
     maxRetries: 0,
     fetch: recordingFetch(),
@@ -35,17 +30,8 @@ beforeAll(async () => {
 });
 
 afterEach(() => {
-  backend.assertDone();
-  backend.requests.length = 0;
   proxyRequests = [];
 });
-
-afterAll(async () => {
-  await proxy.close();
-  await backend.close();
-});
-
-type WireMessage = { role: string; content: string | null; tool_calls?: unknown[]; tool_call_id?: string };
 
 /** A runnable weather tool that records the cities it was asked about. */
 function weatherTool(cities: string[]) {
@@ -60,23 +46,11 @@ function weatherTool(cities: string[]) {
   });
 }
 
-/** Scripts a call written as Qwen `<tool_call>` text, then the final answer as a respond call. */
-function scriptWeatherTurn(): void {
-  backend.push(
-    textCompletion('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'),
-    toolCallCompletion([{ name: "respond", args: { message: "It is 4°C in Oslo." } }]),
-  );
-}
-
 /** The second backend request carried the system prompt, the call the runner ran and its result. */
 function expectToolResultSent(): void {
-  const sent = backend.chatRequests[1]?.body.messages as WireMessage[];
-  expect(sent.map((message) => message.role)).toEqual(["system", "user", "assistant", "tool"]);
-  expect(sent[0]?.content).toBe("Answer weather questions.");
-  expect(sent[2]?.tool_calls).toMatchObject([
-    { type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } },
-  ]);
-  expect(sent[3]).toMatchObject({ role: "tool", content: "4°C in Oslo" });
+  expectWeatherResultSent(scripted.backend, ["system", "user", "assistant", "tool"], "4°C in Oslo");
+  const [system] = scripted.backend.chatRequests[1]?.body.messages as { content: string }[];
+  expect(system?.content).toBe("Answer weather questions.");
 }
 
 const textOf = (message: Anthropic.Beta.BetaMessage) =>
@@ -96,7 +70,7 @@ function recordingFetch(): typeof fetch {
 
 describe("anthropic SDK, beta.messages.toolRunner", () => {
   it("runs the rescued tool_use, sends its tool_result back and ends on the model's answer", async () => {
-    scriptWeatherTurn();
+    scriptWeatherTurn(scripted.backend);
     const cities: string[] = [];
     const final = await client.beta.messages.toolRunner({
       model: "qwen3",
@@ -105,10 +79,10 @@ describe("anthropic SDK, beta.messages.toolRunner", () => {
       messages: [{ role: "user", content: "Weather in Oslo?" }],
       tools: [weatherTool(cities)],
     });
-    expect(textOf(final)).toBe("It is 4°C in Oslo.");
+    expect(textOf(final)).toBe(WEATHER_ANSWER);
     expect(final.stop_reason).toBe("end_turn");
     expect(cities).toEqual(["Oslo"]);
-    expect(backend.chatRequests).toHaveLength(2);
+    expect(scripted.backend.chatRequests).toHaveLength(2);
     expectToolResultSent();
     const messagesBodies = proxyRequests.filter((request) => request.path === "/v1/messages");
     expect(messagesBodies.map((request) => request.thread)).toEqual([
@@ -119,7 +93,7 @@ describe("anthropic SDK, beta.messages.toolRunner", () => {
   });
 
   it("does the same streamed, each turn a message stream", async () => {
-    scriptWeatherTurn();
+    scriptWeatherTurn(scripted.backend);
     const cities: string[] = [];
     const runner = client.beta.messages.toolRunner({
       model: "qwen3",
@@ -134,16 +108,16 @@ describe("anthropic SDK, beta.messages.toolRunner", () => {
       stopReasons.push((await stream.finalMessage()).stop_reason);
     }
     expect(stopReasons).toEqual(["tool_use", "end_turn"]);
-    expect(textOf(await runner.done())).toBe("It is 4°C in Oslo.");
+    expect(textOf(await runner.done())).toBe(WEATHER_ANSWER);
     expect(cities).toEqual(["Oslo"]);
-    expect(backend.chatRequests.map((request) => request.body.stream)).toEqual([true, true]);
+    expect(scripted.backend.chatRequests.map((request) => request.body.stream)).toEqual([true, true]);
     expectToolResultSent();
   });
 });
 
 describe("a Messages request with a thread", () => {
   it("is a 400 naming thread, with the error_code the SDK reads, and reaches no backend", async () => {
-    const response = await fetch(`${proxy.url}/v1/messages`, {
+    const response = await fetch(`${scripted.proxy.url}/v1/messages`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-api-key": "client-key" },
       body: JSON.stringify({
@@ -158,6 +132,6 @@ describe("a Messages request with a thread", () => {
     expect(body.error.type).toBe("invalid_request_error");
     expect(body.error.message).toMatch(/^thread: the proxy is stateless/);
     expect(body.error.details).toEqual({ error_code: "thread_unsupported_request", unsupported: ["thread"] });
-    expect(backend.chatRequests).toEqual([]);
+    expect(scripted.backend.chatRequests).toEqual([]);
   });
 });

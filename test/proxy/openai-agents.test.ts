@@ -5,36 +5,17 @@
  * so nothing leaves the machine.
  */
 import { Agent, OpenAIProvider, Runner, tool } from "@openai/agents";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { RunningProxy } from "../../src/proxy/server.ts";
-import { startTestProxy } from "./helpers/proxy-fixture.ts";
 import {
-  type ScriptedBackend,
-  startScriptedBackend,
-  textCompletion,
-  toolCallCompletion,
-} from "./helpers/scripted-backend.ts";
+  expectWeatherResultSent,
+  scriptWeatherTurn,
+  sentMessages,
+  useScriptedProxy,
+  WEATHER_ANSWER,
+} from "./helpers/sdk-turn.ts";
 
-let backend: ScriptedBackend;
-let proxy: RunningProxy;
-
-beforeAll(async () => {
-  backend = await startScriptedBackend();
-  proxy = await startTestProxy({ backendUrl: backend.url });
-});
-
-afterEach(() => {
-  backend.assertDone();
-  backend.requests.length = 0;
-});
-
-afterAll(async () => {
-  await proxy.close();
-  await backend.close();
-});
-
-type WireMessage = { role: string; content: string | null; tool_calls?: unknown[]; tool_call_id?: string };
+const scripted = useScriptedProxy();
 
 /** An agent with a weather tool that records the cities it was asked about. */
 function weatherAgent(cities: string[]) {
@@ -58,62 +39,42 @@ function weatherAgent(cities: string[]) {
 /** A runner whose models reach the proxy over the Responses API or chat completions. */
 function runnerFor(useResponses: boolean): Runner {
   const modelProvider = new OpenAIProvider({
-    baseURL: `${proxy.url}/v1`,
+    baseURL: `${scripted.proxy.url}/v1`,
     apiKey: "client-key",
     useResponses,
   });
   return new Runner({ modelProvider, tracingDisabled: true });
 }
 
-/** Scripts a call written as Qwen `<tool_call>` text, then the final answer as a respond call. */
-function scriptWeatherTurn(): void {
-  backend.push(
-    textCompletion('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'),
-    toolCallCompletion([{ name: "respond", args: { message: "It is 4°C in Oslo." } }]),
-  );
-}
-
-/** Both backend requests carried the agent's instructions; the second the call and its result. */
+/** Both backend requests: the agent's instructions first; the second with the call and its result. */
 function expectTurnSent(): void {
+  const { backend } = scripted;
   expect(backend.chatRequests).toHaveLength(2);
-  const sent = backend.chatRequests[1]?.body.messages as WireMessage[];
-  expect(sent.map((message) => message.role)).toEqual(["system", "user", "assistant", "tool"]);
-  expect(sent[0]?.content).toBe("Answer weather questions.");
-  expect(sent[2]?.tool_calls).toMatchObject([
-    { type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } },
-  ]);
-  expect(sent[3]).toMatchObject({ role: "tool", content: "4°C in Oslo" });
+  expectWeatherResultSent(backend, ["system", "user", "assistant", "tool"], "4°C in Oslo");
+  expect(sentMessages(backend, 1)[0]?.content).toBe("Answer weather questions.");
 }
 
 describe("@openai/agents through the proxy", () => {
-  it("runs an agent on its default model, the Responses API, to its final output", async () => {
-    scriptWeatherTurn();
-    const cities: string[] = [];
-    const result = await runnerFor(true).run(weatherAgent(cities), "Weather in Oslo?");
-    expect(result.finalOutput).toBe("It is 4°C in Oslo.");
-    expect(cities).toEqual(["Oslo"]);
-    expect(result.rawResponses.map((response) => response.responseId)).toEqual([
-      expect.stringMatching(/^resp_/),
-      expect.stringMatching(/^resp_/),
-    ]);
-    expectTurnSent();
-  });
-
-  it("runs the same agent on its chat-completions model", async () => {
-    scriptWeatherTurn();
-    const cities: string[] = [];
-    const result = await runnerFor(false).run(weatherAgent(cities), "Weather in Oslo?");
-    expect(result.finalOutput).toBe("It is 4°C in Oslo.");
-    expect(cities).toEqual(["Oslo"]);
-    expect(result.rawResponses.map((response) => response.responseId)).toEqual([
-      expect.stringMatching(/^chatcmpl-/),
-      expect.stringMatching(/^chatcmpl-/),
-    ]);
-    expectTurnSent();
-  });
+  for (const [useResponses, wire, idPattern] of [
+    [true, "its default model, the Responses API", /^resp_/],
+    [false, "its chat-completions model", /^chatcmpl-/],
+  ] as const) {
+    it(`runs an agent on ${wire} to its final output`, async () => {
+      scriptWeatherTurn(scripted.backend);
+      const cities: string[] = [];
+      const result = await runnerFor(useResponses).run(weatherAgent(cities), "Weather in Oslo?");
+      expect(result.finalOutput).toBe(WEATHER_ANSWER);
+      expect(cities).toEqual(["Oslo"]);
+      expect(result.rawResponses.map((response) => response.responseId)).toEqual([
+        expect.stringMatching(idPattern),
+        expect.stringMatching(idPattern),
+      ]);
+      expectTurnSent();
+    });
+  }
 
   it("streams a run on the Responses API, the text arriving as deltas", async () => {
-    scriptWeatherTurn();
+    scriptWeatherTurn(scripted.backend);
     const cities: string[] = [];
     const stream = await runnerFor(true).run(weatherAgent(cities), "Weather in Oslo?", { stream: true });
     let streamed = "";
@@ -123,10 +84,10 @@ describe("@openai/agents through the proxy", () => {
       }
     }
     await stream.completed;
-    expect(stream.finalOutput).toBe("It is 4°C in Oslo.");
-    expect(streamed).toBe("It is 4°C in Oslo.");
+    expect(stream.finalOutput).toBe(WEATHER_ANSWER);
+    expect(streamed).toBe(WEATHER_ANSWER);
     expect(cities).toEqual(["Oslo"]);
-    expect(backend.chatRequests.map((request) => request.body.stream)).toEqual([true, true]);
+    expect(scripted.backend.chatRequests.map((request) => request.body.stream)).toEqual([true, true]);
     expectTurnSent();
   });
 });

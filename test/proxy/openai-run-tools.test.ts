@@ -4,38 +4,16 @@
  * the proxy returned (rescued from text), sends its result back, and ends on the model's answer,
  * plain and streamed.
  */
-import type OpenAI from "openai";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { RunningProxy } from "../../src/proxy/server.ts";
-import { openAIClientFor, startTestProxy } from "./helpers/proxy-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { openAIClientFor } from "./helpers/proxy-fixture.ts";
 import {
-  type ScriptedBackend,
-  startScriptedBackend,
-  textCompletion,
-  toolCallCompletion,
-} from "./helpers/scripted-backend.ts";
+  expectWeatherResultSent,
+  scriptWeatherTurn,
+  useScriptedProxy,
+  WEATHER_ANSWER,
+} from "./helpers/sdk-turn.ts";
 
-let backend: ScriptedBackend;
-let proxy: RunningProxy;
-let client: OpenAI;
-
-beforeAll(async () => {
-  backend = await startScriptedBackend();
-  proxy = await startTestProxy({ backendUrl: backend.url });
-  client = openAIClientFor(proxy);
-});
-
-afterEach(() => {
-  backend.assertDone();
-  backend.requests.length = 0;
-});
-
-afterAll(async () => {
-  await proxy.close();
-  await backend.close();
-});
-
-type WireMessage = { role: string; content: string | null; tool_calls?: unknown[]; tool_call_id?: string };
+const scripted = useScriptedProxy();
 
 /** A runnable weather tool that records the arguments it was called with. */
 function weatherTool(calls: { city: string }[]) {
@@ -54,36 +32,24 @@ function weatherTool(calls: { city: string }[]) {
   };
 }
 
-/** Scripts a call written as Qwen `<tool_call>` text, then the final answer as a respond call. */
-function scriptWeatherTurn(): void {
-  backend.push(
-    textCompletion('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'),
-    toolCallCompletion([{ name: "respond", args: { message: "It is 4°C in Oslo." } }]),
-  );
-}
-
-/** What the second backend request carried: the call the runner ran and its result. */
-function expectToolResultSent(): void {
-  const sent = backend.chatRequests[1]?.body.messages as WireMessage[];
-  expect(sent.map((message) => message.role)).toEqual(["user", "assistant", "tool"]);
-  expect(sent[1]?.tool_calls).toMatchObject([
-    { type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } },
-  ]);
-  expect(sent[2]).toMatchObject({ role: "tool", content: "4°C in Oslo" });
+/** The second request carried the call and its result; the first offered the tool and respond. */
+function expectTurnSent(): void {
+  const { backend } = scripted;
+  expectWeatherResultSent(backend, ["user", "assistant", "tool"], "4°C in Oslo");
   const firstTools = backend.chatRequests[0]?.body.tools as { function: { name: string } }[];
   expect(firstTools.map((tool) => tool.function.name)).toEqual(["get_weather", "respond"]);
 }
 
 describe("openai SDK, chat.completions.runTools", () => {
   it("runs the rescued call, sends its result back and ends on the model's answer", async () => {
-    scriptWeatherTurn();
+    scriptWeatherTurn(scripted.backend);
     const calls: { city: string }[] = [];
-    const runner = client.chat.completions.runTools({
+    const runner = openAIClientFor(scripted.proxy).chat.completions.runTools({
       model: "qwen3",
       messages: [{ role: "user", content: "Weather in Oslo?" }],
       tools: [weatherTool(calls)],
     });
-    expect(await runner.finalContent()).toBe("It is 4°C in Oslo.");
+    expect(await runner.finalContent()).toBe(WEATHER_ANSWER);
     expect(calls).toEqual([{ city: "Oslo" }]);
     expect(runner.messages.map((message) => message.role)).toEqual([
       "user",
@@ -91,14 +57,14 @@ describe("openai SDK, chat.completions.runTools", () => {
       "tool",
       "assistant",
     ]);
-    expect(backend.chatRequests).toHaveLength(2);
-    expectToolResultSent();
+    expect(scripted.backend.chatRequests).toHaveLength(2);
+    expectTurnSent();
   });
 
   it("does the same streamed, the runner assembling the call and the answer from chunks", async () => {
-    scriptWeatherTurn();
+    scriptWeatherTurn(scripted.backend);
     const calls: { city: string }[] = [];
-    const runner = client.chat.completions.runTools({
+    const runner = openAIClientFor(scripted.proxy).chat.completions.runTools({
       model: "qwen3",
       stream: true,
       messages: [{ role: "user", content: "Weather in Oslo?" }],
@@ -108,10 +74,10 @@ describe("openai SDK, chat.completions.runTools", () => {
     runner.on("content", (delta) => {
       streamed += delta;
     });
-    expect(await runner.finalContent()).toBe("It is 4°C in Oslo.");
-    expect(streamed).toBe("It is 4°C in Oslo.");
+    expect(await runner.finalContent()).toBe(WEATHER_ANSWER);
+    expect(streamed).toBe(WEATHER_ANSWER);
     expect(calls).toEqual([{ city: "Oslo" }]);
-    expect(backend.chatRequests.map((request) => request.body.stream)).toEqual([true, true]);
-    expectToolResultSent();
+    expect(scripted.backend.chatRequests.map((request) => request.body.stream)).toEqual([true, true]);
+    expectTurnSent();
   });
 });
