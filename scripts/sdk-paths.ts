@@ -112,12 +112,14 @@ const paths: { name: string; wire: string; run: () => Promise<string> }[] = [
       return `completed, output ${last}`;
     },
   },
-  {
-    name: "AI SDK @ai-sdk/openai (default: Responses)",
-    wire: "responses",
+  ...[true, false].map((responses) => ({
+    name: responses ? "AI SDK @ai-sdk/openai (default: Responses)" : "AI SDK @ai-sdk/openai-compatible",
+    wire: responses ? "responses" : "chat",
     run: async () => {
       const result = await generateText({
-        model: createOpenAI({ baseURL: `${baseUrl}/v1`, apiKey })(model),
+        model: responses
+          ? createOpenAI({ baseURL: `${baseUrl}/v1`, apiKey })(model)
+          : createOpenAICompatible({ name: "local", baseURL: `${baseUrl}/v1`, apiKey })(model),
         prompt,
         maxOutputTokens: maxTokens,
         maxRetries: 0,
@@ -131,28 +133,7 @@ const paths: { name: string; wire: string; run: () => Promise<string> }[] = [
       });
       return `${result.steps.length} steps (${result.steps.map((step) => step.finishReason).join(", ")}), text ${short(result.text)}`;
     },
-  },
-  {
-    name: "AI SDK @ai-sdk/openai-compatible",
-    wire: "chat",
-    run: async () => {
-      const provider = createOpenAICompatible({ name: "local", baseURL: `${baseUrl}/v1`, apiKey });
-      const result = await generateText({
-        model: provider(model),
-        prompt,
-        maxOutputTokens: maxTokens,
-        maxRetries: 0,
-        stopWhen: stepCountIs(3),
-        tools: {
-          get_weather: aiTool({
-            inputSchema: z.object({ city: z.string() }),
-            execute: async () => weatherResult,
-          }),
-        },
-      });
-      return `${result.steps.length} steps (${result.steps.map((step) => step.finishReason).join(", ")}), text ${short(result.text)}`;
-    },
-  },
+  })),
   ...[true, false].map((useResponses) => ({
     name: `@openai/agents (${useResponses ? "default: Responses" : "chat completions model"})`,
     wire: useResponses ? "responses" : "chat",
