@@ -13,6 +13,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   expectWeatherResultSent,
   scriptWeatherTurn,
+  sentMessages,
   useScriptedProxy,
   WEATHER_ANSWER,
 } from "./helpers/sdk-turn.ts";
@@ -49,8 +50,7 @@ function weatherTool(cities: string[]) {
 /** The second backend request carried the system prompt, the call the runner ran and its result. */
 function expectToolResultSent(): void {
   expectWeatherResultSent(scripted.backend, ["system", "user", "assistant", "tool"], "4°C in Oslo");
-  const [system] = scripted.backend.chatRequests[1]?.body.messages as { content: string }[];
-  expect(system?.content).toBe("Answer weather questions.");
+  expect(sentMessages(scripted.backend, 1)[0]?.content).toBe("Answer weather questions.");
 }
 
 const textOf = (message: Anthropic.Beta.BetaMessage) =>
