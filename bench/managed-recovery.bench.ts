@@ -8,7 +8,7 @@
  * Run: `npx tsx bench/managed-recovery.bench.ts [--trials 5] [--probe-interval 1000] [--probe-timeout 1000] [--probe-failures 3]`
  */
 import { parseArgs } from "node:util";
-import { startManagedBackend } from "../src/proxy/managed-backend.ts";
+import { startManagedBackend } from "../src/proxy/backend/managed-backend.ts";
 import { startProxy } from "../src/proxy/server.ts";
 import { ensureLlamaServer, ensureTestModel } from "../test/helpers/test-model.ts";
 

@@ -206,7 +206,7 @@ async function main(): Promise<void> {
     { stdio: "inherit" },
   );
   const [ready] = (await once(backend, "message")) as [{ url: string }];
-  const { createHttpBackend } = await import("../src/proxy/http-backend.ts");
+  const { createHttpBackend } = await import("../src/proxy/backend/http-backend.ts");
   const { startProxy } = await import("../src/proxy/server.ts");
   const proxy = await startProxy({
     backend: createHttpBackend({ url: ready.url, toolMode: "native" }),

@@ -241,7 +241,7 @@ async function misbehave(mode: string, response: import("node:http").ServerRespo
 
 // ── proxy role ──────────────────────────────────────────────────────────────────────────────
 async function runProxyRole(): Promise<void> {
-  const { createHttpBackend } = await import("../src/proxy/http-backend.ts");
+  const { createHttpBackend } = await import("../src/proxy/backend/http-backend.ts");
   const { startProxy } = await import("../src/proxy/server.ts");
   const proxy = await startProxy({
     backend: createHttpBackend({
@@ -555,8 +555,8 @@ async function measure(thinkMs: number, requests: number, connections: number, r
 async function measureParts(): Promise<string[]> {
   const { createWorkflowMachine } = await import("../src/machines/workflow.machine.ts");
   const { runInference } = await import("../src/loop/inference.ts");
-  const { chatCompletionRequestSchema } = await import("../src/proxy/openai-schema.ts");
-  const { proxyRequestFromOpenAI } = await import("../src/proxy/from-openai.ts");
+  const { chatCompletionRequestSchema } = await import("../src/proxy/openai/schema.ts");
+  const { proxyRequestFromOpenAI } = await import("../src/proxy/openai/request.ts");
   const { respondTool } = await import("../src/tools/respond.ts");
   const request = proxyRequestFromOpenAI(chatCompletionRequestSchema.parse(JSON.parse(GUARDED_BODY)));
   const tools = [...request.tools, respondTool().spec];

@@ -4,7 +4,7 @@
  */
 import { existsSync } from "node:fs";
 import { type Command, Option } from "commander";
-import type { ProxyBackend } from "../proxy/backend.ts";
+import type { ProxyBackend } from "../proxy/backend/index.ts";
 import type { RunningProxy } from "../proxy/server.ts";
 import { PortInUseError, ServerStartError } from "../server/errors.ts";
 import { flagName, type ProxyCliOptions, proxyCliOptionsSchema } from "./proxy-options.ts";
@@ -190,7 +190,7 @@ async function backendFor(options: ProxyCliOptions): Promise<ProxyBackend> {
     toolMode: options.toolMode,
   };
   if (options.backendUrl !== undefined) {
-    const { createHttpBackend } = await import("../proxy/http-backend.ts");
+    const { createHttpBackend } = await import("../proxy/backend/http-backend.ts");
     return createHttpBackend({ url: options.backendUrl, ...common });
   }
   const ggufPath = options.gguf as string;
@@ -200,7 +200,7 @@ async function backendFor(options: ProxyCliOptions): Promise<ProxyBackend> {
       message: `--gguf ${ggufPath}: no such file; pass the path of a GGUF model file.`,
     });
   }
-  const { startManagedBackend } = await import("../proxy/managed-backend.ts");
+  const { startManagedBackend } = await import("../proxy/backend/managed-backend.ts");
   return startManagedBackend({
     launch: {
       ggufPath,

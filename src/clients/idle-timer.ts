@@ -1,6 +1,6 @@
 /**
  * A timer for "nothing arrived for `timeoutMs`", shared by the clients' idle deadline
- * (src/clients/http.ts) and the proxy's body watch (src/proxy/transport.ts).
+ * (src/clients/http.ts) and the proxy's body watch (src/proxy/backend/transport.ts).
  */
 
 /**

@@ -11,17 +11,23 @@ import type { ReasoningReplay } from "../core/reasoning-replay.ts";
 import { DEFAULT_LIMITS } from "../guardrails/limits.ts";
 import type { RepairToolCall } from "../guardrails/repair.ts";
 import { type AccessLogOptions, observeRequests } from "./access-log.ts";
-import type { BackendHealth, ProxyBackend } from "./backend.ts";
+import { createTokenCounter } from "./anthropic/index.ts";
+import type { BackendHealth, ProxyBackend } from "./backend/index.ts";
+import { forwardToBackend } from "./backend/index.ts";
 import { createChatService } from "./chat-service.ts";
-import { createTokenCounter } from "./count-tokens.ts";
-import { RequestDeadline } from "./deadline.ts";
-import { ProxyDrain, refuseWhileDraining } from "./drain.ts";
 import { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
-import { guardHostAndOrigin } from "./host-guard.ts";
+import {
+  AdmissionGate,
+  BodyReclaimer,
+  DEFAULT_MAX_JSON_DEPTH,
+  DEFAULT_RECLAIM_AFTER_BYTES,
+  guardHostAndOrigin,
+  ProxyDrain,
+  RequestDeadline,
+  refuseWhileDraining,
+  SerialGate,
+} from "./http/index.ts";
 import { ProxyMetrics } from "./metrics.ts";
-import { forwardToBackend } from "./passthrough.ts";
-import { DEFAULT_MAX_JSON_DEPTH } from "./read-body.ts";
-import { BodyReclaimer, DEFAULT_RECLAIM_AFTER_BYTES } from "./reclaim.ts";
 import { requestStatsOf } from "./request-stats.ts";
 import {
   anthropicCountTokensHandler,
@@ -30,7 +36,6 @@ import {
   openAIResponsesHandler,
   type RouteDeps,
 } from "./routes.ts";
-import { AdmissionGate, SerialGate } from "./serial-queue.ts";
 import { type ProxyWatchOptions, watchChatService } from "./watch.ts";
 
 /** Options of `createProxy`. */

@@ -18,13 +18,13 @@ import { type InferenceResult, runInference } from "../loop/inference.ts";
 import type { HistoryCompactor } from "../machines/workflow.machine.ts";
 import { RESPOND_TOOL_NAME, respondTool } from "../tools/respond.ts";
 import { answerFromCalls, answerFromResponse, type ProxyAnswer } from "./answer.ts";
-import type { ProxyBackend } from "./backend.ts";
+import type { ProxyBackend } from "./backend/index.ts";
 import { allowsTextAnswer, exhaustionOf } from "./exhaustion.ts";
+import type { SerialGate } from "./http/index.ts";
 import { type LiveText, LiveTextClient } from "./live-text.ts";
 import { askedReplyTokens, createExactCounter, PromptLimitedClient, replyReserve } from "./prompt-limit.ts";
 import type { ProxyRequest } from "./proxy-request.ts";
 import { createRequestStats, observeRequestStats, type RequestStats } from "./request-stats.ts";
-import type { SerialGate } from "./serial-queue.ts";
 
 /** Options of `createChatService`. */
 export interface ChatServiceOptions {

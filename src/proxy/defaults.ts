@@ -10,11 +10,11 @@ import {
   DEFAULT_MAX_IN_FLIGHT,
   DEFAULT_MAX_QUEUE,
 } from "./app.ts";
-import { DEFAULT_BACKEND_TIMEOUT_MS } from "./http-backend.ts";
-import { DEFAULT_MAX_JSON_DEPTH } from "./read-body.ts";
-import { DEFAULT_RECLAIM_AFTER_BYTES } from "./reclaim.ts";
+import { DEFAULT_BACKEND_TIMEOUT_MS } from "./backend/http-backend.ts";
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_RESPONSE_BYTES } from "./backend/transport.ts";
+import { DEFAULT_MAX_JSON_DEPTH } from "./http/read-body.ts";
+import { DEFAULT_RECLAIM_AFTER_BYTES } from "./http/reclaim.ts";
 import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_PROXY_HOST, DEFAULT_PROXY_PORT } from "./server.ts";
-import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_RESPONSE_BYTES } from "./transport.ts";
 
 /** What `startProxy` / `createProxy` / `createHttpBackend` use when an option is left out. */
 export const PROXY_DEFAULTS = Object.freeze({

@@ -6,17 +6,28 @@ export {
   DEFAULT_MAX_BODY_MEMORY_BYTES,
   type ProxyOptions,
 } from "./app.ts";
-export type { BackendCall, BackendFormat, BackendHealth, ForwardRequest, ProxyBackend } from "./backend.ts";
-export { PROXY_DEFAULTS } from "./defaults.ts";
-export { ProxyDrain, SHUTDOWN_RETRY_AFTER_SECONDS } from "./drain.ts";
-export { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
-export type { ProxyToolMode } from "./forwarding-client.ts";
+export type {
+  BackendCall,
+  BackendFormat,
+  BackendHealth,
+  ForwardRequest,
+  ProxyBackend,
+  ProxyToolMode,
+} from "./backend/index.ts";
 export {
   type BackendClientConfig,
   type BackendClientFactory,
   createHttpBackend,
   type HttpBackendOptions,
-} from "./http-backend.ts";
-export { type ManagedBackendOptions, startManagedBackend } from "./managed-backend.ts";
-export { BodyReclaimer, DEFAULT_RECLAIM_AFTER_BYTES } from "./reclaim.ts";
+  type ManagedBackendOptions,
+  startManagedBackend,
+} from "./backend/index.ts";
+export { PROXY_DEFAULTS } from "./defaults.ts";
+export { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
+export {
+  BodyReclaimer,
+  DEFAULT_RECLAIM_AFTER_BYTES,
+  ProxyDrain,
+  SHUTDOWN_RETRY_AFTER_SECONDS,
+} from "./http/index.ts";
 export { type RunningProxy, type StartProxyOptions, startProxy } from "./server.ts";

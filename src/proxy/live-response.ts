@@ -6,8 +6,8 @@
  * event when the request fails after it began.
  */
 import type { ProxyAnswer } from "./answer.ts";
-import { RequestDeadline } from "./deadline.ts";
 import { type ProxyHttpError, toProxyHttpError } from "./errors.ts";
+import { RequestDeadline } from "./http/index.ts";
 import type { LiveText } from "./live-text.ts";
 
 /** One dialect's event stream, written as the answer comes. */

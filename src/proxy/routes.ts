@@ -5,25 +5,32 @@
  */
 import type { Context } from "hono";
 import type { ProxyAnswer } from "./answer.ts";
-import { countTokensRequestSchema, messagesRequestSchema } from "./anthropic-schema.ts";
-import type { ProxyBackend } from "./backend.ts";
+import {
+  countTokensRequestSchema,
+  MessageStreamWriter,
+  messagesRequestSchema,
+  proxyRequestFromAnthropic,
+  renderMessage,
+  renderMessageStream,
+  TOKEN_COUNT_HEADER,
+  type TokenCounter,
+} from "./anthropic/index.ts";
+import type { ProxyBackend } from "./backend/index.ts";
+import { forwardToBackend } from "./backend/index.ts";
 import type { ChatService } from "./chat-service.ts";
-import { TOKEN_COUNT_HEADER, type TokenCounter } from "./count-tokens.ts";
-import { RequestDeadline } from "./deadline.ts";
-import { proxyRequestFromAnthropic } from "./from-anthropic.ts";
-import { openAIRequestHasTools, proxyRequestFromOpenAI } from "./from-openai.ts";
+import type { SerialGate } from "./http/index.ts";
+import { parseBody, RequestDeadline, readBodyText } from "./http/index.ts";
 import { answerLive } from "./live-response.ts";
 import type { LiveText } from "./live-text.ts";
-import { chatCompletionRequestSchema } from "./openai-schema.ts";
-import { forwardToBackend } from "./passthrough.ts";
-import type { ProxyRequest } from "./proxy-request.ts";
-import { parseBody, readBodyText } from "./read-body.ts";
-import { MessageStreamWriter, renderMessage, renderMessageStream } from "./render-anthropic.ts";
 import {
   ChatCompletionStreamWriter,
+  chatCompletionRequestSchema,
+  openAIRequestHasTools,
+  proxyRequestFromOpenAI,
   renderChatCompletion,
   renderChatCompletionStream,
-} from "./render-openai.ts";
+} from "./openai/index.ts";
+import type { ProxyRequest } from "./proxy-request.ts";
 import { requestStatsOf } from "./request-stats.ts";
 import {
   proxyRequestFromResponses,
@@ -32,7 +39,6 @@ import {
   renderResponseStream,
   responsesRequestSchema,
 } from "./responses/index.ts";
-import type { SerialGate } from "./serial-queue.ts";
 
 /** What the route handlers need. */
 export interface RouteDeps {

@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import { createProxy, type ProxyOptions } from "./app.ts";
-import { ProxyDrain } from "./drain.ts";
+import { ProxyDrain } from "./http/index.ts";
 
 /** Default drain deadline on close: 30 s for the requests in flight to finish. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;

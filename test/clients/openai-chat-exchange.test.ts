@@ -7,9 +7,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { chatRequestBody, ToolModeNegotiation } from "../../src/clients/openai/chat-exchange.ts";
 import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { BackendError } from "../../src/core/errors.ts";
-import type { ForwardRequest } from "../../src/proxy/backend.ts";
-import { ForwardingChatClient, ForwardingTarget } from "../../src/proxy/forwarding-client.ts";
-import type { BufferedAnswer } from "../../src/proxy/transport.ts";
+import type { ForwardRequest } from "../../src/proxy/backend/backend.ts";
+import { ForwardingChatClient, ForwardingTarget } from "../../src/proxy/backend/forwarding-client.ts";
+import type { BufferedAnswer } from "../../src/proxy/backend/transport.ts";
 import { CHAT, completion, errorBody, tools } from "./helpers/openai-shapes.ts";
 import { json, ReplayServer } from "./helpers/replay-server.ts";
 

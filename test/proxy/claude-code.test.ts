@@ -9,7 +9,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { createProxy } from "../../src/proxy/app.ts";
-import { createHttpBackend } from "../../src/proxy/http-backend.ts";
+import { createHttpBackend } from "../../src/proxy/backend/http-backend.ts";
 import { IMAGE_PLACEHOLDER } from "../../src/proxy/proxy-request.ts";
 import {
   anthropicClientFor,

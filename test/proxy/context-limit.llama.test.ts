@@ -15,8 +15,8 @@ import {
 import { ContextManager, TieredCompact } from "../../src/context/index.ts";
 import { type Message, serializeHistory } from "../../src/core/messages.ts";
 import { toOpenAITool } from "../../src/core/tools.ts";
+import { createHttpBackend } from "../../src/proxy/backend/http-backend.ts";
 import { createChatService } from "../../src/proxy/chat-service.ts";
-import { createHttpBackend } from "../../src/proxy/http-backend.ts";
 import { createRequestStats } from "../../src/proxy/request-stats.ts";
 import type { RunningProxy } from "../../src/proxy/server.ts";
 import { toolSpecFromWire } from "../../src/proxy/tool-specs.ts";

@@ -8,8 +8,8 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { BackendFormat } from "../../src/proxy/backend.ts";
-import { anthropicCredential, isAnthropicApi } from "../../src/proxy/client-factories.ts";
+import type { BackendFormat } from "../../src/proxy/backend/backend.ts";
+import { anthropicCredential, isAnthropicApi } from "../../src/proxy/backend/client-factories.ts";
 import type { RunningProxy } from "../../src/proxy/server.ts";
 import {
   anthropicClientFor,

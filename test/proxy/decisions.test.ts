@@ -6,15 +6,15 @@ import { describe, expect, it } from "vitest";
 import { BackendError, ToolCallError, WorkflowCancelledError } from "../../src/core/errors.ts";
 import { MessageType } from "../../src/core/messages.ts";
 import { answerFromCalls } from "../../src/proxy/answer.ts";
-import { messagesRequestSchema } from "../../src/proxy/anthropic-schema.ts";
-import { samplingFromBody } from "../../src/proxy/client-factories.ts";
-import { SHUTDOWN_RETRY_AFTER_SECONDS, shuttingDownError } from "../../src/proxy/drain.ts";
+import { proxyRequestFromAnthropic } from "../../src/proxy/anthropic/request.ts";
+import { messagesRequestSchema } from "../../src/proxy/anthropic/schema.ts";
+import { samplingFromBody } from "../../src/proxy/backend/client-factories.ts";
+import { withoutV1, withV1 } from "../../src/proxy/backend/forwarding-client.ts";
 import { errorBody, formatPath, ProxyHttpError, toProxyHttpError } from "../../src/proxy/errors.ts";
-import { withoutV1, withV1 } from "../../src/proxy/forwarding-client.ts";
-import { proxyRequestFromAnthropic } from "../../src/proxy/from-anthropic.ts";
-import { historyFromOpenAI, proxyRequestFromOpenAI } from "../../src/proxy/from-openai.ts";
-import { chatCompletionRequestSchema } from "../../src/proxy/openai-schema.ts";
-import { SerialGate } from "../../src/proxy/serial-queue.ts";
+import { SHUTDOWN_RETRY_AFTER_SECONDS, shuttingDownError } from "../../src/proxy/http/drain.ts";
+import { SerialGate } from "../../src/proxy/http/serial-queue.ts";
+import { historyFromOpenAI, proxyRequestFromOpenAI } from "../../src/proxy/openai/request.ts";
+import { chatCompletionRequestSchema } from "../../src/proxy/openai/schema.ts";
 
 describe("toProxyHttpError", () => {
   it("maps each failure to its status and kind", () => {

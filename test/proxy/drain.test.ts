@@ -7,7 +7,7 @@
 import { request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { createProxy } from "../../src/proxy/app.ts";
-import { ProxyDrain, SHUTDOWN_RETRY_AFTER_SECONDS } from "../../src/proxy/drain.ts";
+import { ProxyDrain, SHUTDOWN_RETRY_AFTER_SECONDS } from "../../src/proxy/http/drain.ts";
 import type { RunningProxy } from "../../src/proxy/server.ts";
 import { createFakeBackend } from "./helpers/fake-backend.ts";
 import {

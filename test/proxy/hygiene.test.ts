@@ -7,7 +7,7 @@
 import { createServer, request as httpRequest, type OutgoingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { isAllowedHost, isAllowedOrigin } from "../../src/proxy/host-guard.ts";
+import { isAllowedHost, isAllowedOrigin } from "../../src/proxy/http/host-guard.ts";
 import type { RunningProxy } from "../../src/proxy/server.ts";
 import {
   type Behaviour,

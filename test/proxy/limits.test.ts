@@ -6,8 +6,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createProxy } from "../../src/proxy/app.ts";
-import { createHttpBackend } from "../../src/proxy/http-backend.ts";
-import { BodyReclaimer } from "../../src/proxy/reclaim.ts";
+import { createHttpBackend } from "../../src/proxy/backend/http-backend.ts";
+import { BodyReclaimer } from "../../src/proxy/http/reclaim.ts";
 import type { RunningProxy } from "../../src/proxy/server.ts";
 import {
   answerWhen,

@@ -11,7 +11,7 @@ import { createMessage, type Message, MessageRole, MessageType } from "../../src
 import type { ToolSpec } from "../../src/core/tools.ts";
 import { ChunkType, type LLMClient, type LLMResponse, type StreamChunk } from "../../src/core/types.ts";
 import type { ProxyAnswer } from "../../src/proxy/answer.ts";
-import type { ProxyBackend } from "../../src/proxy/backend.ts";
+import type { ProxyBackend } from "../../src/proxy/backend/backend.ts";
 import { createChatService } from "../../src/proxy/chat-service.ts";
 import type { ProxyRequest } from "../../src/proxy/proxy-request.ts";
 import { gateText } from "../../src/proxy/stream-gate.ts";

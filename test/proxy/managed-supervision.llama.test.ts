@@ -8,8 +8,8 @@
 import { readFileSync } from "node:fs";
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ProxyBackend } from "../../src/proxy/backend.ts";
-import { startManagedBackend } from "../../src/proxy/managed-backend.ts";
+import type { ProxyBackend } from "../../src/proxy/backend/backend.ts";
+import { startManagedBackend } from "../../src/proxy/backend/managed-backend.ts";
 import { type RunningProxy, startProxy } from "../../src/proxy/server.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { spawnForge } from "../helpers/forge-cli.ts";

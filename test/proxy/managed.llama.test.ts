@@ -5,7 +5,7 @@
  */
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
-import { startManagedBackend } from "../../src/proxy/managed-backend.ts";
+import { startManagedBackend } from "../../src/proxy/backend/managed-backend.ts";
 import { type RunningProxy, startProxy } from "../../src/proxy/server.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { spawnForge } from "../helpers/forge-cli.ts";

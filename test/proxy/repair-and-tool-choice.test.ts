@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { toolSpecFromJsonSchema } from "../../src/core/tools.ts";
 import { createProxy } from "../../src/proxy/app.ts";
-import { ForwardingChatClient, ForwardingTarget } from "../../src/proxy/forwarding-client.ts";
+import { ForwardingChatClient, ForwardingTarget } from "../../src/proxy/backend/forwarding-client.ts";
 import { text, toolCall } from "../../src/testing/index.ts";
 import { createFakeBackend } from "./helpers/fake-backend.ts";
 

@@ -5,7 +5,7 @@
  * fields pass through to the backend as on the chat-completions route.
  */
 import { z } from "zod";
-import { TOOL_NAME_PATTERN } from "../openai-schema.ts";
+import { TOOL_NAME_PATTERN } from "../openai/index.ts";
 
 const TOOL_NAME_MESSAGE = "tool names are 1-64 letters, digits, '_' or '-'";
 

@@ -2,7 +2,7 @@
  * An in-process `ProxyBackend` for `app.request()` tests: a `ScriptedClient` answers the guarded
  * path, and forwarded requests get canned responses. Nothing touches the network.
  */
-import type { BackendCall, ForwardRequest, ProxyBackend } from "../../../src/proxy/backend.ts";
+import type { BackendCall, ForwardRequest, ProxyBackend } from "../../../src/proxy/backend/backend.ts";
 import { ScriptedClient, type ScriptStep } from "../../../src/testing/index.ts";
 
 /** A fake backend plus what it saw. */

@@ -4,7 +4,7 @@
  */
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { createHttpBackend, type HttpBackendOptions } from "../../../src/proxy/http-backend.ts";
+import { createHttpBackend, type HttpBackendOptions } from "../../../src/proxy/backend/http-backend.ts";
 import { type RunningProxy, type StartProxyOptions, startProxy } from "../../../src/proxy/server.ts";
 
 /** Options of `startTestProxy`: the backend's URL and format, then any proxy option. */

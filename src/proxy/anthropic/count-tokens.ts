@@ -3,13 +3,13 @@
  * body, counted by the backend's own template and tokenizer when it has one (llama-server
  * `/apply-template` + `/tokenize`), else estimated, and said so.
  */
-import { serializeHistory } from "../core/messages.ts";
-import { applyReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
-import type { ToolSpec } from "../core/tools.ts";
-import { RESPOND_TOOL_NAME, respondTool } from "../tools/respond.ts";
-import type { ProxyBackend } from "./backend.ts";
-import { createExactCounter, estimatePromptTokens } from "./prompt-limit.ts";
-import type { ProxyRequest } from "./proxy-request.ts";
+import { serializeHistory } from "../../core/messages.ts";
+import { applyReasoningReplay, type ReasoningReplay } from "../../core/reasoning-replay.ts";
+import type { ToolSpec } from "../../core/tools.ts";
+import { RESPOND_TOOL_NAME, respondTool } from "../../tools/respond.ts";
+import type { ProxyBackend } from "../backend/index.ts";
+import { createExactCounter, estimatePromptTokens } from "../prompt-limit.ts";
+import type { ProxyRequest } from "../proxy-request.ts";
 
 /** A prompt's tokens, and whether the backend's tokenizer counted them. */
 export interface TokenCount {

@@ -2,10 +2,10 @@
  * A `ProxyAnswer` in Anthropic's shapes: a `message` object, or the SSE stream from
  * `message_start` to `message_stop`: live text as it comes (ADR 014), the rest once validated.
  */
-import type { ProxyAnswer } from "./answer.ts";
-import type { ProxyHttpError } from "./errors.ts";
-import { randomId } from "./proxy-request.ts";
-import { sseErrorEvent } from "./stream-error.ts";
+import type { ProxyAnswer } from "../answer.ts";
+import type { ProxyHttpError } from "../errors.ts";
+import { randomId } from "../proxy-request.ts";
+import { sseErrorEvent } from "../stream-error.ts";
 
 type Block =
   | { type: "text"; text: string }

@@ -6,11 +6,11 @@
  */
 
 import { randomBytes } from "node:crypto";
-import type { LaunchOptions } from "../server/launch-config.ts";
-import { ServerManager, type ServerManagerOptions } from "../server/server-manager.ts";
-import type { SupervisionOptions } from "../server/supervision.ts";
+import type { LaunchOptions } from "../../server/launch-config.ts";
+import { ServerManager, type ServerManagerOptions } from "../../server/server-manager.ts";
+import type { SupervisionOptions } from "../../server/supervision.ts";
+import { ProxyErrorKind, ProxyHttpError } from "../errors.ts";
 import type { ForwardRequest, ProxyBackend } from "./backend.ts";
-import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
 import type { ProxyToolMode } from "./forwarding-client.ts";
 import { createHttpBackend } from "./http-backend.ts";
 

@@ -5,9 +5,9 @@
  * equivalent event stream.
  */
 import type { IncomingMessage } from "node:http";
-import { IdleTimer } from "../clients/idle-timer.ts";
-import type { ChatAnswer } from "../clients/openai/chat-exchange.ts";
-import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
+import { IdleTimer } from "../../clients/idle-timer.ts";
+import type { ChatAnswer } from "../../clients/openai/chat-exchange.ts";
+import { ProxyErrorKind, ProxyHttpError } from "../errors.ts";
 
 /** An open answer as a `ChatAnswer`: `read` gives each piece of the body, then `null`. */
 export class StreamedChatAnswer implements ChatAnswer {

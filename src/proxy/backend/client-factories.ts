@@ -6,11 +6,11 @@
  * thinking support) survives across requests. They never retry (`NO_RETRIES`): the proxy passes a
  * transient backend error and its `Retry-After` on, and the caller's own client decides.
  */
-import { AnthropicClient } from "../clients/anthropic/client.ts";
-import { OllamaClient } from "../clients/ollama/client.ts";
-import { NO_RETRIES } from "../clients/retry.ts";
-import type { LLMClient, SamplingOverrides } from "../core/types.ts";
-import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
+import { AnthropicClient } from "../../clients/anthropic/client.ts";
+import { OllamaClient } from "../../clients/ollama/client.ts";
+import { NO_RETRIES } from "../../clients/retry.ts";
+import type { LLMClient, SamplingOverrides } from "../../core/types.ts";
+import { ProxyErrorKind, ProxyHttpError } from "../errors.ts";
 import type { BackendClientConfig, BackendClientFactory } from "./http-backend.ts";
 
 const CACHE_LIMIT = 64;

@@ -2,8 +2,8 @@
  * What the proxy needs from a model server: an `LLMClient` per request for the guardrail path,
  * and raw HTTP forwarding for the routes it passes through (`/v1/models`, `/props`, tool-less chat).
  */
-import type { PromptTokenizer } from "../clients/llama-server/tokenizer.ts";
-import type { LLMClient } from "../core/types.ts";
+import type { PromptTokenizer } from "../../clients/llama-server/tokenizer.ts";
+import type { LLMClient } from "../../core/types.ts";
 
 /** Wire format of a backend. */
 export type BackendFormat = "openai" | "ollama" | "anthropic";

@@ -8,7 +8,7 @@
  * mapping of transport failures).
  */
 
-import { openAISamplingFields } from "../clients/call-sampling.ts";
+import { openAISamplingFields } from "../../clients/call-sampling.ts";
 import {
   type ChatAnswer,
   type ChatRequest,
@@ -16,16 +16,16 @@ import {
   OpenAIChatExchange,
   type ToolCallingMode,
   ToolModeNegotiation,
-} from "../clients/openai/chat-exchange.ts";
-import { openAIToolChoice } from "../clients/tool-choice.ts";
-import type { ToolSpec } from "../core/tools.ts";
+} from "../../clients/openai/chat-exchange.ts";
+import { openAIToolChoice } from "../../clients/tool-choice.ts";
+import type { ToolSpec } from "../../core/tools.ts";
 import {
   ChunkType,
   type LLMClient,
   type LLMResponse,
   type SendOptions,
   type StreamChunk,
-} from "../core/types.ts";
+} from "../../core/types.ts";
 import type { ForwardRequest } from "./backend.ts";
 import type { BufferedAnswer } from "./transport.ts";
 

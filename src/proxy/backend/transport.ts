@@ -11,10 +11,10 @@ import {
   type IncomingMessage,
 } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import { IdleTimer } from "../clients/idle-timer.ts";
+import { IdleTimer } from "../../clients/idle-timer.ts";
+import { ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "../errors.ts";
+import { sseErrorEvent } from "../stream-error.ts";
 import type { ForwardRequest } from "./backend.ts";
-import { ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
-import { sseErrorEvent } from "./stream-error.ts";
 
 /** Default idle deadline between two reads of a backend body: 5 minutes. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;

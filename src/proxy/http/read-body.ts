@@ -5,7 +5,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 import type { z } from "zod";
-import { formatPath, invalidRequestFromZod, ProxyErrorKind, ProxyHttpError } from "./errors.ts";
+import { formatPath, invalidRequestFromZod, ProxyErrorKind, ProxyHttpError } from "../errors.ts";
 
 /**
  * The body as text, refused with 413 past `maxBytes` (declared or streamed). Under

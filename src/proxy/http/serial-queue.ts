@@ -7,7 +7,7 @@
  * and `Retry-After`. A waiter whose request is aborted leaves the line without ever running.
  * On shutdown (`close`) every waiter, and every request after it, is refused the same way.
  */
-import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
+import { ProxyErrorKind, ProxyHttpError } from "../errors.ts";
 
 /** Releases the slot; calling it more than once is harmless. */
 export type Release = () => void;

@@ -8,9 +8,8 @@ import {
   MessageRole,
   MessageType,
   type ToolCallInfo,
-} from "../core/messages.ts";
-import type { ToolSpec } from "../core/tools.ts";
-import { type ChatCompletionRequest, OPENAI_HANDLED_FIELDS, type OpenAIMessage } from "./openai-schema.ts";
+} from "../../core/messages.ts";
+import type { ToolSpec } from "../../core/tools.ts";
 import {
   type ImageTally,
   type ProxyRequest,
@@ -18,8 +17,9 @@ import {
   pickExtraBody,
   randomId,
   textOfParts,
-} from "./proxy-request.ts";
-import { toolSpecFromWire } from "./tool-specs.ts";
+} from "../proxy-request.ts";
+import { toolSpecFromWire } from "../tool-specs.ts";
+import { type ChatCompletionRequest, OPENAI_HANDLED_FIELDS, type OpenAIMessage } from "./schema.ts";
 
 /** True when the request gives the model tools to call (and does not forbid calling them). */
 export function openAIRequestHasTools(body: ChatCompletionRequest): boolean {

@@ -3,7 +3,7 @@
  * (loose objects) and are forwarded to the backend untouched.
  */
 import { z } from "zod";
-import { TOOL_NAME_PATTERN } from "./openai-schema.ts";
+import { TOOL_NAME_PATTERN } from "../openai/index.ts";
 
 const textBlockSchema = z.looseObject({ type: z.literal("text"), text: z.string() });
 const toolUseBlockSchema = z.looseObject({

@@ -4,9 +4,9 @@
  * guardrail path.
  */
 
-import { createLlamaServerTokenizer } from "../clients/llama-server/tokenizer.ts";
-import { OpenAICompatibleClient } from "../clients/openai/compatible-client.ts";
-import type { LLMClient } from "../core/types.ts";
+import { createLlamaServerTokenizer } from "../../clients/llama-server/tokenizer.ts";
+import { OpenAICompatibleClient } from "../../clients/openai/compatible-client.ts";
+import type { LLMClient } from "../../core/types.ts";
 import type { BackendCall, BackendFormat, BackendHealth, ForwardRequest, ProxyBackend } from "./backend.ts";
 import { anthropicClientFactory, ollamaClientFactory } from "./client-factories.ts";
 import {

@@ -6,7 +6,7 @@
  * a browser request from another origin is refused when the proxy has no API key.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
+import { ProxyErrorKind, ProxyHttpError } from "../errors.ts";
 
 /** Host names the proxy always answers to, with any port. */
 export const LOOPBACK_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];

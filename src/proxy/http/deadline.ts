@@ -4,7 +4,7 @@
  * the 504 (or the drain's 503) that reports the last two. Every backend call of the request
  * (retries included) and a forwarded stream run under it.
  */
-import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
+import { ProxyErrorKind, ProxyHttpError } from "../errors.ts";
 
 /** The deadline of one request. */
 export class RequestDeadline {

@@ -4,12 +4,11 @@
  * `--serialize` the slot is held until the body has been sent; the request's deadline, when it
  * has one, runs until then too.
  */
-import { BackendError } from "../core/errors.ts";
+import { BackendError } from "../../core/errors.ts";
+import { ProxyErrorKind, parseRetryAfter, toProxyHttpError } from "../errors.ts";
+import type { Release, RequestDeadline, SerialGate } from "../http/index.ts";
+import type { RequestStats } from "../request-stats.ts";
 import type { ForwardRequest, ProxyBackend } from "./backend.ts";
-import type { RequestDeadline } from "./deadline.ts";
-import { ProxyErrorKind, parseRetryAfter, toProxyHttpError } from "./errors.ts";
-import type { RequestStats } from "./request-stats.ts";
-import type { Release, SerialGate } from "./serial-queue.ts";
 
 /**
  * Forward `request` and answer with what the backend said. Backend 5xx, 401 and 403 answers

@@ -5,7 +5,7 @@
  * the requests already running may finish (up to the drain deadline of `startProxy`).
  */
 import type { Context } from "hono";
-import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
+import { ProxyErrorKind, ProxyHttpError } from "../errors.ts";
 
 /** `Retry-After` of the answers refused while the proxy shuts down: 5 s, about a restart. */
 export const SHUTDOWN_RETRY_AFTER_SECONDS = 5;

@@ -8,16 +8,9 @@ import {
   MessageRole,
   MessageType,
   type ToolCallInfo,
-} from "../core/messages.ts";
-import type { ToolSpec } from "../core/tools.ts";
-import {
-  ANTHROPIC_HANDLED_FIELDS,
-  type AnthropicBlock,
-  type AnthropicMessage,
-  type CountTokensRequest,
-  isServerTool,
-} from "./anthropic-schema.ts";
-import { ProxyErrorKind, ProxyHttpError } from "./errors.ts";
+} from "../../core/messages.ts";
+import type { ToolSpec } from "../../core/tools.ts";
+import { ProxyErrorKind, ProxyHttpError } from "../errors.ts";
 import {
   IMAGE_PLACEHOLDER,
   type ImageTally,
@@ -25,16 +18,26 @@ import {
   type ProxyRequest,
   pickExtraBody,
   textOfParts,
-} from "./proxy-request.ts";
-import { toolSpecFromWire } from "./tool-specs.ts";
+} from "../proxy-request.ts";
+import { toolSpecFromWire } from "../tool-specs.ts";
+import {
+  ANTHROPIC_HANDLED_FIELDS,
+  type AnthropicBlock,
+  type AnthropicMessage,
+  type CountTokensRequest,
+  isServerTool,
+} from "./schema.ts";
+import { refuseMessageThread } from "./threads.ts";
 
 /**
  * Convert a validated Messages body (or a count_tokens body, which has no `max_tokens`). Throws
- * `ProxyHttpError` (400) naming a bad field. A `system` turn inside `messages` becomes a system
+ * `ProxyHttpError` (400) naming a bad field, and for a message `thread` (the proxy keeps no
+ * state: see `threads.ts`). A `system` turn inside `messages` becomes a system
  * message at its place; image blocks (in turns and tool results) become a text placeholder,
  * counted in `omittedImages`.
  */
 export function proxyRequestFromAnthropic(body: CountTokensRequest): ProxyRequest {
+  refuseMessageThread(body);
   const toolChoice = body.tool_choice?.type;
   // Server tools (web search, …) run at Anthropic; a local backend has none: dropped.
   const tools: ToolSpec[] = [];

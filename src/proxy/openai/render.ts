@@ -2,10 +2,10 @@
  * A `ProxyAnswer` in OpenAI's shapes: a `chat.completion` object, or the `chat.completion.chunk`
  * SSE stream ending in `data: [DONE]`: live text as it comes (ADR 014), the rest once validated.
  */
-import type { ProxyAnswer } from "./answer.ts";
-import type { ProxyHttpError } from "./errors.ts";
-import { randomId } from "./proxy-request.ts";
-import { sseErrorEvent } from "./stream-error.ts";
+import type { ProxyAnswer } from "../answer.ts";
+import type { ProxyHttpError } from "../errors.ts";
+import { randomId } from "../proxy-request.ts";
+import { sseErrorEvent } from "../stream-error.ts";
 
 /** The non-streaming `chat.completion` body. */
 export function renderChatCompletion(answer: ProxyAnswer): Record<string, unknown> {
