@@ -12,6 +12,7 @@ import {
   createObserverSet,
   type ObserverLogger,
   type ObserverSet,
+  type RunEndEvent,
   type RunObserver,
 } from "../core/run-observer.ts";
 import type { ToolSpec } from "../core/tools.ts";
@@ -411,7 +412,10 @@ export class WorkflowRunner {
       observer,
     );
     // A snapshot carries its own context, so no input is needed when resuming.
-    const actor = this.#machineOf(workflow).bound.createActor(deps, start, this.options.inspect);
+    const { bound } = this.#machineOf(workflow);
+    const actor = bound.createActor(deps, start, this.options.inspect);
+    const { runId } = actor.getSnapshot().context;
+    observer?.onRunStart({ runId, machine: bound.machine, resumed: "snapshot" in start });
     let cancelSent = false;
     const cancel = () => {
       if (cancelSent) return;
@@ -422,9 +426,21 @@ export class WorkflowRunner {
     try {
       const settled = startActor(actor);
       if (signal?.aborted) cancel();
-      const output: WorkflowOutput = await settled;
-      if (output.status === "done") return output.result;
-      throw errorFromOutput(output, actorError, toolErrors);
+      let output: WorkflowOutput;
+      try {
+        output = await settled;
+      } catch (error) {
+        observer?.onRunEnd({ runId, status: "failed", error });
+        throw error;
+      }
+      if (output.status === "done") {
+        observer?.onRunEnd({ runId, status: "done", result: output.result, error: null });
+        return output.result;
+      }
+      const error = errorFromOutput(output, actorError, toolErrors);
+      // A settled workflow actor's status is final ("running" only while it runs).
+      observer?.onRunEnd({ runId, status: output.status as RunEndEvent["status"], error });
+      throw error;
     } finally {
       signal?.removeEventListener("abort", cancel);
     }

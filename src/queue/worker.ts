@@ -8,7 +8,7 @@ import { BackendError, WorkflowDefinitionError } from "../core/errors.ts";
 import type { RunObserver } from "../core/run-observer.ts";
 import type { LLMClient } from "../core/types.ts";
 import type { Workflow } from "../core/workflow.ts";
-import { WorkflowRunner, type WorkflowRunnerOptions } from "../loop/runner.ts";
+import { WorkflowRunner } from "../loop/runner.ts";
 import { LeaseLostError, QueueFencedError, type RunLease, type RunQueue } from "./run-queue.ts";
 
 /** Producers and workers share it: which workflows exist, and the runner that runs them. */
@@ -61,10 +61,11 @@ export interface WorkerOptions {
   workerId?: string;
   /**
    * Reports each run to a watch server: `createWorkerWatch({ url })` from the watch entry. Called
-   * per lease; the run goes on a runner built from `instrument(registry.runner.options)`.
+   * per lease; its `observer` is given to that run alone (after `observers`' own), on the one
+   * registry runner.
    */
   watch?: (run: { runId: string; workflow: string; resumed: boolean; attempt: number }) => {
-    instrument(options: WorkflowRunnerOptions): WorkflowRunnerOptions;
+    readonly observer: RunObserver;
     flush(): Promise<void>;
   };
   /**
@@ -112,10 +113,9 @@ export function startWorker(options: WorkerOptions): Worker {
   const workerId = options.workerId ?? `worker-${process.pid}`;
   const { endpoints } = options;
   // The registry runner's options with the pool as its client: one runner for every lane.
-  const baseOptions: WorkflowRunnerOptions = endpoints
-    ? { ...registry.runner.options, client: endpoints }
-    : registry.runner.options;
-  const baseRunner = endpoints ? new WorkflowRunner(baseOptions) : registry.runner;
+  const runner = endpoints
+    ? new WorkflowRunner({ ...registry.runner.options, client: endpoints })
+    : registry.runner;
   const lanes = Array.from({ length: options.concurrency ?? 1 }, () => lane());
 
   // A lane never dies of one error (a queue that cannot be read, a settle that fails): it says so
@@ -198,9 +198,7 @@ export function startWorker(options: WorkerOptions): Worker {
       attempt: lease.attempts,
     };
     const watch = options.watch?.(described);
-    const observers = options.observers?.(described) ?? [];
-    // A watched run gets a runner of its own, so runs under way at once report apart.
-    const runner = watch ? new WorkflowRunner(watch.instrument(baseOptions)) : baseRunner;
+    const observers = [...(options.observers?.(described) ?? []), ...(watch ? [watch.observer] : [])];
     // The queue runs higher priorities first; LLM calls wait lower numbers first (SlotWorker's order).
     const priority = -job.priority || 0;
     try {

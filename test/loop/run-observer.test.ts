@@ -16,7 +16,7 @@ import { createPassthrough, rejectionOf, weatherWorkflow } from "../helpers/work
 /** An observer that writes each event as one line, in the order they come. */
 function recorder() {
   const lines: string[] = [];
-  const observer: Required<RunObserver> = {
+  const observer: Required<Omit<RunObserver, "onRunStart" | "onRunEnd">> = {
     onState: ({ state, iteration }) => lines.push(`state ${state}@${iteration}`),
     onMessage: (message) => lines.push(`message ${message.metadata.type}`),
     onLLMCallStart: ({ iteration }) => lines.push(`llm.start@${iteration}`),
