@@ -77,11 +77,14 @@ export {
 } from "./core/reasoning-replay.ts";
 export type {
   CompactionEvent,
+  CompactionMeasure,
   LLMCallEndEvent,
   LLMCallStartEvent,
   ObserverLogger,
+  RunEndEvent,
   RunObserver,
   RunPosition,
+  RunStartEvent,
   RunStateEvent,
   RunStateName,
   ToolCallEvent,
