@@ -414,7 +414,13 @@ export class WorkflowRunner {
     // A snapshot carries its own context, so no input is needed when resuming.
     const { bound } = this.#machineOf(workflow);
     const actor = bound.createActor(deps, start, this.options.inspect);
-    const { runId } = actor.getSnapshot().context;
+    // A snapshot that names an unknown state restores into an errored actor without a context: its
+    // run id is then the snapshot's own (checked by assertWorkflowSnapshot).
+    const contextOf = (snapshot: unknown) => (snapshot as { context?: { runId: string } }).context;
+    const runId =
+      contextOf(actor.getSnapshot())?.runId ??
+      ("snapshot" in start ? contextOf(start.snapshot)?.runId : "") ??
+      "";
     observer?.onRunStart({ runId, machine: bound.machine, resumed: "snapshot" in start });
     let cancelSent = false;
     const cancel = () => {
