@@ -2,7 +2,7 @@
  * The loop's CPU per step at a short and a long run length, for one source tree: A/B of commits by
  * running it once per tree, alternating (`git archive <commit> src | tar -x -C /tmp/t/<commit>`,
  * with a `node_modules` link to this checkout's). CPU (`process.cpuUsage`), not wall time, since
- * the machine is shared. Warms up with 10 runs of 200 steps, then medians of 20 runs of 100 steps
+ * the machine is shared. Warms up with `WARM` runs of 200 steps (default 10), then medians of 20 runs of 100 steps
  * and 3 runs of `LONG` steps (default 3000): the `bench/peers` forge adapter's set-up
  * (`ScriptedClient`, `NoCompact`, one no-op call per step, the last one terminal).
  *
@@ -55,7 +55,7 @@ async function medianOf(runs: number, steps: number): Promise<{ median: number; 
 }
 
 const long = Number(process.env.LONG ?? 3000);
-await medianOf(10, 200);
+await medianOf(Number(process.env.WARM ?? 10), 200);
 const short = await medianOf(20, 100);
 const longRuns = await medianOf(3, long);
 console.log(
