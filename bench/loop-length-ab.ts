@@ -8,7 +8,7 @@
  *
  *   ROOT=/tmp/t/e0580cb LABEL=e0580cb LONG=800 node --import tsx bench/loop-length-ab.ts
  */
-import { z } from "zod";
+import { createBenchRun } from "./peers/forge.ts";
 
 const root = process.env.ROOT ?? new URL("..", import.meta.url).pathname;
 const { ContextManager, NoCompact } = await import(`${root}/src/context/index.ts`);
@@ -16,29 +16,11 @@ const { defineTool } = await import(`${root}/src/core/tools.ts`);
 const { defineWorkflow } = await import(`${root}/src/core/workflow.ts`);
 const { WorkflowRunner } = await import(`${root}/src/loop/runner.ts`);
 const { ScriptedClient } = await import(`${root}/src/testing/index.ts`);
-
-const workflow = defineWorkflow({
-  name: "bench",
-  description: "",
-  tools: [
-    defineTool({
-      name: "noop",
-      description: "does nothing",
-      parameters: z.object({ i: z.number() }),
-      execute: () => "ok",
-    }),
-    defineTool({ name: "finish", description: "ends", parameters: z.object({}), execute: () => "done" }),
-  ],
-  terminalTool: "finish",
-  systemPrompt: "s",
-});
+const { workflow, script } = createBenchRun({ defineTool, defineWorkflow });
 
 /** CPU µs per step of one run of `steps` steps. */
 async function cpuPerStep(steps: number): Promise<number> {
-  const script = Array.from({ length: steps }, (_, step) =>
-    step === steps - 1 ? [{ tool: "finish", args: {} }] : [{ tool: "noop", args: { i: step } }],
-  );
-  const client = new ScriptedClient(script);
+  const client = new ScriptedClient(script(steps));
   const contextManager = new ContextManager({ strategy: new NoCompact(), budgetTokens: 100_000_000 });
   const runner = new WorkflowRunner({ client, contextManager, maxIterations: steps });
   const before = process.cpuUsage();
