@@ -10,27 +10,43 @@ import { WorkflowRunner } from "../../src/loop/runner.ts";
 import { ScriptedClient } from "../../src/testing/index.ts";
 import { noopArgs, type PeerAdapter, timeLoop } from "./peer.ts";
 
-const workflow = defineWorkflow({
-  name: "bench",
-  description: "",
-  tools: [
-    defineTool({
-      name: "noop",
-      description: "does nothing",
-      parameters: z.object({ i: z.number() }),
-      execute: () => "ok",
-    }),
-    defineTool({ name: "finish", description: "ends", parameters: z.object({}), execute: () => "done" }),
-  ],
-  terminalTool: "finish",
-  systemPrompt: "s",
-});
-
-function script(steps: number) {
-  return Array.from({ length: steps }, (_, step) =>
-    step === steps - 1 ? [{ tool: "finish", args: {} }] : [{ tool: "noop", args: noopArgs(step) }],
-  );
+/**
+ * The benchmark's workflow (a no-op tool and a terminal one) and its script of `steps` calls, built
+ * with the given `defineTool` / `defineWorkflow`, so `bench/loop-length-ab.ts` can build it from
+ * another tree's source.
+ */
+export function createBenchRun(api: {
+  defineTool: typeof defineTool;
+  defineWorkflow: typeof defineWorkflow;
+}) {
+  const workflow = api.defineWorkflow({
+    name: "bench",
+    description: "",
+    tools: [
+      api.defineTool({
+        name: "noop",
+        description: "does nothing",
+        parameters: z.object({ i: z.number() }),
+        execute: () => "ok",
+      }),
+      api.defineTool({
+        name: "finish",
+        description: "ends",
+        parameters: z.object({}),
+        execute: () => "done",
+      }),
+    ],
+    terminalTool: "finish",
+    systemPrompt: "s",
+  });
+  const script = (steps: number) =>
+    Array.from({ length: steps }, (_, step) =>
+      step === steps - 1 ? [{ tool: "finish", args: {} }] : [{ tool: "noop", args: noopArgs(step) }],
+    );
+  return { workflow, script };
 }
+
+const { workflow, script } = createBenchRun({ defineTool, defineWorkflow });
 
 /** `WorkflowRunner` adapter. */
 export function forgePeer(version: string): PeerAdapter {

@@ -5,6 +5,7 @@
  */
 import { extendsHistory } from "../core/history.ts";
 import { createMessage, type Message, MessageRole, MessageType } from "../core/messages.ts";
+import type { CompactionMeasure } from "../core/run-observer.ts";
 import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
 import type { CompactStrategy } from "./compact-strategy.ts";
 import { crossedThresholds } from "./threshold-warnings.ts";
@@ -13,17 +14,7 @@ import { estimateTokensByChars, type TokenEstimator } from "./token-estimator.ts
 import { assertFraction, assertInteger } from "./validate-option.ts";
 
 /** What one compaction did, for logging and UIs. */
-export interface CompactEvent {
-  /** The loop iteration (0-based) that triggered it. */
-  stepIndex: number;
-  tokensBefore: number;
-  tokensAfter: number;
-  budgetTokens: number;
-  messagesBefore: number;
-  messagesAfter: number;
-  /** The strategy's phase (1+; 0 never reaches the callback). */
-  phaseReached: number;
-}
+export type CompactEvent = CompactionMeasure;
 
 /** Context usage first reached one of the `warnAt` fractions of the budget. */
 export interface ThresholdEvent {
@@ -106,6 +97,8 @@ export class ContextManager {
   readonly #fired = new Set<number>();
   /** Warnings fired and not yet taken by the loop (`takeWarnings`). */
   #pending: ThresholdEvent[] = [];
+  /** The last compaction, not yet taken by the loop (`takeCompaction`). */
+  #compaction: CompactEvent | undefined;
   #toolTokens = 0;
   #observed: Observed | null = null;
   #calibration: Calibration | null = null;
@@ -254,7 +247,7 @@ export class ContextManager {
     // Also makes the compacted array the counter's running total for the next iteration.
     const tokensAfter = this.countTokens(result.messages);
     this.#rearm(tokensAfter);
-    this.#onCompact?.({
+    const event: CompactEvent = {
       stepIndex,
       tokensBefore,
       tokensAfter,
@@ -262,7 +255,9 @@ export class ContextManager {
       messagesBefore: messages.length,
       messagesAfter: result.messages.length,
       phaseReached: result.phase,
-    });
+    };
+    this.#compaction = event;
+    this.#onCompact?.(event);
     return result.messages;
   }
 
@@ -280,6 +275,16 @@ export class ContextManager {
   takeWarnings(): ThresholdEvent[] {
     const taken = this.#pending;
     this.#pending = [];
+    return taken;
+  }
+
+  /**
+   * The last compaction since the last call (the same object `onCompact` got), or undefined: the
+   * loop tells it to the run's observers (`RunObserver.onCompaction`'s `measure`).
+   */
+  takeCompaction(): CompactEvent | undefined {
+    const taken = this.#compaction;
+    this.#compaction = undefined;
     return taken;
   }
 

@@ -65,11 +65,14 @@ export {
 } from "./reasoning-replay.ts";
 export type {
   CompactionEvent,
+  CompactionMeasure,
   LLMCallEndEvent,
   LLMCallStartEvent,
   ObserverLogger,
+  RunEndEvent,
   RunObserver,
   RunPosition,
+  RunStartEvent,
   RunStateEvent,
   RunStateName,
   ToolCallEvent,

@@ -4,6 +4,7 @@
  * compaction); the proxy's stats, the watch reporter and the eval recorder are observers of it
  * instead of wrappers around the client (docs/decisions/015).
  */
+import type { AnyStateMachine } from "xstate";
 import type { Message } from "./messages.ts";
 import type { ToolSpec } from "./tools.ts";
 import type { LLMResponse, SendOptions, TokenUsage, ToolChoice } from "./types.ts";
@@ -78,10 +79,48 @@ export interface ToolResultEvent extends ToolCallEvent {
   durationMs: number;
 }
 
+/** What a compactor measured of one compaction (a `ContextManager`'s `CompactEvent`). */
+export interface CompactionMeasure {
+  /** The loop iteration (0-based) that triggered it. */
+  stepIndex: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  budgetTokens: number;
+  messagesBefore: number;
+  messagesAfter: number;
+  /** The strategy's phase (1+). */
+  phaseReached: number;
+}
+
 /** A compaction before an LLM call: the history before and after. */
 export interface CompactionEvent extends RunPosition {
   before: readonly Message[];
   after: readonly Message[];
+  /**
+   * The compactor's own account of it, when it gives one (`ContextManager.takeCompaction`): the
+   * same object its `onCompact` callbacks got.
+   */
+  measure?: CompactionMeasure;
+}
+
+/** A run (`run` / `resume`) about to start its workflow actor. */
+export interface RunStartEvent {
+  runId: string;
+  /** The machine the run's actor is made from (its statechart can be drawn from it). */
+  machine: AnyStateMachine;
+  /** It goes on from a persisted snapshot. */
+  resumed: boolean;
+}
+
+/** A run (`run` / `resume`) that ended: its result, or the typed error it rejects with. */
+export interface RunEndEvent {
+  runId: string;
+  /** "awaiting_approval": the attempt ended with calls waiting for a person (`AwaitingApprovalError`, ADR 017). */
+  status: "done" | "failed" | "cancelled" | "responded" | "awaiting_approval";
+  /** The terminal tool's return value (status "done"). */
+  result?: unknown;
+  /** What `run` / `resume` rejects with; null when it resolved. */
+  error: unknown;
 }
 
 /**
@@ -95,6 +134,10 @@ export interface CompactionEvent extends RunPosition {
  * });
  */
 export interface RunObserver {
+  /** A run's actor is about to start (after a fresh run's first messages were told). */
+  onRunStart?(event: RunStartEvent): void;
+  /** A run ended, with what `run` / `resume` resolves or rejects with. */
+  onRunEnd?(event: RunEndEvent): void;
   /** The run entered a state of the workflow machine. */
   onState?(event: RunStateEvent): void;
   /** A message joined the history: the system prompt and user message of a fresh run, then every appended one. */
@@ -149,6 +192,8 @@ export function createObserverSet(
       }
     };
   return {
+    onRunStart: emit("onRunStart"),
+    onRunEnd: emit("onRunEnd"),
     onState: emit("onState"),
     onMessage: emit("onMessage"),
     onLLMCallStart: emit("onLLMCallStart"),

@@ -13,6 +13,7 @@ import {
   createObserverSet,
   type ObserverLogger,
   type ObserverSet,
+  type RunEndEvent,
   type RunObserver,
 } from "../core/run-observer.ts";
 import type { ToolSpec } from "../core/tools.ts";
@@ -482,7 +483,16 @@ export class WorkflowRunner {
       observer,
     );
     // A snapshot carries its own context, so no input is needed when resuming.
-    const actor = this.#machineOf(workflow).bound.createActor(deps, start, this.options.inspect);
+    const { bound } = this.#machineOf(workflow);
+    const actor = bound.createActor(deps, start, this.options.inspect);
+    // A snapshot that names an unknown state restores into an errored actor without a context: its
+    // run id is then the snapshot's own (checked by assertWorkflowSnapshot).
+    const contextOf = (snapshot: unknown) => (snapshot as { context?: { runId: string } }).context;
+    const runId =
+      contextOf(actor.getSnapshot())?.runId ??
+      ("snapshot" in start ? contextOf(start.snapshot)?.runId : "") ??
+      "";
+    observer?.onRunStart({ runId, machine: bound.machine, resumed: "snapshot" in start });
     let cancelSent = false;
     const cancel = () => {
       if (cancelSent) return;
@@ -493,9 +503,15 @@ export class WorkflowRunner {
     try {
       const settled = settleOrPark(actor, runOptions.decisions ?? [], deps.checkpoint);
       if (signal?.aborted) cancel();
-      const end = await settled;
+      let end: Awaited<typeof settled>;
+      try {
+        end = await settled;
+      } catch (error) {
+        observer?.onRunEnd({ runId, status: "failed", error });
+        throw error;
+      }
       if (end.kind === "parked") {
-        throw new AwaitingApprovalError({
+        const parked = new AwaitingApprovalError({
           runId: end.runId,
           approval: end.approval,
           pending: undecidedCalls(end.approval),
@@ -506,10 +522,18 @@ export class WorkflowRunner {
             machineVersion: MACHINE_VERSION,
           },
         });
+        observer?.onRunEnd({ runId, status: "awaiting_approval", error: parked });
+        throw parked;
       }
       const output: WorkflowOutput = end.output;
-      if (output.status === "done") return output.result;
-      throw errorFromOutput(output, actorError, toolErrors);
+      if (output.status === "done") {
+        observer?.onRunEnd({ runId, status: "done", result: output.result, error: null });
+        return output.result;
+      }
+      const error = errorFromOutput(output, actorError, toolErrors);
+      // A settled workflow actor's status is final ("running" only while it runs).
+      observer?.onRunEnd({ runId, status: output.status as RunEndEvent["status"], error });
+      throw error;
     } finally {
       signal?.removeEventListener("abort", cancel);
     }

@@ -7,7 +7,7 @@ import type { ThresholdEvent } from "../context/context-manager.ts";
 import type { ApprovalDecision, ApprovalState } from "../core/approval.ts";
 import type { Message } from "../core/messages.ts";
 import type { ReasoningReplay } from "../core/reasoning-replay.ts";
-import type { ObserverSet } from "../core/run-observer.ts";
+import type { CompactionMeasure, ObserverSet } from "../core/run-observer.ts";
 import type { ToolDef, ToolSpec } from "../core/tools.ts";
 import type { LLMClient, LLMResponse, StreamChunk, ToolCall } from "../core/types.ts";
 import type { EscalationRecord } from "../guardrails/escalation.ts";
@@ -22,6 +22,8 @@ export interface HistoryCompactor {
   maybeCompact(messages: Message[], stepIndex?: number, stepHint?: string): Message[];
   /** Warnings fired since the last call (ContextManager's `warnAt`), for the model to hear about. */
   takeWarnings?(): readonly ThresholdEvent[];
+  /** The last compaction's measure since the last call (`ContextManager.takeCompaction`). */
+  takeCompaction?(): CompactionMeasure | undefined;
   /** The backend's prompt tokens for a history sent: the count compaction decides on from then on. */
   observeUsage?(sent: readonly Message[], promptTokens: number): void;
   /** The tools offered with every request, counted with the history. */

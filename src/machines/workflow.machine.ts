@@ -93,13 +93,18 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
           stepSummaryHint(context.progress),
         );
         // Told here, where the compaction happens: the history before it is gone after this pass.
-        if (messages !== context.messages) {
-          depsOf(self).observer?.onCompaction({
-            runId: context.runId,
-            iteration: context.iteration + 1,
-            before: context.messages,
-            after: messages,
-          });
+        const { observer } = depsOf(self);
+        if (observer) {
+          const measure = contextManager.takeCompaction?.();
+          if (messages !== context.messages) {
+            observer.onCompaction({
+              runId: context.runId,
+              iteration: context.iteration + 1,
+              before: context.messages,
+              after: messages,
+              ...(measure && { measure }),
+            });
+          }
         }
         const warnings = contextWarnings === false ? [] : (contextManager.takeWarnings?.() ?? []);
         return {

@@ -71,10 +71,11 @@ export interface WorkerOptions {
   workerId?: string;
   /**
    * Reports each run to a watch server: `createWorkerWatch({ url })` from the watch entry. Called
-   * per lease; the run goes on a runner built from `instrument(registry.runner.options)`.
+   * per lease; its `observer` is given to that run alone (after `observers`' own), on the one
+   * registry runner.
    */
   watch?: (run: { runId: string; workflow: string; resumed: boolean; attempt: number }) => {
-    instrument(options: WorkflowRunnerOptions): WorkflowRunnerOptions;
+    readonly observer: RunObserver;
     flush(): Promise<void>;
   };
   /**
@@ -128,7 +129,7 @@ export function startWorker(options: WorkerOptions): Worker {
   const baseOptions: WorkflowRunnerOptions = endpoints
     ? { ...registry.runner.options, client: endpoints }
     : registry.runner.options;
-  const baseRunner = endpoints ? new WorkflowRunner(baseOptions) : registry.runner;
+  const runner = endpoints ? new WorkflowRunner(baseOptions) : registry.runner;
   // Pools among the escalation tiers' clients hear each run leave, like `endpoints`.
   const escalationPools = escalationClientsOf(baseOptions.escalation) as (LLMClient & {
     endRun?(runId: string): void;
@@ -215,9 +216,7 @@ export function startWorker(options: WorkerOptions): Worker {
       attempt: lease.attempts,
     };
     const watch = options.watch?.(described);
-    const observers = options.observers?.(described) ?? [];
-    // A watched run gets a runner of its own, so runs under way at once report apart.
-    const runner = watch ? new WorkflowRunner(watch.instrument(baseOptions)) : baseRunner;
+    const observers = [...(options.observers?.(described) ?? []), ...(watch ? [watch.observer] : [])];
     // The queue runs higher priorities first; LLM calls wait lower numbers first (SlotWorker's order).
     const priority = -job.priority || 0;
     try {

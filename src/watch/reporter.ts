@@ -1,22 +1,14 @@
 /**
  * The source side of `forge watch`: a reporter that sends a `WorkflowRunner`'s runs to a watch
- * server as they happen — states entered (from XState's inspection events), messages, LLM calls
- * with their timings, compactions, and the outcome or typed error — by HTTP POST, in order.
+ * server as they happen — its start with the statechart, states entered, messages, LLM calls with
+ * their timings, compactions, and the outcome or typed error — by HTTP POST, in order. It is a
+ * `RunObserver` (docs/decisions/015): nothing wraps the client.
  */
 import type { AnyStateMachine, InspectionEvent } from "xstate";
-import { type CompactEvent, ContextManager } from "../context/context-manager.ts";
+import type { CompactEvent } from "../context/context-manager.ts";
 import type { Message } from "../core/messages.ts";
-import type { ToolSpec } from "../core/tools.ts";
-import {
-  ChunkType,
-  type LLMClient,
-  type LLMResponse,
-  type SendOptions,
-  type StreamChunk,
-} from "../core/types.ts";
-import { errorFromOutput } from "../loop/failure.ts";
+import type { RunEndEvent, RunObserver } from "../core/run-observer.ts";
 import type { WorkflowRunnerOptions } from "../loop/runner.ts";
-import type { WorkflowOutput } from "../machines/workflow.machine.ts";
 import { type WatchEvent, WatchOutcome, type WatchSource } from "./events.ts";
 import { statechartOf } from "./statechart.ts";
 import {
@@ -41,27 +33,26 @@ export interface WatchReporterOptions extends WatchTransportOptions {
 }
 
 /**
- * Reports runs to a watch server. Wire it in with `instrument(runnerOptions)` (and, for a
- * compactor other than `ContextManager`, its `onCompact`); a reporter follows one run at a time (a run opens at its first event and
- * closes when its root actor stops), so give concurrent runs a reporter (and runner) each. With
- * `machineFor` spawned from your own machine, the root actor is yours: its statechart is drawn.
+ * Reports runs to a watch server. Wire it in with `instrument(runnerOptions)` (or give `observer`
+ * to a run's `observers`); a reporter follows one run at a time (a run opens at its first event
+ * and closes when it ends), so give runs under way at once a reporter each. A compactor other than
+ * `ContextManager` reports its compactions through `onCompact`. With `machineFor` spawned from
+ * your own machine, pass `observer` in its hooks and `inspect` to your actor: your root machine's
+ * statechart is drawn.
  */
 export interface WatchReporter {
-  /**
-   * The runner's options with the reporter wired in: the client wrapped (LLM timings and tokens),
-   * `onMessage` and `inspect` chained after yours, and a `ContextManager`'s runs reporting their
-   * compactions.
-   */
+  /** The reporter as a run's observer: start, states, messages, LLM calls, compactions, end. */
+  readonly observer: RunObserver;
+  /** The runner's options with `observer` added after the runner's own observers. */
   instrument(options: WorkflowRunnerOptions): WorkflowRunnerOptions;
   /**
-   * Compactions to report: `instrument` wires it into a `ContextManager`; pass it to another
-   * compactor yourself. An event heard twice is reported once.
+   * Compactions to report from a compactor of your own (a `ContextManager`'s reach the reporter
+   * through `observer`). An event heard twice is reported once.
    */
   onCompact(event: CompactEvent): void;
   onMessage(message: Message): void;
+  /** XState inspection: a root actor's appearance announces the run with its statechart. */
   inspect(event: InspectionEvent): void;
-  /** A client that reports each call's timing, tokens and answer or error. */
-  wrapClient(client: LLMClient): LLMClient;
   /** The id of the run being reported, or of the last one. */
   readonly runId: string | null;
   /** Resolves when every event so far reached the server; rejects with the first failed send. */
@@ -73,9 +64,12 @@ function estimateTokens(value: unknown): number {
   return Math.ceil(JSON.stringify(value ?? "").length / 4);
 }
 
-function isRoot(actorRef: { sessionId: string }, rootId: string | undefined): boolean {
-  return actorRef.sessionId === rootId;
-}
+const outcomeOf: Record<Exclude<RunEndEvent["status"], "awaiting_approval">, WatchOutcome> = {
+  done: WatchOutcome.DONE,
+  responded: WatchOutcome.FAILED,
+  failed: WatchOutcome.FAILED,
+  cancelled: WatchOutcome.CANCELLED,
+};
 
 /**
  * A reporter sending runs to the watch server at `url`.
@@ -96,7 +90,6 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
     started: boolean;
     buffered: WatchEvent[];
     lastState: string | null;
-    rootId: string | null;
   }
   let run: OpenRun | null = null;
   let lastRunId: string | null = null;
@@ -114,7 +107,6 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
         started: false,
         buffered: [],
         lastState: null,
-        rootId: null,
       };
       lastRunId = run.runId;
     }
@@ -125,7 +117,7 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
     if (current.started) post(current.runId, [event]);
     else current.buffered.push(event);
   };
-  // The run is announced when its root actor appears (with its statechart); earlier events wait.
+  // The run is announced when it starts (with its statechart); earlier events wait.
   const start = (current: OpenRun, announcement: WatchEvent & { type: "run.started" }) => {
     current.started = true;
     post(current.runId, [announcement, ...current.buffered.splice(0)]);
@@ -160,182 +152,85 @@ export function createWatchReporter(options: WatchReporterOptions): WatchReporte
     emit(current, { type: "context.compacted", at: since(current), ...event });
   };
 
+  const announce = (current: OpenRun, machine: AnyStateMachine | undefined, resumed: boolean) => {
+    start(current, {
+      type: "run.started",
+      at: since(current),
+      name: runName(),
+      source: options.source ?? "runner",
+      ...((options.resumed || resumed) && { resumed: true }),
+      startedAt: Date.now() - since(current),
+      statechart: machine !== undefined && "root" in machine ? statechartOf(machine) : null,
+    });
+  };
+
   const inspect = (event: InspectionEvent) => {
-    if (event.type === "@xstate.actor" && event.actorRef.sessionId === event.rootId) {
+    if (event.type !== "@xstate.actor" || event.actorRef.sessionId !== event.rootId) return;
+    const current = open();
+    if (current.started) return;
+    // An actor created from a machine carries it as its logic: its statechart is drawn from it.
+    announce(current, (event.actorRef as { logic?: AnyStateMachine }).logic, false);
+  };
+
+  const observer: RunObserver = {
+    onRunStart({ machine, resumed }) {
       const current = open();
-      if (current.rootId !== null) return;
-      current.rootId = event.rootId;
-      // An actor created from a machine carries it as its logic: its statechart is drawn from it.
-      const logic = (event.actorRef as { logic?: unknown }).logic as AnyStateMachine | undefined;
-      start(current, {
-        type: "run.started",
-        at: since(current),
-        name: runName(),
-        source: options.source ?? "runner",
-        ...(options.resumed && { resumed: true }),
-        startedAt: Date.now() - since(current),
-        statechart: logic !== undefined && "root" in logic ? statechartOf(logic) : null,
-      });
-      return;
-    }
-    // Microsteps show the transient states too (compact, validate, enforce, review), which a
-    // macrostep's snapshot passes through without stopping.
-    if (
-      (event.type !== "@xstate.snapshot" && event.type !== "@xstate.microstep") ||
-      run === null ||
-      !isRoot(event.actorRef, run.rootId ?? undefined)
-    ) {
-      return;
-    }
-    const current = run;
-    const snapshot = event.snapshot as {
-      status: string;
-      value?: unknown;
-      context?: { iteration?: number; runId?: string };
-      output?: unknown;
-      error?: unknown;
-    };
-    const state = typeof snapshot.value === "string" ? snapshot.value : JSON.stringify(snapshot.value);
-    if (state !== current.lastState) {
+      if (!current.started) announce(current, machine, resumed);
+    },
+    onState({ state, iteration, runId }) {
+      const current = open();
       const first = current.lastState === null;
       current.lastState = state;
-      const workflowRunId = snapshot.context?.runId;
       emit(current, {
         type: "state.entered",
         at: since(current),
         state,
-        iteration: snapshot.context?.iteration ?? 0,
-        ...(first && typeof workflowRunId === "string" && { workflowRunId }),
+        iteration,
+        ...(first && { workflowRunId: runId }),
       });
-    }
-    if (snapshot.status === "done") {
-      const output = snapshot.output as WorkflowOutput;
-      if (output.status === "done") {
-        finish(current, {
-          type: "run.finished",
-          at: since(current),
-          outcome: WatchOutcome.DONE,
-          result: output.result,
-          error: null,
-        });
-      } else {
-        finish(current, {
-          type: "run.finished",
-          at: since(current),
-          outcome: output.status === "cancelled" ? WatchOutcome.CANCELLED : WatchOutcome.FAILED,
-          error: describeThrown(errorFromOutput(output)),
-        });
-      }
-    } else if (snapshot.status === "error") {
+    },
+    onMessage,
+    onLLMCallEnd({ startedAt, durationMs, messages, response, error }) {
+      const current = open();
+      emit(current, {
+        type: "llm.called",
+        at: Math.max(0, Math.round(startedAt - current.startedAt)),
+        durationMs: Math.round(durationMs * 10) / 10,
+        promptTokens: estimateTokens(messages),
+        completionTokens: response ? estimateTokens(response) : 0,
+        response,
+        error: error === null ? null : describeThrown(error),
+      });
+    },
+    onCompaction({ measure }) {
+      if (measure !== undefined) onCompact(measure);
+    },
+    onRunEnd({ status, result, error }) {
+      // A parked run is not over: the viewer shows it waiting (its last state) until it resumes.
+      if (status === "awaiting_approval") return;
+      const current = open();
       finish(current, {
         type: "run.finished",
         at: since(current),
-        outcome: WatchOutcome.FAILED,
-        error: describeThrown(snapshot.error),
+        outcome: outcomeOf[status],
+        ...(status === "done" && { result }),
+        error: error === null ? null : describeThrown(error),
       });
-    } else if (snapshot.status === "stopped") {
-      finish(current, {
-        type: "run.finished",
-        at: since(current),
-        outcome: WatchOutcome.CANCELLED,
-        error: null,
-      });
-    }
+    },
   };
-
-  const record = (started: number, messages: unknown, response: LLMResponse | null, error: unknown) => {
-    const current = open();
-    const at = Math.round(started - current.startedAt);
-    emit(current, {
-      type: "llm.called",
-      at: Math.max(0, at),
-      durationMs: Math.round((performance.now() - started) * 10) / 10,
-      promptTokens: estimateTokens(messages),
-      completionTokens: response ? estimateTokens(response) : 0,
-      response,
-      error: error === null ? null : describeThrown(error),
-    });
-  };
-
-  const wrapClient = (inner: LLMClient): LLMClient => ({
-    get apiFormat() {
-      return inner.apiFormat;
-    },
-    async send(messages: Record<string, unknown>[], tools?: ToolSpec[], sendOptions?: SendOptions) {
-      const started = performance.now();
-      try {
-        const response = await inner.send(messages, tools, sendOptions);
-        record(started, messages, response, null);
-        return response;
-      } catch (error) {
-        record(started, messages, null, error);
-        throw error;
-      }
-    },
-    async *sendStream(messages: Record<string, unknown>[], tools?: ToolSpec[], sendOptions?: SendOptions) {
-      const started = performance.now();
-      let final: LLMResponse | null = null;
-      try {
-        for await (const chunk of inner.sendStream(
-          messages,
-          tools,
-          sendOptions,
-        ) as AsyncIterable<StreamChunk>) {
-          if (chunk.type === ChunkType.FINAL && chunk.response) final = chunk.response;
-          yield chunk;
-        }
-        record(started, messages, final, null);
-      } catch (error) {
-        record(started, messages, null, error);
-        throw error;
-      }
-    },
-    getContextLength: () => inner.getContextLength(),
-  });
 
   return {
-    instrument(runnerOptions) {
-      const { onMessage: theirs, inspect: theirInspect } = runnerOptions;
-      return {
-        ...runnerOptions,
-        client: wrapClient(runnerOptions.client),
-        contextManager: reportingCompactions(runnerOptions.contextManager, onCompact),
-        onMessage: (message) => {
-          theirs?.(message);
-          onMessage(message);
-        },
-        inspect: (event) => {
-          theirInspect?.(event);
-          inspect(event);
-        },
-      };
-    },
+    observer,
+    instrument: (runnerOptions) => ({
+      ...runnerOptions,
+      observers: [...(runnerOptions.observers ?? []), observer],
+    }),
     onCompact,
     onMessage,
     inspect,
-    wrapClient,
     get runId() {
       return run?.runId ?? lastRunId;
     },
     flush: () => transport.flush(),
-  };
-}
-
-/**
- * A `ContextManager` whose runs (`forRun`) also report their compactions to `onCompact`; another
- * compactor as it is (pass the reporter's `onCompact` to it yourself).
- */
-function reportingCompactions(
-  manager: WorkflowRunnerOptions["contextManager"],
-  onCompact: (event: CompactEvent) => void,
-): WorkflowRunnerOptions["contextManager"] {
-  if (!(manager instanceof ContextManager)) return manager;
-  return {
-    maybeCompact: (messages, stepIndex, stepHint) => manager.maybeCompact(messages, stepIndex, stepHint),
-    takeWarnings: () => manager.takeWarnings(),
-    observeUsage: (sent, promptTokens) => manager.observeUsage(sent, promptTokens),
-    setTools: (tools) => manager.setTools(tools),
-    resetWarnings: () => manager.resetWarnings(),
-    forRun: () => manager.forRun({ onCompact }),
   };
 }

@@ -3,7 +3,7 @@
  * a reporter per run the worker takes, named by the queue's run id, marked when it resumes.
  */
 import { createHash } from "node:crypto";
-import type { WorkflowRunnerOptions } from "../loop/runner.ts";
+import type { RunObserver } from "../core/run-observer.ts";
 import { WatchSource } from "./events.ts";
 import { createWatchReporter } from "./reporter.ts";
 import type { WatchTransportOptions } from "./transport.ts";
@@ -19,15 +19,15 @@ export interface WatchedQueuedRun {
 }
 
 /**
- * For each run a worker takes, a reporter of that run alone: the worker runs it on a runner built
- * from `instrument(registry.runner.options)`, so runs under way at once never mix. Each attempt is
- * its own watch run: the queue's run id, then `-attempt-<n>` from the second lease on.
+ * For each run a worker takes, a reporter of that run alone: the worker gives its `observer` to
+ * that run only (one runner serves every lane), so runs under way at once never mix. Each attempt
+ * is its own watch run: the queue's run id, then `-attempt-<n>` from the second lease on.
  * Compactions are reported too when the registry's runner has a `ContextManager` (each run has its own).
  * @example
  * const worker = startWorker({ queue, registry, concurrency: 2, watch: createWorkerWatch({ url: "http://127.0.0.1:4141" }) });
  */
 export function createWorkerWatch(options: WatchTransportOptions): (run: WatchedQueuedRun) => {
-  instrument(options: WorkflowRunnerOptions): WorkflowRunnerOptions;
+  readonly observer: RunObserver;
   flush(): Promise<void>;
 } {
   return (run) =>

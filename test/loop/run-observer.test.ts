@@ -4,8 +4,10 @@
  * run and runInference report through the same seam.
  */
 import { describe, expect, it } from "vitest";
+import { type CompactEvent, ContextManager } from "../../src/context/context-manager.ts";
+import { SlidingWindowCompact } from "../../src/context/index.ts";
 import type { Message } from "../../src/core/messages.ts";
-import type { RunObserver } from "../../src/core/run-observer.ts";
+import type { CompactionMeasure, RunEndEvent, RunObserver } from "../../src/core/run-observer.ts";
 import type { LLMClient, LLMResponse, SendOptions } from "../../src/core/types.ts";
 import type { CheckpointMeta } from "../../src/loop/checkpoint.ts";
 import { runInference } from "../../src/loop/inference.ts";
@@ -16,7 +18,7 @@ import { createPassthrough, rejectionOf, weatherWorkflow } from "../helpers/work
 /** An observer that writes each event as one line, in the order they come. */
 function recorder() {
   const lines: string[] = [];
-  const observer: Required<RunObserver> = {
+  const observer: Required<Omit<RunObserver, "onRunStart" | "onRunEnd">> = {
     onState: ({ state, iteration }) => lines.push(`state ${state}@${iteration}`),
     onMessage: (message) => lines.push(`message ${message.metadata.type}`),
     onLLMCallStart: ({ iteration }) => lines.push(`llm.start@${iteration}`),
@@ -170,6 +172,70 @@ describe("RunObserver on WorkflowRunner.run", () => {
       ],
     });
     expect(compactions).toEqual([{ iteration: 2, before: 4, after: 3 }]);
+  });
+
+  it("tells the run's start with its machine, and its end with the result or the error run rejects with", async () => {
+    const { workflow } = weatherWorkflow();
+    const runner = new WorkflowRunner({
+      client: new ScriptedClient([...WEATHER_SCRIPT, new Error("backend down")]),
+      contextManager: createPassthrough(),
+    });
+    const told: string[] = [];
+    const ends: RunEndEvent[] = [];
+    const observer: RunObserver = {
+      onRunStart: ({ runId, machine, resumed }) =>
+        told.push(`start ${runId} ${machine.id} ${resumed ? "resumed" : "fresh"}`),
+      onMessage: (message) => told.push(`message ${message.metadata.type}`),
+      onRunEnd: (event) => {
+        told.push(`end ${event.runId} ${event.status}`);
+        ends.push(event);
+      },
+    };
+    await runner.run(workflow, "Weather?", {
+      promptVars: { user: "Ada" },
+      runId: "r1",
+      observers: [observer],
+    });
+    const error = await rejectionOf(
+      runner.run(workflow, "Weather?", { promptVars: { user: "Ada" }, runId: "r2", observers: [observer] }),
+    );
+    expect(told.filter((line) => !line.startsWith("message tool"))).toEqual([
+      "message system_prompt",
+      "message user_input",
+      "start r1 workflow fresh",
+      "end r1 done",
+      "message system_prompt",
+      "message user_input",
+      "start r2 workflow fresh",
+      "end r2 failed",
+    ]);
+    expect(ends[0]).toEqual({
+      runId: "r1",
+      status: "done",
+      result: { reported: "Paris: sunny" },
+      error: null,
+    });
+    expect(ends[1]?.error).toBe(error);
+  });
+
+  it("gives a ContextManager's compaction its measure, the object its onCompact got", async () => {
+    const { workflow } = weatherWorkflow();
+    const heard: CompactEvent[] = [];
+    const contextManager = new ContextManager({
+      strategy: new SlidingWindowCompact({ keepRecent: 1 }),
+      budgetTokens: 120,
+      onCompact: (event) => heard.push(event),
+    });
+    const measures: (CompactionMeasure | undefined)[] = [];
+    const runner = new WorkflowRunner({ client: new ScriptedClient(WEATHER_SCRIPT), contextManager });
+    await runner.run(workflow, "Weather?", {
+      promptVars: { user: "Ada" },
+      observers: [{ onCompaction: ({ measure }) => measures.push(measure) }],
+    });
+    expect(heard.length).toBeGreaterThan(0);
+    expect(measures).toHaveLength(heard.length);
+    for (const [index, measure] of measures.entries()) expect(measure).toBe(heard[index]);
+    expect(measures[0]).toMatchObject({ budgetTokens: 120, phaseReached: expect.any(Number) });
   });
 
   it("tells runner-wide observers first, then the run's own, each everything", async () => {
