@@ -2,6 +2,7 @@
  * The error hierarchy. Every error's `name` equals its class name, and each carries the context
  * a caller needs to act on it (attempts, pending steps, the last raw output, the history).
  */
+import type { Snapshot } from "xstate";
 import type { ApprovalState, PendingApproval } from "./approval.ts";
 import type { Message } from "./messages.ts";
 
@@ -391,14 +392,14 @@ export class AwaitingApprovalError extends ForgeError {
   /** Every call that waited, and the decisions taken so far (partial decisions stay here). */
   readonly approval: ApprovalState;
   /** The run's persisted snapshot, JSON: resume from it. */
-  readonly snapshot: unknown;
+  readonly snapshot: Snapshot<unknown>;
   /** What `resume` checks the snapshot against (see `ResumeOptions.meta`). */
   readonly meta: { workflow: string; definitionHash: string; machineVersion: number };
   constructor(init: {
     runId: string;
     approval: ApprovalState;
     pending: PendingApproval[];
-    snapshot: unknown;
+    snapshot: Snapshot<unknown>;
     meta: AwaitingApprovalError["meta"];
   }) {
     super(

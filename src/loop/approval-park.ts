@@ -17,7 +17,7 @@ import type { WorkflowContext } from "../machines/workflow-context.ts";
 /** How a started actor ended this attempt: its output, or parked waiting for approval. */
 export type AttemptEnd =
   | { kind: "output"; output: WorkflowOutput }
-  | { kind: "parked"; runId: string; approval: ApprovalState; snapshot: unknown };
+  | { kind: "parked"; runId: string; approval: ApprovalState; snapshot: Snapshot<unknown> };
 
 /**
  * Check decisions against a snapshot about to be resumed: it must wait for approval

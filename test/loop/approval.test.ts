@@ -87,7 +87,7 @@ describe("a batch with calls that need approval", () => {
     expect(error.approval.decisions).toEqual([]);
     // The whole batch waits: lookup (no approval needed) did not run either.
     expect(readEffects(dir)).toEqual([]);
-    expect((error.snapshot as { value: unknown }).value).toBe("awaitingApproval");
+    expect((error.snapshot as unknown as { value: unknown }).value).toBe("awaitingApproval");
     expect(checkpoints.at(-1)).toMatchObject({ reason: "awaiting_approval", runId: "pay-1" });
   });
 
