@@ -4,8 +4,8 @@
  * enters the server.
  */
 import { z } from "zod";
-import type { Message } from "../core/messages.ts";
-import type { LLMResponse } from "../core/types.ts";
+import type { Message } from "../../core/messages.ts";
+import type { LLMResponse } from "../../core/types.ts";
 
 /** A run id: letters, digits, `_` and `-` (it names the run's file), at most 100 characters. */
 export const runIdSchema = z

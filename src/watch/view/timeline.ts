@@ -2,9 +2,9 @@
  * A run's timeline: every state entered, LLM exchange, message (nudges by kind) and compaction in
  * time order, and a strip chart of them. Shared by the watch pages and the eval's timeline report.
  */
-import type { CompactEvent } from "../context/context-manager.ts";
-import type { Message } from "../core/messages.ts";
-import type { LLMResponse } from "../core/types.ts";
+import type { CompactEvent } from "../../context/context-manager.ts";
+import type { Message } from "../../core/messages.ts";
+import type { LLMResponse } from "../../core/types.ts";
 import { duration, escapeHtml } from "./format.ts";
 
 /** One LLM call as recorded: when it started, how long it took, its tokens, and what it returned. */
