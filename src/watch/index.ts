@@ -2,6 +2,7 @@
 
 export { type WatchEvent, WatchOutcome, WatchSource, watchEventSchema } from "./report/events.ts";
 export { createWatchReporter, type WatchReporter, type WatchReporterOptions } from "./report/reporter.ts";
+export { type StatechartGraph, type StatechartState, statechartOf } from "./report/statechart-graph.ts";
 export {
   createWatchTransport,
   openWatchRun,
@@ -29,9 +30,4 @@ export {
   type WatchReplayResult,
 } from "./server/watched-trace.ts";
 export { DEFAULT_MAX_RUN_EVENTS, type RunRecord, type RunTotals } from "./view/run-record.ts";
-export {
-  renderStatechart,
-  type StatechartGraph,
-  type StatechartState,
-  statechartOf,
-} from "./view/statechart.ts";
+export { renderStatechart } from "./view/statechart.ts";

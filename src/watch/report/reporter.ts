@@ -9,8 +9,8 @@ import type { CompactEvent } from "../../context/context-manager.ts";
 import type { Message } from "../../core/messages.ts";
 import type { RunEndEvent, RunObserver } from "../../core/run-observer.ts";
 import type { WorkflowRunnerOptions } from "../../loop/runner.ts";
-import { statechartOf } from "../view/statechart.ts";
 import { type WatchEvent, WatchOutcome, type WatchSource } from "./events.ts";
+import { statechartOf } from "./statechart-graph.ts";
 import {
   createRunId,
   createWatchTransport,

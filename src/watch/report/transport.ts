@@ -5,9 +5,14 @@
  */
 import { ForgeError } from "../../core/errors.ts";
 import type { Message } from "../../core/messages.ts";
-import type { StatechartGraph } from "../view/statechart.ts";
-import type { TimelineCompaction, TimelineExchange } from "../view/timeline.ts";
-import type { WatchEvent, WatchOutcome, WatchSource } from "./events.ts";
+import type {
+  TimelineCompaction,
+  TimelineExchange,
+  WatchEvent,
+  WatchOutcome,
+  WatchSource,
+} from "./events.ts";
+import type { StatechartGraph } from "./statechart-graph.ts";
 
 /** Sending a run's events to the watch server failed. */
 export class WatchReportError extends ForgeError {

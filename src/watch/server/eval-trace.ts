@@ -7,7 +7,7 @@ import { z } from "zod";
 import { ForgeError } from "../../core/errors.ts";
 import { createWorkflowMachine } from "../../machines/workflow.machine.ts";
 import { type WatchEvent, WatchOutcome, watchEventSchema } from "../report/events.ts";
-import { statechartOf } from "../view/statechart.ts";
+import { statechartOf } from "../report/statechart-graph.ts";
 
 /** A line of an eval traces file that is not a run's trace. */
 export class EvalTraceError extends ForgeError {

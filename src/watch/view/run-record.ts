@@ -4,7 +4,7 @@
  * events (and their trace entries) stay in memory: older ones are dropped, their totals kept.
  */
 import type { WatchEvent } from "../report/events.ts";
-import type { StatechartGraph } from "./statechart.ts";
+import type { StatechartGraph } from "../report/statechart-graph.ts";
 import type { TimelineTrace } from "./timeline.ts";
 
 /** How many of a run's events the watch server keeps in memory by default (the file keeps all). */
