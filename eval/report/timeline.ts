@@ -9,7 +9,7 @@ import {
   renderTimelineEvent,
   timelineEvents,
   timelineStrip,
-} from "../../src/watch/view/timeline.ts";
+} from "../../src/watch/view/index.ts";
 import type { RunRow } from "../batch/row.ts";
 import type { RunTrace } from "../run/types.ts";
 import { duration, escapeHtml } from "./format.ts";

@@ -1,33 +1,45 @@
 /** The local run viewer: `startWatchServer()` serves runs live on 127.0.0.1; `createWatchReporter()` sends them. */
-
-export { type WatchEvent, WatchOutcome, WatchSource, watchEventSchema } from "./report/events.ts";
-export { createWatchReporter, type WatchReporter, type WatchReporterOptions } from "./report/reporter.ts";
-export { type StatechartGraph, type StatechartState, statechartOf } from "./report/statechart-graph.ts";
+// The entry composes the rooms' faces by name: a face also lists what only the other rooms and the
+// eval use (the wire schemas, the timeline renderers), which is not public.
 export {
+  createWatchReporter,
   createWatchTransport,
+  createWorkerWatch,
   openWatchRun,
+  type StatechartGraph,
+  type StatechartState,
+  statechartOf,
+  type WatchEvent,
+  type WatchedQueuedRun,
+  WatchOutcome,
   WatchReportError,
+  type WatchReporter,
+  type WatchReporterOptions,
   type WatchRun,
+  WatchSource,
   type WatchTransport,
   type WatchTransportOptions,
-} from "./report/transport.ts";
-export { createWorkerWatch, type WatchedQueuedRun, watchRunIdOf } from "./report/worker-watch.ts";
-export { createWatchApp, type WatchAppOptions } from "./server/app.ts";
-export { EvalTraceError, eventsOfTrace, readEvalTraces } from "./server/eval-trace.ts";
-export { RunStore, type RunStoreOptions, WatchRunFileError } from "./server/run-store.ts";
+  watchEventSchema,
+  watchRunIdOf,
+} from "./report/index.ts";
 export {
+  createWatchApp,
   DEFAULT_WATCH_DIR,
   DEFAULT_WATCH_PORT,
+  EvalTraceError,
+  eventsOfTrace,
   type RunningWatchServer,
+  RunStore,
+  type RunStoreOptions,
+  readEvalTraces,
+  replayWatchedTrace,
   type StartWatchServerOptions,
   startWatchServer,
-} from "./server/server.ts";
-export {
-  replayWatchedTrace,
   traceOfRun,
+  type WatchAppOptions,
   type WatchedRunTrace,
   WatchReplayError,
   type WatchReplayResult,
-} from "./server/watched-trace.ts";
-export { DEFAULT_MAX_RUN_EVENTS, type RunRecord, type RunTotals } from "./view/run-record.ts";
-export { renderStatechart } from "./view/statechart.ts";
+  WatchRunFileError,
+} from "./server/index.ts";
+export { DEFAULT_MAX_RUN_EVENTS, type RunRecord, type RunTotals, renderStatechart } from "./view/index.ts";

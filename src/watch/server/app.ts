@@ -9,9 +9,15 @@ import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie } from "hono/cookie";
 import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import { z } from "zod";
-import { runIdSchema, watchBatchSchema } from "../report/events.ts";
-import { renderRunPage, renderRunsPage, runRows, runUpdate } from "../view/pages.ts";
-import { applyWatchEvent, createRunRecord } from "../view/run-record.ts";
+import { runIdSchema, watchBatchSchema } from "../report/index.ts";
+import {
+  applyWatchEvent,
+  createRunRecord,
+  renderRunPage,
+  renderRunsPage,
+  runRows,
+  runUpdate,
+} from "../view/index.ts";
 import { bearerToken, tokenCookieName, tokenMatches } from "./access.ts";
 import { jsonDepthExceeds, MAX_REPORT_DEPTH } from "./json-depth.ts";
 import type { RunStore } from "./run-store.ts";

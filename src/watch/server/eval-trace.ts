@@ -6,8 +6,7 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { ForgeError } from "../../core/errors.ts";
 import { createWorkflowMachine } from "../../machines/workflow.machine.ts";
-import { type WatchEvent, WatchOutcome, watchEventSchema } from "../report/events.ts";
-import { statechartOf } from "../report/statechart-graph.ts";
+import { statechartOf, type WatchEvent, WatchOutcome, watchEventSchema } from "../report/index.ts";
 
 /** A line of an eval traces file that is not a run's trace. */
 export class EvalTraceError extends ForgeError {

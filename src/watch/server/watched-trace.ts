@@ -9,8 +9,8 @@ import { type Message, MessageType } from "../../core/messages.ts";
 import { ChunkType, type LLMClient, type LLMResponse, type StreamChunk } from "../../core/types.ts";
 import type { Workflow } from "../../core/workflow.ts";
 import { WorkflowRunner, type WorkflowRunnerOptions } from "../../loop/runner.ts";
-import type { TimelineCompaction, TimelineExchange } from "../report/events.ts";
-import type { RunRecord } from "../view/run-record.ts";
+import type { TimelineCompaction, TimelineExchange } from "../report/index.ts";
+import type { RunRecord } from "../view/index.ts";
 
 /**
  * A watched run as an eval trace. `scenario` is `watch:<run name>` and `config` names the source:

@@ -2,7 +2,7 @@
  * A statechart (as `statechartOf` reads it) drawn as a small SVG, server-side, with the current
  * state highlighted: no browser library needed.
  */
-import type { StatechartGraph } from "../report/statechart-graph.ts";
+import type { StatechartGraph } from "../report/index.ts";
 import { escapeHtml } from "./format.ts";
 
 const BOX_WIDTH = 96;

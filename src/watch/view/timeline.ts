@@ -4,7 +4,7 @@
  */
 import type { Message } from "../../core/messages.ts";
 import type { LLMResponse } from "../../core/types.ts";
-import type { TimelineCompaction, TimelineExchange } from "../report/events.ts";
+import type { TimelineCompaction, TimelineExchange } from "../report/index.ts";
 import { duration, escapeHtml } from "./format.ts";
 
 /** A statechart state entered, with its time and the loop's iteration then. */

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FaultKind } from "../../../eval/sim-model/profiles.ts";
 import { EvalTraceError, readEvalTraces, startWatchServer } from "../../../src/watch/index.ts";
-import { timelineEvents } from "../../../src/watch/view/timeline.ts";
+import { timelineEvents } from "../../../src/watch/view/index.ts";
 import { runInProcess, scripted } from "../../eval/helpers.ts";
 
 describe("eval traces in forge watch", () => {
