@@ -219,31 +219,37 @@ describe("layering", () => {
     expect(importViolation("index.ts", "../scripts/demo.ts")).toBe("imports a file outside src/");
   });
 
-  it("tells an allowed import between rooms from a forbidden one", () => {
-    expect(roomViolation("watch/view/pages.ts", "watch/view/timeline.ts")).toBeUndefined();
-    expect(roomViolation("watch/server/app.ts", "watch/view/index.ts")).toBeUndefined();
-    expect(roomViolation("watch/index.ts", "watch/report/index.ts")).toBeUndefined();
-    expect(roomViolation("proxy/watch.ts", "watch/report/index.ts")).toBeUndefined();
-    expect(roomViolation("../eval/report/timeline.ts", "watch/view/index.ts")).toBeUndefined();
-    expect(roomViolation("cli/watch-command.ts", "watch/index.ts")).toBeUndefined();
-    expect(roomViolation("proxy/watch.ts", "core/errors.ts")).toBeUndefined();
-    expect(roomViolation("watch/report/reporter.ts", "watch/view/index.ts")).toBe(
-      "watch: report → view: view is above report",
-    );
-    expect(roomViolation("watch/view/pages.ts", "watch/server/index.ts")).toBe(
-      "watch: view → server: server is above view",
-    );
-    expect(roomViolation("watch/server/app.ts", "watch/view/pages.ts")).toBe(
+  it.each([
+    ["watch/view/pages.ts", "watch/view/timeline.ts", undefined],
+    ["watch/server/app.ts", "watch/view/index.ts", undefined],
+    ["watch/index.ts", "watch/report/index.ts", undefined],
+    ["proxy/watch.ts", "watch/report/index.ts", undefined],
+    ["../eval/report/timeline.ts", "watch/view/index.ts", undefined],
+    ["cli/watch-command.ts", "watch/index.ts", undefined],
+    ["proxy/watch.ts", "core/errors.ts", undefined],
+    ["watch/report/reporter.ts", "watch/view/index.ts", "watch: report → view: view is above report"],
+    ["watch/view/pages.ts", "watch/server/index.ts", "watch: view → server: server is above view"],
+    [
+      "watch/server/app.ts",
+      "watch/view/pages.ts",
       "watch: server → watch/view/pages.ts: import watch/view/index.ts",
-    );
-    expect(roomViolation("watch/view/pages.ts", "watch/index.ts")).toBe(
+    ],
+    [
+      "watch/view/pages.ts",
+      "watch/index.ts",
       "watch: view → watch/index.ts: a room imports rooms' faces, not its folder's",
-    );
-    expect(roomViolation("watch/index.ts", "watch/server/app.ts")).toBe(
+    ],
+    [
+      "watch/index.ts",
+      "watch/server/app.ts",
       "watch: its face composes its rooms' faces, not watch/server/app.ts",
-    );
-    expect(roomViolation("../eval/report/format.ts", "watch/view/format.ts")).toBe(
+    ],
+    [
+      "../eval/report/format.ts",
+      "watch/view/format.ts",
       "watch/view/format.ts from outside watch/: import a face, watch/index.ts or watch/report/index.ts or watch/view/index.ts or watch/server/index.ts",
-    );
+    ],
+  ])("tells whether rooms allow %s → %s", (file, target, why) => {
+    expect(roomViolation(file, target)).toBe(why);
   });
 });
