@@ -15,7 +15,7 @@ import type { RunTrace } from "../run/types.ts";
 import { duration, escapeHtml } from "./format.ts";
 import { PAGE_CSS } from "./html.ts";
 
-// The renderer lives in src/watch (the live viewer draws the same rows); the eval's tests import it from here.
+// The renderer lives in src/watch/view (the live viewer draws the same rows); the eval's tests import it from here.
 export { timelineEvents, timelineStrip };
 
 /** Render one run's timeline page. */
