@@ -31,7 +31,7 @@ export function fixed(value: number | null, digits = 2): string {
 }
 
 // Shared with the watch pages.
-export { duration, escapeHtml } from "../../src/watch/format.ts";
+export { duration, escapeHtml } from "../../src/watch/view/index.ts";
 
 /** A file-name-safe slug of a run key. */
 export function slug(text: string): string {

@@ -9,13 +9,13 @@ import {
   renderTimelineEvent,
   timelineEvents,
   timelineStrip,
-} from "../../src/watch/timeline.ts";
+} from "../../src/watch/view/index.ts";
 import type { RunRow } from "../batch/row.ts";
 import type { RunTrace } from "../run/types.ts";
 import { duration, escapeHtml } from "./format.ts";
 import { PAGE_CSS } from "./html.ts";
 
-// The renderer lives in src/watch (the live viewer draws the same rows); the eval's tests import it from here.
+// The renderer lives in src/watch/view (the live viewer draws the same rows); the eval's tests import it from here.
 export { timelineEvents, timelineStrip };
 
 /** Render one run's timeline page. */

@@ -67,7 +67,7 @@ export function registerQueueCommands(program: Command): void {
       const watch =
         options.watch === undefined
           ? undefined
-          : (await import("../watch/worker-watch.ts")).createWorkerWatch({ url: options.watch });
+          : (await import("../watch/report/index.ts")).createWorkerWatch({ url: options.watch });
       const worker = startWorker({
         queue,
         registry,

@@ -5,7 +5,7 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { PortInUseError } from "../server/errors.ts";
-import { DEFAULT_WATCH_DIR, DEFAULT_WATCH_PORT, type RunningWatchServer } from "../watch/server.ts";
+import { DEFAULT_WATCH_DIR, DEFAULT_WATCH_PORT, type RunningWatchServer } from "../watch/server/index.ts";
 import { flagName } from "./proxy-options.ts";
 
 /** Validated options of `forge watch`. */
@@ -66,7 +66,7 @@ export function registerWatchCommand(program: Command): Command {
 
 /** Start the watch server the options describe and say where it listens. */
 export async function runWatch(options: WatchCliOptions): Promise<RunningWatchServer> {
-  const { startWatchServer } = await import("../watch/server.ts");
+  const { startWatchServer } = await import("../watch/server/index.ts");
   try {
     const { allowHost, maxRunEvents, ...rest } = options;
     const watch = await startWatchServer({

@@ -5,7 +5,7 @@
  */
 import { estimateTokensByChars } from "../context/index.ts";
 import type { Message } from "../core/messages.ts";
-import { createWatchTransport, openWatchRun, type WatchTransport } from "../watch/transport.ts";
+import { createWatchTransport, openWatchRun, type WatchTransport } from "../watch/report/index.ts";
 import type { ChatService } from "./chat-service.ts";
 import { createRequestStats, type RequestObserver, retriesOf } from "./request-stats.ts";
 

@@ -1,31 +1,45 @@
 /** The local run viewer: `startWatchServer()` serves runs live on 127.0.0.1; `createWatchReporter()` sends them. */
-export { createWatchApp, type WatchAppOptions } from "./app.ts";
-export { EvalTraceError, eventsOfTrace, readEvalTraces } from "./eval-trace.ts";
-export { type WatchEvent, WatchOutcome, WatchSource, watchEventSchema } from "./events.ts";
-export { createWatchReporter, type WatchReporter, type WatchReporterOptions } from "./reporter.ts";
-export { DEFAULT_MAX_RUN_EVENTS, type RunRecord, type RunTotals } from "./run-record.ts";
-export { RunStore, type RunStoreOptions, WatchRunFileError } from "./run-store.ts";
+// The entry composes the rooms' faces by name: a face also lists what only the other rooms and the
+// eval use (the wire schemas, the timeline renderers), which is not public.
 export {
-  DEFAULT_WATCH_DIR,
-  DEFAULT_WATCH_PORT,
-  type RunningWatchServer,
-  type StartWatchServerOptions,
-  startWatchServer,
-} from "./server.ts";
-export { renderStatechart, type StatechartGraph, type StatechartState, statechartOf } from "./statechart.ts";
-export {
+  createWatchReporter,
   createWatchTransport,
+  createWorkerWatch,
   openWatchRun,
+  type StatechartGraph,
+  type StatechartState,
+  statechartOf,
+  type WatchEvent,
+  type WatchedQueuedRun,
+  WatchOutcome,
   WatchReportError,
+  type WatchReporter,
+  type WatchReporterOptions,
   type WatchRun,
+  WatchSource,
   type WatchTransport,
   type WatchTransportOptions,
-} from "./transport.ts";
+  watchEventSchema,
+  watchRunIdOf,
+} from "./report/index.ts";
 export {
+  createWatchApp,
+  DEFAULT_WATCH_DIR,
+  DEFAULT_WATCH_PORT,
+  EvalTraceError,
+  eventsOfTrace,
+  type RunningWatchServer,
+  RunStore,
+  type RunStoreOptions,
+  readEvalTraces,
   replayWatchedTrace,
+  type StartWatchServerOptions,
+  startWatchServer,
   traceOfRun,
+  type WatchAppOptions,
   type WatchedRunTrace,
   WatchReplayError,
   type WatchReplayResult,
-} from "./watched-trace.ts";
-export { createWorkerWatch, type WatchedQueuedRun, watchRunIdOf } from "./worker-watch.ts";
+  WatchRunFileError,
+} from "./server/index.ts";
+export { DEFAULT_MAX_RUN_EVENTS, type RunRecord, type RunTotals, renderStatechart } from "./view/index.ts";

@@ -1,7 +1,8 @@
 /**
  * The package map's layers (docs/architecture.md, "Layers"): every relative import in `src/` points
  * to the importing file's own folder, to a lower level, or along one of the few sibling imports
- * listed here, and nothing in `src/` imports a file outside it.
+ * listed here, and nothing in `src/` imports a file outside it. Inside a folder split into rooms
+ * (`src/watch/`), rooms point one way too, and are reached only through their faces.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -33,6 +34,19 @@ const SIBLING_IMPORTS: ReadonlySet<string> = new Set([
 
 /** Folders no file in `src/` may import: test doubles, reached through the `/testing` subpath. */
 const LEAVES: ReadonlySet<string> = new Set(["testing"]);
+
+/**
+ * Folders split into rooms, each room's rooms lowest first: a room imports its own files and lower
+ * rooms' faces (`<room>/index.ts`), never a higher room nor its folder's face; the folder's face
+ * imports only its rooms' faces; anything outside the folder imports a face, never a file.
+ */
+const ROOMS: Readonly<Record<string, readonly string[]>> = {
+  // The source side runs in the watched process and stays light: nothing of the viewer or the server.
+  watch: ["report", "view", "server"],
+};
+
+/** Folders outside `src/` whose imports of a room are checked too (tests import the files they test). */
+const OUTSIDE_SRC = ["eval", "bench", "examples", "scripts"];
 
 /** Re-export barrels that may import every layer: the root entry point. */
 const EXEMPT: ReadonlySet<string> = new Set(["index.ts"]);
@@ -70,6 +84,51 @@ function importViolation(file: string, specifier: string): string | undefined {
   return SIBLING_IMPORTS.has(`${from} → ${to}`)
     ? undefined
     : `${from} → ${to}: same level, and not a listed sibling import`;
+}
+
+/**
+ * The rooms' folder and room of a path relative to `src/` (`watch/view/pages.ts` → watch, view;
+ * `watch/index.ts` → watch, no room), or undefined outside every folder split into rooms.
+ */
+function roomOf(path: string): { folder: string; room: string | undefined } | undefined {
+  const [folder = "", room = "", ...rest] = path.split(sep);
+  const rooms = ROOMS[folder];
+  if (rooms === undefined) return undefined;
+  return { folder, room: rest.length > 0 && rooms.includes(room) ? room : undefined };
+}
+
+/**
+ * Why `file` may not import `target` by the rooms' rules (both relative to `src/`; `file` may lie
+ * outside it), or undefined when it may.
+ * @example roomViolation("watch/report/reporter.ts", "watch/view/index.ts") // "watch: report → view: view is above report"
+ */
+function roomViolation(file: string, target: string): string | undefined {
+  const to = roomOf(target);
+  if (to === undefined) return undefined;
+  const { folder } = to;
+  const face = (room: string) => join(folder, room, "index.ts");
+  const from = roomOf(file);
+  if (from?.folder !== folder) {
+    const faces = [join(folder, "index.ts"), ...(ROOMS[folder] ?? []).map(face)];
+    return faces.includes(target)
+      ? undefined
+      : `${target} from outside ${folder}/: import a face, ${faces.join(" or ")}`;
+  }
+  if (from.room === to.room) return undefined;
+  if (from.room === undefined) {
+    return to.room !== undefined && target === face(to.room)
+      ? undefined
+      : `${folder}: its face composes its rooms' faces, not ${target}`;
+  }
+  if (to.room === undefined)
+    return `${folder}: ${from.room} → ${target}: a room imports rooms' faces, not its folder's`;
+  const rooms = ROOMS[folder] ?? [];
+  if (rooms.indexOf(to.room) > rooms.indexOf(from.room)) {
+    return `${folder}: ${from.room} → ${to.room}: ${to.room} is above ${from.room}`;
+  }
+  return target === face(to.room)
+    ? undefined
+    : `${folder}: ${from.room} → ${target}: import ${face(to.room)}`;
 }
 
 function sourceFiles(directory: string): string[] {
@@ -114,6 +173,29 @@ describe("layering", () => {
     expect(violations).toEqual([]);
   });
 
+  it("keeps the rooms of watch in order, each reached only through its face, from src/ and from eval/, bench/, examples/, scripts/", () => {
+    const root = resolve(SRC, "..");
+    const files = [SRC, ...OUTSIDE_SRC.map((folder) => join(root, folder))].flatMap(sourceFiles);
+    const violations: string[] = [];
+    for (const path of files) {
+      const file = relative(SRC, path);
+      for (const specifier of specifiersOf(path).filter((specifier) => specifier.startsWith("."))) {
+        const why = roomViolation(file, relative(SRC, resolve(dirname(path), specifier)));
+        if (why !== undefined) violations.push(`${relative(root, path)} → ${specifier} (${why})`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("gives every file of a folder split into rooms a room, but its face", () => {
+    const strays = Object.entries(ROOMS).flatMap(([folder, rooms]) =>
+      sourceFiles(join(SRC, folder))
+        .map((path) => relative(join(SRC, folder), path))
+        .filter((path) => path !== "index.ts" && !rooms.includes(path.split(sep)[0] ?? "")),
+    );
+    expect(strays).toEqual([]);
+  });
+
   it("tells an allowed import from a forbidden one", () => {
     expect(importViolation("loop/runner.ts", "../machines/workflow.machine.ts")).toBeUndefined();
     expect(importViolation("machines/workflow-actors.ts", "./request-worker.ts")).toBeUndefined();
@@ -135,5 +217,39 @@ describe("layering", () => {
       "imports a file outside src/",
     );
     expect(importViolation("index.ts", "../scripts/demo.ts")).toBe("imports a file outside src/");
+  });
+
+  it.each([
+    ["watch/view/pages.ts", "watch/view/timeline.ts", undefined],
+    ["watch/server/app.ts", "watch/view/index.ts", undefined],
+    ["watch/index.ts", "watch/report/index.ts", undefined],
+    ["proxy/watch.ts", "watch/report/index.ts", undefined],
+    ["../eval/report/timeline.ts", "watch/view/index.ts", undefined],
+    ["cli/watch-command.ts", "watch/index.ts", undefined],
+    ["proxy/watch.ts", "core/errors.ts", undefined],
+    ["watch/report/reporter.ts", "watch/view/index.ts", "watch: report → view: view is above report"],
+    ["watch/view/pages.ts", "watch/server/index.ts", "watch: view → server: server is above view"],
+    [
+      "watch/server/app.ts",
+      "watch/view/pages.ts",
+      "watch: server → watch/view/pages.ts: import watch/view/index.ts",
+    ],
+    [
+      "watch/view/pages.ts",
+      "watch/index.ts",
+      "watch: view → watch/index.ts: a room imports rooms' faces, not its folder's",
+    ],
+    [
+      "watch/index.ts",
+      "watch/server/app.ts",
+      "watch: its face composes its rooms' faces, not watch/server/app.ts",
+    ],
+    [
+      "../eval/report/format.ts",
+      "watch/view/format.ts",
+      "watch/view/format.ts from outside watch/: import a face, watch/index.ts or watch/report/index.ts or watch/view/index.ts or watch/server/index.ts",
+    ],
+  ])("tells whether rooms allow %s → %s", (file, target, why) => {
+    expect(roomViolation(file, target)).toBe(why);
   });
 });

@@ -4,13 +4,13 @@
  * are sent back in order through a fresh `WorkflowRunner`, and the history it builds is compared
  * with the recorded one, as `npm run eval -- replay` does for an eval run.
  */
-import { BackendError, ForgeError } from "../core/errors.ts";
-import { type Message, MessageType } from "../core/messages.ts";
-import { ChunkType, type LLMClient, type LLMResponse, type StreamChunk } from "../core/types.ts";
-import type { Workflow } from "../core/workflow.ts";
-import { WorkflowRunner, type WorkflowRunnerOptions } from "../loop/runner.ts";
-import type { RunRecord } from "./run-record.ts";
-import type { TimelineCompaction, TimelineExchange } from "./timeline.ts";
+import { BackendError, ForgeError } from "../../core/errors.ts";
+import { type Message, MessageType } from "../../core/messages.ts";
+import { ChunkType, type LLMClient, type LLMResponse, type StreamChunk } from "../../core/types.ts";
+import type { Workflow } from "../../core/workflow.ts";
+import { WorkflowRunner, type WorkflowRunnerOptions } from "../../loop/runner.ts";
+import type { TimelineCompaction, TimelineExchange } from "../report/index.ts";
+import type { RunRecord } from "../view/index.ts";
 
 /**
  * A watched run as an eval trace. `scenario` is `watch:<run name>` and `config` names the source:

@@ -3,7 +3,7 @@
  * a reporter per run the worker takes, named by the queue's run id, marked when it resumes.
  */
 import { createHash } from "node:crypto";
-import type { RunObserver } from "../core/run-observer.ts";
+import type { RunObserver } from "../../core/run-observer.ts";
 import { WatchSource } from "./events.ts";
 import { createWatchReporter } from "./reporter.ts";
 import type { WatchTransportOptions } from "./transport.ts";

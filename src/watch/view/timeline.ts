@@ -2,26 +2,10 @@
  * A run's timeline: every state entered, LLM exchange, message (nudges by kind) and compaction in
  * time order, and a strip chart of them. Shared by the watch pages and the eval's timeline report.
  */
-import type { CompactEvent } from "../context/context-manager.ts";
-import type { Message } from "../core/messages.ts";
-import type { LLMResponse } from "../core/types.ts";
+import type { Message } from "../../core/messages.ts";
+import type { LLMResponse } from "../../core/types.ts";
+import type { TimelineCompaction, TimelineExchange } from "../report/index.ts";
 import { duration, escapeHtml } from "./format.ts";
-
-/** One LLM call as recorded: when it started, how long it took, its tokens, and what it returned. */
-export interface TimelineExchange {
-  /** Milliseconds since the run started. */
-  at: number;
-  durationMs: number;
-  promptTokens: number;
-  completionTokens: number;
-  response: LLMResponse | null;
-  error: { name: string; message: string; statusCode?: number; body?: string } | null;
-}
-
-/** A compaction with its time (ms since the run started). */
-export interface TimelineCompaction extends CompactEvent {
-  at: number;
-}
 
 /** A statechart state entered, with its time and the loop's iteration then. */
 export interface TimelineTransition {

@@ -3,10 +3,10 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { FaultKind } from "../../eval/sim-model/profiles.ts";
-import { EvalTraceError, readEvalTraces, startWatchServer } from "../../src/watch/index.ts";
-import { timelineEvents } from "../../src/watch/timeline.ts";
-import { runInProcess, scripted } from "../eval/helpers.ts";
+import { FaultKind } from "../../../eval/sim-model/profiles.ts";
+import { EvalTraceError, readEvalTraces, startWatchServer } from "../../../src/watch/index.ts";
+import { timelineEvents } from "../../../src/watch/view/index.ts";
+import { runInProcess, scripted } from "../../eval/helpers.ts";
 
 describe("eval traces in forge watch", () => {
   it("shows an eval run with its states, step nudge and compaction, and the same timeline", async () => {

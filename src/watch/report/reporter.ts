@@ -5,12 +5,12 @@
  * `RunObserver` (docs/decisions/015): nothing wraps the client.
  */
 import type { AnyStateMachine, InspectionEvent } from "xstate";
-import type { CompactEvent } from "../context/context-manager.ts";
-import type { Message } from "../core/messages.ts";
-import type { RunEndEvent, RunObserver } from "../core/run-observer.ts";
-import type { WorkflowRunnerOptions } from "../loop/runner.ts";
+import type { CompactEvent } from "../../context/context-manager.ts";
+import type { Message } from "../../core/messages.ts";
+import type { RunEndEvent, RunObserver } from "../../core/run-observer.ts";
+import type { WorkflowRunnerOptions } from "../../loop/runner.ts";
 import { type WatchEvent, WatchOutcome, type WatchSource } from "./events.ts";
-import { statechartOf } from "./statechart.ts";
+import { statechartOf } from "./statechart-graph.ts";
 import {
   createRunId,
   createWatchTransport,

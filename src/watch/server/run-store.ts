@@ -5,9 +5,9 @@
  */
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ForgeError } from "../core/errors.ts";
-import { type WatchEvent, watchEventSchema } from "./events.ts";
-import { applyWatchEvent, createRunRecord, DEFAULT_MAX_RUN_EVENTS, type RunRecord } from "./run-record.ts";
+import { ForgeError } from "../../core/errors.ts";
+import { type WatchEvent, watchEventSchema } from "../report/index.ts";
+import { applyWatchEvent, createRunRecord, DEFAULT_MAX_RUN_EVENTS, type RunRecord } from "../view/index.ts";
 
 /** A line of a run file that is not a watch event: skipped (with this as the warning) when loading. */
 export class WatchRunFileError extends ForgeError {

@@ -7,12 +7,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ContextManager, SlidingWindowCompact } from "../../src/context/index.ts";
-import { defineTool } from "../../src/core/tools.ts";
-import { defineWorkflow } from "../../src/core/workflow.ts";
-import { WorkflowRunner } from "../../src/loop/runner.ts";
-import { createWorkflowMachine } from "../../src/machines/workflow.machine.ts";
-import { ScriptedClient, toolCall } from "../../src/testing/index.ts";
+import { ContextManager, SlidingWindowCompact } from "../../../src/context/index.ts";
+import { defineTool } from "../../../src/core/tools.ts";
+import { defineWorkflow } from "../../../src/core/workflow.ts";
+import { WorkflowRunner } from "../../../src/loop/runner.ts";
+import { createWorkflowMachine } from "../../../src/machines/workflow.machine.ts";
+import { ScriptedClient, toolCall } from "../../../src/testing/index.ts";
 import {
   createWatchApp,
   createWatchReporter,
@@ -22,7 +22,7 @@ import {
   statechartOf,
   type WatchEvent,
   WatchReportError,
-} from "../../src/watch/index.ts";
+} from "../../../src/watch/index.ts";
 
 const started: WatchEvent = {
   type: "run.started",

@@ -7,10 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool } from "../../src/core/tools.ts";
-import { defineWorkflow } from "../../src/core/workflow.ts";
-import { WorkflowRunner } from "../../src/loop/runner.ts";
-import { ScriptedClient, text, toolCall } from "../../src/testing/index.ts";
+import { defineTool } from "../../../src/core/tools.ts";
+import { defineWorkflow } from "../../../src/core/workflow.ts";
+import { WorkflowRunner } from "../../../src/loop/runner.ts";
+import { ScriptedClient, text, toolCall } from "../../../src/testing/index.ts";
 import {
   createWatchReporter,
   eventsOfTrace,
@@ -18,7 +18,7 @@ import {
   startWatchServer,
   type WatchedRunTrace,
   WatchReplayError,
-} from "../../src/watch/index.ts";
+} from "../../../src/watch/index.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

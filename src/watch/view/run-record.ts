@@ -3,8 +3,7 @@
  * state and its outcome. Pure: applying the same events gives the same record. At most `keep`
  * events (and their trace entries) stay in memory: older ones are dropped, their totals kept.
  */
-import type { WatchEvent } from "./events.ts";
-import type { StatechartGraph } from "./statechart.ts";
+import type { StatechartGraph, WatchEvent } from "../report/index.ts";
 import type { TimelineTrace } from "./timeline.ts";
 
 /** How many of a run's events the watch server keeps in memory by default (the file keeps all). */

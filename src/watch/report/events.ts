@@ -4,8 +4,9 @@
  * enters the server.
  */
 import { z } from "zod";
-import type { Message } from "../core/messages.ts";
-import type { LLMResponse } from "../core/types.ts";
+import type { CompactEvent } from "../../context/context-manager.ts";
+import type { Message } from "../../core/messages.ts";
+import type { LLMResponse } from "../../core/types.ts";
 
 /** A run id: letters, digits, `_` and `-` (it names the run's file), at most 100 characters. */
 export const runIdSchema = z
@@ -104,3 +105,22 @@ export type WatchEvent = z.output<typeof watchEventSchema>;
 
 /** The body a source POSTs to `/api/runs/:runId/events`. */
 export const watchBatchSchema = z.object({ events: z.array(watchEventSchema).min(1) });
+
+/**
+ * One LLM call as recorded (an `llm.called` event without its type): when it started, how long it
+ * took, its tokens, and what it returned.
+ */
+export interface TimelineExchange {
+  /** Milliseconds since the run started. */
+  at: number;
+  durationMs: number;
+  promptTokens: number;
+  completionTokens: number;
+  response: LLMResponse | null;
+  error: { name: string; message: string; statusCode?: number; body?: string } | null;
+}
+
+/** A compaction with its time (ms since the run started): a `context.compacted` event without its type. */
+export interface TimelineCompaction extends CompactEvent {
+  at: number;
+}

@@ -9,11 +9,17 @@ import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie } from "hono/cookie";
 import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import { z } from "zod";
+import { runIdSchema, watchBatchSchema } from "../report/index.ts";
+import {
+  applyWatchEvent,
+  createRunRecord,
+  renderRunPage,
+  renderRunsPage,
+  runRows,
+  runUpdate,
+} from "../view/index.ts";
 import { bearerToken, tokenCookieName, tokenMatches } from "./access.ts";
-import { runIdSchema, watchBatchSchema } from "./events.ts";
 import { jsonDepthExceeds, MAX_REPORT_DEPTH } from "./json-depth.ts";
-import { renderRunPage, renderRunsPage, runRows, runUpdate } from "./pages.ts";
-import { applyWatchEvent, createRunRecord } from "./run-record.ts";
 import type { RunStore } from "./run-store.ts";
 import { BoundedSender, DEFAULT_SUBSCRIBER_BUFFER_BYTES, sseMessage } from "./subscriber.ts";
 import { traceOfRun } from "./watched-trace.ts";

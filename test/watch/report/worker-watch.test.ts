@@ -8,20 +8,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ContextManager, SlidingWindowCompact } from "../../src/context/index.ts";
-import { defineTool } from "../../src/core/tools.ts";
-import type { LLMClient, LLMResponse } from "../../src/core/types.ts";
-import { defineWorkflow } from "../../src/core/workflow.ts";
-import { WorkflowRunner } from "../../src/loop/runner.ts";
-import { createEmbeddedQueue, defineRegistry, type RunQueue, startWorker } from "../../src/queue/index.ts";
-import { text, toolCall } from "../../src/testing/index.ts";
+import { ContextManager, SlidingWindowCompact } from "../../../src/context/index.ts";
+import { defineTool } from "../../../src/core/tools.ts";
+import type { LLMClient, LLMResponse } from "../../../src/core/types.ts";
+import { defineWorkflow } from "../../../src/core/workflow.ts";
+import { WorkflowRunner } from "../../../src/loop/runner.ts";
+import { createEmbeddedQueue, defineRegistry, type RunQueue, startWorker } from "../../../src/queue/index.ts";
+import { text, toolCall } from "../../../src/testing/index.ts";
 import {
   createWorkerWatch,
   type RunningWatchServer,
   startWatchServer,
   type WatchEvent,
   watchRunIdOf,
-} from "../../src/watch/index.ts";
+} from "../../../src/watch/index.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -4,10 +4,9 @@
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { ForgeError } from "../core/errors.ts";
-import { createWorkflowMachine } from "../machines/workflow.machine.ts";
-import { type WatchEvent, WatchOutcome, watchEventSchema } from "./events.ts";
-import { statechartOf } from "./statechart.ts";
+import { ForgeError } from "../../core/errors.ts";
+import { createWorkflowMachine } from "../../machines/workflow.machine.ts";
+import { statechartOf, type WatchEvent, WatchOutcome, watchEventSchema } from "../report/index.ts";
 
 /** A line of an eval traces file that is not a run's trace. */
 export class EvalTraceError extends ForgeError {

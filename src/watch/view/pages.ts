@@ -3,8 +3,8 @@
  * inline script that applies the server's live updates (Server-Sent Events). No external assets.
  */
 
+import type { WatchEvent } from "../report/index.ts";
 import { parkedBadge, parkedDetail } from "./approval-view.ts";
-import type { WatchEvent } from "./events.ts";
 import { duration, escapeHtml } from "./format.ts";
 import { llmTotals, type RunRecord } from "./run-record.ts";
 import { renderStatechart } from "./statechart.ts";

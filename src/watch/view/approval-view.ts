@@ -3,7 +3,7 @@
  * runner stops a parked run's actor in `awaitingApproval`, so a run whose last state is that one
  * waits, not cancelled. Pure: reads the record the server folds from the run's events.
  */
-import type { ToolCallInfo } from "../core/messages.ts";
+import type { ToolCallInfo } from "../../core/messages.ts";
 import { escapeHtml } from "./format.ts";
 import type { RunRecord } from "./run-record.ts";
 

@@ -14,7 +14,7 @@ import {
   RunStore,
   startWatchServer,
   type WatchEvent,
-} from "../../src/watch/index.ts";
+} from "../../../src/watch/index.ts";
 
 const TOKEN = "bounds-token";
 

@@ -3,11 +3,16 @@
  * (never thrown into the run being watched) and surfaced by `flush()`. `openWatchRun` gives a
  * source without a statechart actor (the proxy) a handle for one run.
  */
-import { ForgeError } from "../core/errors.ts";
-import type { Message } from "../core/messages.ts";
-import type { WatchEvent, WatchOutcome, WatchSource } from "./events.ts";
-import type { StatechartGraph } from "./statechart.ts";
-import type { TimelineCompaction, TimelineExchange } from "./timeline.ts";
+import { ForgeError } from "../../core/errors.ts";
+import type { Message } from "../../core/messages.ts";
+import type {
+  TimelineCompaction,
+  TimelineExchange,
+  WatchEvent,
+  WatchOutcome,
+  WatchSource,
+} from "./events.ts";
+import type { StatechartGraph } from "./statechart-graph.ts";
 
 /** Sending a run's events to the watch server failed. */
 export class WatchReportError extends ForgeError {

@@ -7,11 +7,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { AwaitingApprovalError } from "../../src/core/errors.ts";
-import { WorkflowRunner } from "../../src/loop/runner.ts";
-import { ScriptedClient } from "../../src/testing/index.ts";
-import { createWatchReporter, startWatchServer } from "../../src/watch/index.ts";
-import { paymentsScript, paymentsWorkflow } from "../fixtures/approval/payments.ts";
+import { AwaitingApprovalError } from "../../../src/core/errors.ts";
+import { WorkflowRunner } from "../../../src/loop/runner.ts";
+import { ScriptedClient } from "../../../src/testing/index.ts";
+import { createWatchReporter, startWatchServer } from "../../../src/watch/index.ts";
+import { paymentsScript, paymentsWorkflow } from "../../fixtures/approval/payments.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

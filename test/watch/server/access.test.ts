@@ -11,8 +11,8 @@ import {
   isLoopbackHost,
   tokenCookieName,
   tokenMatches,
-} from "../../src/watch/access.ts";
-import { jsonDepthExceeds } from "../../src/watch/json-depth.ts";
+} from "../../../src/watch/server/access.ts";
+import { jsonDepthExceeds } from "../../../src/watch/server/json-depth.ts";
 
 describe("jsonDepthExceeds", () => {
   it("counts nested objects and arrays, not brackets inside strings or escaped quotes", () => {
