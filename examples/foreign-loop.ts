@@ -55,8 +55,7 @@ const terminalTool = "respond";
 const maxIterations = 8;
 
 /** The final answer the scripted model gives. */
-export const FINAL_ANSWER =
-  "Lower ranks run first, and a more urgent job preempts the running one.";
+export const FINAL_ANSWER = "Lower ranks run first, and a more urgent job preempts the running one.";
 
 /** A small model on a bad day: prose, a fenced call, a premature answer, then the right calls. */
 export function misbehavingModel(): ScriptedClient {
