@@ -7,13 +7,12 @@
 import { describe, expect, it } from "vitest";
 import { createActor, type Snapshot, toPromise } from "xstate";
 import { RankConflictError } from "../../src/core/errors.ts";
-import type { Message } from "../../src/core/messages.ts";
 import type { LLMResponse, SendOptions } from "../../src/core/types.ts";
 import { workflowToolSpecs } from "../../src/core/workflow.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
 import { createWorkflowMachine, type WorkflowOutput } from "../../src/machines/workflow.machine.ts";
 import { ScriptedClient, toolCall } from "../../src/testing/index.ts";
-import { createPassthrough, rejectionOf, weatherWorkflow } from "../helpers/workflows.ts";
+import { createPassthrough, rejectionOf, scriptedRunner, weatherWorkflow } from "../helpers/workflows.ts";
 
 const vars = { promptVars: { user: "Ada" } };
 const happy = () => [
@@ -37,14 +36,10 @@ class RankRecordingClient extends ScriptedClient {
   }
 }
 
+/** A runner over a RankRecordingClient playing `script` (scriptedRunner's own client goes unused). */
 function setup(script = happy()) {
   const client = new RankRecordingClient(script);
-  const messages: Message[] = [];
-  const runner = new WorkflowRunner({
-    client,
-    contextManager: createPassthrough(),
-    onMessage: (message) => messages.push(message),
-  });
+  const { runner, messages } = scriptedRunner([], { client });
   return { client, runner, messages, workflow: weatherWorkflow().workflow };
 }
 
