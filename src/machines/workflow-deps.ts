@@ -84,7 +84,9 @@ export interface WorkflowMachineDeps {
   /** Sent with each LLM call (`SendOptions.rank`): lower waits less for a pooled client's slot. */
   rank?: number;
   /**
-   * The same number under its old name (lower first), read when `rank` is absent.
+   * The same number under its old name (lower first), read when `rank` is absent. Both with
+   * different values are a `RankConflictError`: `createWorkflowMachine` throws it for plain deps,
+   * a lookup's deps fail the run with it before its first LLM call.
    * @deprecated use rank (lower first)
    */
   priority?: number;

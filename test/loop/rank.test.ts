@@ -166,4 +166,21 @@ describe("createWorkflowMachine (WorkflowMachineDeps)", () => {
       "WorkflowMachineDeps: rank 0 and priority 5 disagree",
     );
   });
+
+  it("fails the run (actor_error RankConflictError) before the first call when a lookup's deps conflict", async () => {
+    const client = new RankRecordingClient([]);
+    const { workflow, deps: base } = deps(client);
+    const runner = new WorkflowRunner({ client, contextManager: createPassthrough() });
+    const machine = createWorkflowMachine(() => ({ ...base, rank: 0, priority: 5 }));
+    const actor = createActor(machine, { input: runner.inputFor(workflow, "Weather?", vars) }).start();
+    const output = (await toPromise(actor)) as WorkflowOutput;
+    expect(output.status).toBe("failed");
+    expect(output.failure).toMatchObject({
+      kind: "actor_error",
+      source: "inference",
+      name: "RankConflictError",
+      details: { rank: 0, priority: 5 },
+    });
+    expect(client.calls).toHaveLength(0);
+  });
 });
