@@ -40,7 +40,7 @@ const readDoc = defineTool({
   parameters: z.object({ docId: z.string() }),
   execute: ({ docId }) =>
     docId === "slot-worker"
-      ? "SlotWorker runs one workflow at a time; lower priority numbers run first and preempt."
+      ? "SlotWorker runs one workflow at a time; lower ranks run first and preempt."
       : `No document '${docId}'`,
 });
 
@@ -55,14 +55,13 @@ const terminalTool = "respond";
 const maxIterations = 8;
 
 /** The final answer the scripted model gives. */
-export const FINAL_ANSWER =
-  "Lower priority numbers run first, and a more urgent job preempts the running one.";
+export const FINAL_ANSWER = "Lower ranks run first, and a more urgent job preempts the running one.";
 
 /** A small model on a bad day: prose, a fenced call, a premature answer, then the right calls. */
 export function misbehavingModel(): ScriptedClient {
   return new ScriptedClient([
     text("Sure! Let me search the documentation for that."),
-    text('```json\n{"tool": "search_docs", "args": {"query": "slot worker priority"}}\n```'),
+    text('```json\n{"tool": "search_docs", "args": {"query": "slot worker rank"}}\n```'),
     toolCall(terminalTool, { message: "It just runs them in order." }),
     toolCall("read_doc", { docId: "slot-worker" }),
     toolCall(terminalTool, { message: FINAL_ANSWER }),

@@ -108,6 +108,22 @@ export class WorkflowCancelledError extends ForgeError {
   }
 }
 
+/**
+ * An option object named both `rank` and its deprecated alias `priority`, with different values:
+ * keep `rank` (lower is served first) and drop `priority`.
+ */
+export class RankConflictError extends ForgeError {
+  readonly rank: number;
+  readonly priority: number;
+  constructor(owner: string, rank: number, priority: number) {
+    super(
+      `${owner}: rank ${rank} and priority ${priority} disagree. Keep rank (lower is served first) and drop priority, its deprecated alias.`,
+    );
+    this.rank = rank;
+    this.priority = priority;
+  }
+}
+
 /** A workflow or tool definition is invalid; the message names the offending part. */
 export class WorkflowDefinitionError extends ForgeError {}
 

@@ -29,6 +29,7 @@ export {
   OutcomeUnknownError,
   PrerequisiteError,
   PromptTemplateError,
+  RankConflictError,
   StepEnforcementError,
   StreamError,
   ThinkingNotSupportedError,
@@ -58,6 +59,7 @@ export {
   TRANSIENT_MESSAGE_TYPES,
   toApiMessage,
 } from "./messages.ts";
+export { type RankOptions, rankOfQueuePriority, resolveRank } from "./rank.ts";
 export {
   applyReasoningReplay,
   REASONING_REPLAY_POLICIES,

@@ -107,8 +107,13 @@ export interface SendOptions {
    */
   runId?: string;
   /**
-   * Where the call waits for a slot of a pool (`EndpointPool`): lower runs first, FIFO within a
-   * priority, as `SlotWorker`. Default 0; other clients ignore it.
+   * Where the call waits for a slot of a pool (`EndpointPool`): lower rank runs first, FIFO within
+   * a rank, as `SlotWorker`. Default 0; other clients ignore it.
+   */
+  rank?: number;
+  /**
+   * The same number under its old name (lower first), read when `rank` is absent.
+   * @deprecated use rank (lower first)
    */
   priority?: number;
   /**

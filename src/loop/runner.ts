@@ -8,6 +8,7 @@ import { type ApprovalDecision, undecidedCalls } from "../core/approval.ts";
 import { AwaitingApprovalError, WorkflowCancelledError } from "../core/errors.ts";
 import { assertMessages } from "../core/message-schema.ts";
 import { createMessage, type Message, MessageRole, MessageType } from "../core/messages.ts";
+import { resolveRank } from "../core/rank.ts";
 import { assertReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
 import {
   createObserverSet,
@@ -191,8 +192,14 @@ export interface RunOptions {
    */
   unsafeInterrupted?: "tool_error" | "fail";
   /**
-   * Sent with each LLM call (`SendOptions.priority`): with a pooled client (`EndpointPool`), lower
-   * waits less for a slot, FIFO within a priority (SlotWorker's order). Default: none (0).
+   * Sent with each LLM call (`SendOptions.rank`): with a pooled client (`EndpointPool`), lower
+   * waits less for a slot, FIFO within a rank (SlotWorker's order). Default: none (0).
+   */
+  rank?: number;
+  /**
+   * The same number under its old name (lower first), read when `rank` is absent; naming both
+   * with different values rejects with `RankConflictError`.
+   * @deprecated use rank (lower first)
    */
   priority?: number;
   /**
@@ -206,7 +213,7 @@ export interface RunOptions {
 /** The per-run options a run and a resumed run share. */
 type DriveOptions = Pick<
   RunOptions,
-  "signal" | "checkpoint" | "unsafeInterrupted" | "priority" | "observers"
+  "signal" | "checkpoint" | "unsafeInterrupted" | "rank" | "priority" | "observers"
 >;
 
 /** Options of `resume`. */
@@ -232,7 +239,10 @@ export interface ResumeOptions extends DriveOptions {
 
 /** Callbacks of a spawned workflow machine that see the original errors (they never enter its context). */
 export interface WorkflowHooks
-  extends Pick<WorkflowMachineDeps, "onActorError" | "onToolError" | "unsafeInterrupted" | "priority"> {
+  extends Pick<
+    WorkflowMachineDeps,
+    "onActorError" | "onToolError" | "unsafeInterrupted" | "rank" | "priority"
+  > {
   /** Observers of the spawned actors, after the runner's own (see {@link RunObserver}). */
   observers?: readonly RunObserver[];
   /** Persist each checkpoint of the spawned actor (see {@link Checkpoint}). */
@@ -340,6 +350,7 @@ export class WorkflowRunner {
     observer: ObserverSet | undefined,
   ): WorkflowMachineDeps {
     const { options } = this;
+    const rank = resolveRank(hooks, "WorkflowHooks");
     return {
       ...(observer && { observer }),
       client: options.client,
@@ -361,7 +372,7 @@ export class WorkflowRunner {
         checkpoint: checkpointHookFor(workflow, hooks.checkpoint, hooks.checkpointSeq),
       }),
       ...(hooks.unsafeInterrupted && { unsafeInterrupted: hooks.unsafeInterrupted }),
-      ...(hooks.priority !== undefined && { priority: hooks.priority }),
+      ...(rank !== undefined && { rank }),
     };
   }
 
@@ -418,9 +429,11 @@ export class WorkflowRunner {
 
   /**
    * Run a workflow; resolves with the terminal tool's return value or rejects with a typed error
-   * (`InvalidMessageError` for `initialMessages` that are not messages, before anything runs).
+   * (`InvalidMessageError` for `initialMessages` that are not messages, `RankConflictError` for a
+   * `rank` and a `priority` that differ, before anything runs).
    */
   async run(workflow: Workflow, userMessage: string, runOptions: RunOptions = {}): Promise<unknown> {
+    resolveRank(runOptions, "WorkflowRunner.run");
     const { initialMessages } = runOptions;
     if (runOptions.signal?.aborted) {
       throw new WorkflowCancelledError(
@@ -439,13 +452,15 @@ export class WorkflowRunner {
   /**
    * Resume a run from a persisted snapshot (`actor.getPersistedSnapshot()`, JSON round-tripped).
    * The snapshot and `meta` are checked first: `InvalidSnapshotError` naming the damaged field
-   * (e.g. `context.iteration`), `CheckpointMismatchError` for another workflow or machine version.
+   * (e.g. `context.iteration`), `CheckpointMismatchError` for another workflow or machine version,
+   * `RankConflictError` for a `rank` and a `priority` that differ.
    */
   async resume(
     workflow: Workflow,
     snapshot: Snapshot<unknown>,
     runOptions: ResumeOptions = {},
   ): Promise<unknown> {
+    resolveRank(runOptions, "WorkflowRunner.resume");
     if (runOptions.meta) assertResumable(workflow, assertResumeMeta(runOptions.meta));
     assertWorkflowSnapshot(snapshot);
     const decisions = runOptions.decisions ?? [];
@@ -467,6 +482,7 @@ export class WorkflowRunner {
     checkpointSeq?: number,
   ): Promise<unknown> {
     const { signal } = runOptions;
+    const rank = resolveRank(runOptions, "RunOptions");
     let actorError: unknown;
     const toolErrors = new Map<string, unknown>();
     const deps = this.#depsFor(
@@ -477,7 +493,7 @@ export class WorkflowRunner {
         ...(runOptions.checkpoint && { checkpoint: runOptions.checkpoint }),
         ...(checkpointSeq !== undefined && { checkpointSeq }),
         ...(runOptions.unsafeInterrupted && { unsafeInterrupted: runOptions.unsafeInterrupted }),
-        ...(runOptions.priority !== undefined && { priority: runOptions.priority }),
+        ...(rank !== undefined && { rank }),
       },
       this.#contextManagerFor(workflow),
       observer,

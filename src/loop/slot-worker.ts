@@ -1,10 +1,11 @@
 /**
- * SlotWorker: serializes workflow runs on one shared inference slot, with priority queuing and
+ * SlotWorker: serializes workflow runs on one shared inference slot, with queuing by rank and
  * preemption. The queue lives in the `slotWorkerMachine` actor (JSON); the parts that cannot be
  * data (workflows, promises to settle) live here, keyed by job id.
  */
 import { createActor, fromPromise } from "xstate";
 import { ForgeError, WorkflowCancelledError } from "../core/errors.ts";
+import { assertFiniteRank, resolveRank } from "../core/rank.ts";
 import type { Workflow } from "../core/workflow.ts";
 import {
   type RunJobInput,
@@ -17,8 +18,18 @@ import type { RunOptions, WorkflowRunner } from "./runner.ts";
 /** A SlotWorker was used outside its lifecycle (before `start()` or after `stop()`). */
 export class SlotWorkerError extends ForgeError {}
 
-/** Options of `SlotWorker.submit`: a priority (lower runs first, default 0) plus the run's options. */
+/**
+ * Options of `SlotWorker.submit`: a rank (lower runs first, default 0) plus the run's options.
+ * The rank orders the worker's jobs; it is not sent with the run's LLM calls.
+ */
 export interface SubmitOptions extends RunOptions {
+  /** Where the job waits: lower runs first, FIFO within a rank; a lower rank preempts. Default 0. */
+  rank?: number;
+  /**
+   * The same number under its old name (lower first), read when `rank` is absent; naming both
+   * with different values rejects with `RankConflictError`.
+   * @deprecated use rank (lower first)
+   */
   priority?: number;
 }
 
@@ -33,12 +44,12 @@ interface PendingJob {
 }
 
 /**
- * Runs one workflow at a time through a runner. Lower priority numbers run first, FIFO within a
- * priority; a submission that outranks the running job cancels it (its `submit` rejects with
+ * Runs one workflow at a time through a runner. Lower ranks run first, FIFO within a rank; a
+ * submission of a lower rank than the running job cancels it (its `submit` rejects with
  * `WorkflowCancelledError`, and its in-flight LLM request is aborted) and runs next.
  * @example
  * const worker = new SlotWorker(runner).start();
- * const report = await worker.submit(calendarWorkflow, "What's next?", { priority: 0 });
+ * const report = await worker.submit(calendarWorkflow, "What's next?", { rank: 0 });
  * await worker.stop();
  */
 export class SlotWorker {
@@ -74,10 +85,12 @@ export class SlotWorker {
   /**
    * Queue a run of `workflow`; resolves with its terminal tool's result. Rejects with
    * `WorkflowCancelledError` when the job is preempted, cancelled, aborted by `signal`, or still
-   * queued at `stop()`; with `SlotWorkerError` before `start()` or after `stop()`.
+   * queued at `stop()`; with `SlotWorkerError` before `start()` or after `stop()`; with
+   * `RankConflictError` for a `rank` and a `priority` that differ, `RangeError` for a rank that is
+   * not a finite number.
    */
   submit(workflow: Workflow, userMessage: string, options: SubmitOptions = {}): Promise<unknown> {
-    const { priority = 0, signal, ...runOptions } = options;
+    const { rank: _rank, priority: _priority, signal, ...runOptions } = options;
     const actor = this.#actor;
     if (!actor) {
       return Promise.reject(
@@ -88,8 +101,11 @@ export class SlotWorker {
         ),
       );
     }
-    if (!Number.isFinite(priority)) {
-      return Promise.reject(new RangeError(`priority must be a finite number, got ${String(priority)}`));
+    let rank: number;
+    try {
+      rank = assertFiniteRank(resolveRank(options, "SlotWorker.submit") ?? 0);
+    } catch (error) {
+      return Promise.reject(error);
     }
     if (signal?.aborted) return Promise.reject(notStartedError(runOptions));
 
@@ -108,7 +124,7 @@ export class SlotWorker {
     });
     this.#jobs.set(id, { workflow, userMessage, runOptions, resolve, reject, settled });
     signal?.addEventListener("abort", onAbort, { once: true });
-    actor.send({ type: "job.submit", id, priority });
+    actor.send({ type: "job.submit", id, rank });
     return promise;
   }
 

@@ -1,19 +1,19 @@
 /**
- * The order of jobs waiting for a slot: lower priority number first, FIFO within a priority. Pure
+ * The order of jobs waiting for a slot: lower rank first, FIFO within a rank. Pure
  * and free of XState, so the SlotWorker statechart and `EndpointPool`'s waiters share one rule.
  */
 
-/** A job as the worker sees it: an id, its priority (lower runs first) and its arrival order. */
+/** A job as the worker sees it: an id, its rank (lower runs first) and its arrival order. */
 export interface SlotJob {
   id: string;
-  priority: number;
-  /** Arrival order, for FIFO within a priority. */
+  rank: number;
+  /** Arrival order, for FIFO within a rank. */
   seq: number;
 }
 
-/** Order of two jobs: lower priority number first, then earlier arrival. */
+/** Order of two jobs: lower rank first, then earlier arrival. */
 export function compareJobs(left: SlotJob, right: SlotJob): number {
-  return left.priority - right.priority || left.seq - right.seq;
+  return left.rank - right.rank || left.seq - right.seq;
 }
 
 /** A new queue with `job` inserted in order; the input is not mutated. */

@@ -1,7 +1,7 @@
 /**
- * SlotWorker's statechart: one job at a time on a shared inference slot, a priority queue
- * (lower number first, FIFO within a priority) and preemption of a lower-priority running job.
- * The context is plain data (job ids, priorities, arrival order); the work itself is the
+ * SlotWorker's statechart: one job at a time on a shared inference slot, a queue ordered by rank
+ * (lower first, FIFO within a rank) and preemption of a running job of a higher rank.
+ * The context is plain data (job ids, ranks, arrival order); the work itself is the
  * `runJob` actor, which the owner provides (`machine.provide({ actors: { runJob } })`).
  */
 import { type ActorRefFrom, assign, fromPromise, type SnapshotFrom, setup } from "xstate";
@@ -11,7 +11,7 @@ export { compareJobs, enqueueJob, type SlotJob } from "./slot-order.ts";
 
 /** The worker's JSON context. */
 export interface SlotWorkerContext {
-  /** Waiting jobs, sorted: lowest priority number first, then by arrival. */
+  /** Waiting jobs, sorted: lowest rank first, then by arrival. */
   queue: SlotJob[];
   /** The job whose `runJob` actor is running, if any. */
   current: SlotJob | null;
@@ -21,7 +21,7 @@ export interface SlotWorkerContext {
 
 /** Events the worker accepts. */
 export type SlotWorkerEvent =
-  | { type: "job.submit"; id: string; priority: number }
+  | { type: "job.submit"; id: string; rank: number }
   /** Cancel job `id` (queued: dropped; running: aborted), or the running job when no id is given. */
   | { type: "job.cancel"; id?: string }
   | { type: "worker.stop" };
@@ -31,9 +31,9 @@ export interface RunJobInput {
   id: string;
 }
 
-/** True when a submitted priority outranks the running job's, which it then cancels. */
-export function preempts(priority: number, current: SlotJob | null): boolean {
-  return current !== null && priority < current.priority;
+/** True when a submitted rank is lower than the running job's, which it then cancels. */
+export function preempts(rank: number, current: SlotJob | null): boolean {
+  return current !== null && rank < current.rank;
 }
 
 /**
@@ -42,7 +42,7 @@ export function preempts(priority: number, current: SlotJob | null): boolean {
  * `advancing` picks the next job; `stopped` is final.
  * @example
  * const worker = createActor(slotWorkerMachine.provide({ actors: { runJob: fromPromise(run) } })).start();
- * worker.send({ type: "job.submit", id: "job-1", priority: 0 });
+ * worker.send({ type: "job.submit", id: "job-1", rank: 0 });
  */
 export const slotWorkerMachine = setup({
   types: {
@@ -57,7 +57,7 @@ export const slotWorkerMachine = setup({
   guards: {
     hasQueued: ({ context }) => context.queue.length > 0,
     preemptsCurrent: ({ context, event }) =>
-      event.type === "job.submit" && preempts(event.priority, context.current),
+      event.type === "job.submit" && preempts(event.rank, context.current),
     targetsCurrent: ({ context, event }) =>
       event.type === "job.cancel" &&
       context.current !== null &&
@@ -66,7 +66,7 @@ export const slotWorkerMachine = setup({
   actions: {
     enqueue: assign(({ context, event }) => {
       if (event.type !== "job.submit") return {};
-      const job = { id: event.id, priority: event.priority, seq: context.submitted };
+      const job = { id: event.id, rank: event.rank, seq: context.submitted };
       return { queue: enqueueJob(context.queue, job), submitted: context.submitted + 1 };
     }),
     takeNext: assign(({ context }) => ({

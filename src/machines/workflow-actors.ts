@@ -96,8 +96,8 @@ export interface InferenceDeps {
   /** Which earlier reasoning blocks each request re-sends; default `full`. */
   reasoningReplay?: ReasoningReplay;
   onChunk?: (chunk: StreamChunk) => Promise<void> | void;
-  /** Sent with each call (`SendOptions.priority`): where it waits for a pooled client's slot. */
-  priority?: number;
+  /** Sent with each call (`SendOptions.rank`): where it waits for a pooled client's slot. */
+  rank?: number;
   /** Asked to repair a response the loop would nudge about, before the machine decides on it. */
   repairToolCall?: RepairToolCall;
   /** Told when each call starts and ends (its answer or error, usage and timing). */
@@ -174,13 +174,13 @@ export function createInferenceLogic(
       const messages = serialize(replayed, client.apiFormat, parent);
       // The backend's prompt count is of the history (a transient warning adds a few tokens to it).
       const onUsage = deps.onUsage && ((usage: TokenUsage) => deps.onUsage?.(history, usage));
-      // The run id and priority let a pooled client keep the run on one server and order its waiters.
+      // The run id and rank let a pooled client keep the run on one server and order its waiters.
       const runId = context?.runId;
       const options: SendOptions = {
         signal,
         ...(onUsage && { onUsage }),
         ...(runId !== undefined && { runId }),
-        ...(deps.priority !== undefined && { priority: deps.priority }),
+        ...(deps.rank !== undefined && { rank: deps.rank }),
         ...(request.toolChoice !== undefined && tools !== undefined && { toolChoice: request.toolChoice }),
         ...((context?.config.toolConcurrency ?? 1) > 1 && tools !== undefined && { parallelToolCalls: true }),
       };

@@ -81,7 +81,14 @@ export interface WorkflowMachineDeps {
   checkpoint?: CheckpointHook;
   /** A resumed run's interrupted `unsafe` call: an `OutcomeUnknown` tool error (default) or a failed run. */
   unsafeInterrupted?: "tool_error" | "fail";
-  /** Sent with each LLM call (`SendOptions.priority`): lower waits less for a pooled client's slot. */
+  /** Sent with each LLM call (`SendOptions.rank`): lower waits less for a pooled client's slot. */
+  rank?: number;
+  /**
+   * The same number under its old name (lower first), read when `rank` is absent. Both with
+   * different values are a `RankConflictError`: `createWorkflowMachine` throws it for plain deps,
+   * a lookup's deps fail the run with it before its first LLM call.
+   * @deprecated use rank (lower first)
+   */
   priority?: number;
 }
 

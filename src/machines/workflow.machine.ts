@@ -6,6 +6,7 @@
 import { type ActorRefFrom, and, assign, type SnapshotFrom, sendTo, setup } from "xstate";
 import { decideApprovals, isFullyDecided } from "../core/approval.ts";
 import type { Message } from "../core/messages.ts";
+import { resolveRank } from "../core/rank.ts";
 import type { RunStateName } from "../core/run-observer.ts";
 import type { LLMResponse, TokenUsage } from "../core/types.ts";
 import type { Decision } from "../guardrails/decisions.ts";
@@ -49,12 +50,16 @@ export type {
  * Each pass: compact → infer → validate → enforce → execute → review. What happens next is
  * decided once per pass by the decision core (guardrails/decisions.ts) into `context.decision`;
  * the states branch on its kind, the actions apply it (workflow-updates.ts).
+ * @throws RankConflictError when the deps name `rank` and its deprecated alias `priority` with
+ * different values.
  * @example
  * const actor = createActor(createWorkflowMachine(deps), { input: { config, messages } });
  * actor.start();
  * const output = await toPromise(actor);
  */
 export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLookup) {
+  // Plain deps are checked now; a lookup's deps when a run first calls the LLM.
+  if (typeof deps !== "function") resolveRank(deps, DEPS_OWNER);
   const depsOf: WorkflowDepsLookup = typeof deps === "function" ? deps : () => deps;
   return setup({
     types: {
@@ -341,6 +346,9 @@ export type WorkflowActor = ActorRefFrom<WorkflowMachine>;
 /** A workflow actor's snapshot. */
 export type WorkflowSnapshot = SnapshotFrom<WorkflowMachine>;
 
+/** How a rank conflict names the deps (`RankConflictError`). */
+const DEPS_OWNER = "WorkflowMachineDeps";
+
 const inferenceDepsCache = new WeakMap<WorkflowMachineDeps, InferenceDeps>();
 const toolDepsCache = new WeakMap<WorkflowMachineDeps, ToolExecutionDeps>();
 
@@ -359,8 +367,9 @@ function derived<T>(
 
 /** What the inference worker needs of a run's deps; the context manager hears the backend's counts. */
 function inferenceDepsOf(deps: WorkflowMachineDeps): InferenceDeps {
-  const { client, toolSpecs, stream, onChunk, reasoningReplay, checkpoint, contextManager, priority } = deps;
+  const { client, toolSpecs, stream, onChunk, reasoningReplay, checkpoint, contextManager } = deps;
   const { repairToolCall, observer, escalationClients } = deps;
+  const rank = resolveRank(deps, DEPS_OWNER);
   const observe = contextManager.observeUsage?.bind(contextManager);
   return {
     ...(checkpoint && { checkpoint }),
@@ -373,7 +382,7 @@ function inferenceDepsOf(deps: WorkflowMachineDeps): InferenceDeps {
     stream: stream ?? false,
     ...(onChunk && { onChunk }),
     ...(reasoningReplay && { reasoningReplay }),
-    ...(priority !== undefined && { priority }),
+    ...(rank !== undefined && { rank }),
     ...(repairToolCall && { repairToolCall }),
     ...(observer && { observer }),
   };

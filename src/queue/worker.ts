@@ -5,6 +5,7 @@
  */
 import type { ApprovalDecision, ApprovalState } from "../core/approval.ts";
 import { AwaitingApprovalError, WorkflowDefinitionError } from "../core/errors.ts";
+import { rankOfQueuePriority } from "../core/rank.ts";
 import type { RunObserver } from "../core/run-observer.ts";
 import { backoffDelayMs, isTransientBackendError } from "../core/transient.ts";
 import type { LLMClient } from "../core/types.ts";
@@ -57,10 +58,11 @@ export interface WorkerOptions {
   /**
    * The client runs infer through instead of the registry runner's: a pool of llama-server
    * endpoints (`new EndpointPool({ endpoints })` from `forge-guardrails/clients`). Each call carries
-   * the run's id (the pool keeps the run on one server) and its priority (a run enqueued with a
-   * higher priority waits less for a slot); `endRun` hears each run leave this worker. The runner's
-   * `escalation` tiers keep their own clients (a tier's client may be a pool of the stronger model;
-   * its `endRun` hears each run leave too), and `toolSubsets` / `activeTools` apply as on the runner.
+   * the run's id (the pool keeps the run on one server) and its rank, `rankOfQueuePriority` of its
+   * queue priority (a run enqueued with a higher priority waits less for a slot); `endRun` hears
+   * each run leave this worker. The runner's `escalation` tiers keep their own clients (a tier's
+   * client may be a pool of the stronger model; its `endRun` hears each run leave too), and
+   * `toolSubsets` / `activeTools` apply as on the runner.
    */
   endpoints?: LLMClient & { endRun?(runId: string): void };
   /** Leases taken before a backend failure stops being retried (default 5). */
@@ -217,15 +219,15 @@ export function startWorker(options: WorkerOptions): Worker {
     };
     const watch = options.watch?.(described);
     const observers = [...(options.observers?.(described) ?? []), ...(watch ? [watch.observer] : [])];
-    // The queue runs higher priorities first; LLM calls wait lower numbers first (SlotWorker's order).
-    const priority = -job.priority || 0;
+    // The queue's priority runs higher first; the run's LLM calls wait by rank, lower first.
+    const rank = rankOfQueuePriority(job.priority);
     try {
       const result = lease.checkpoint
         ? await runner.resume(workflow, lease.checkpoint.snapshot as never, {
             meta: lease.checkpoint.meta,
             signal,
             checkpoint,
-            priority,
+            rank,
             observers,
             decisions: decisionsToResumeWith(lease.checkpoint, lease),
           })
@@ -233,7 +235,7 @@ export function startWorker(options: WorkerOptions): Worker {
             runId: job.runId,
             signal,
             checkpoint,
-            priority,
+            rank,
             observers,
             ...(job.promptVars && { promptVars: job.promptVars }),
           });

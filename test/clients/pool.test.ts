@@ -1,6 +1,6 @@
 /**
  * EndpointPool against real HTTP servers on 127.0.0.1 (test/clients/helpers/pool-server.ts): slot
- * caps from /props, waiters in priority then FIFO order, a run kept on one endpoint, an endpoint
+ * caps from /props, waiters in rank then FIFO order (`priority` read as its deprecated alias), a run kept on one endpoint, an endpoint
  * going down and coming back on its port, calls failing over, and the typed errors.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -11,6 +11,7 @@ import {
   type EndpointPoolOptions,
   EndpointsUnavailableError,
 } from "../../src/clients/index.ts";
+import { RankConflictError } from "../../src/core/errors.ts";
 import { ChunkType, type LLMClient, type StreamChunk, type TextResponse } from "../../src/core/types.ts";
 import { type PoolServer, type PoolServerOptions, startPoolServer } from "./helpers/pool-server.ts";
 import { fixture, json, ReplayServer, raw } from "./helpers/replay-server.ts";
@@ -45,7 +46,7 @@ function pool(endpoints: EndpointPoolOptions["endpoints"], options: Partial<Endp
 function call(
   target: LLMClient,
   label: string,
-  options: { runId?: string; priority?: number; signal?: AbortSignal } = {},
+  options: { runId?: string; rank?: number; priority?: number; signal?: AbortSignal } = {},
 ) {
   return target.send([{ role: "user", content: label }], undefined, options) as Promise<TextResponse>;
 }
@@ -98,24 +99,40 @@ describe("EndpointPool: slots", () => {
 });
 
 describe("EndpointPool: order of waiters", () => {
-  it("serves waiters by priority (lower first), FIFO within a priority, as SlotWorker", async () => {
-    const a = await server({ totalSlots: 1, hold: true });
+  // `priority` is rank's deprecated alias: given alone, it orders the waiters the same way.
+  it.each(["rank", "priority"] as const)(
+    "serves waiters by %s (lower first), FIFO within one, as SlotWorker",
+    async (field) => {
+      const a = await server({ totalSlots: 1, hold: true });
+      const target = pool([a.url]);
+      const blocker = call(target, "blocker");
+      await waitUntil(() => a.held === 1);
+      const queued = [
+        call(target, "p5-first", { [field]: 5 }),
+        call(target, "p1-first", { [field]: 1 }),
+        call(target, "p3", { [field]: 3 }),
+        call(target, "p1-second", { [field]: 1 }),
+        call(target, "p0"),
+        call(target, "p5-second", { [field]: 5 }),
+      ];
+      await waitUntil(() => target.status()[0]?.waiting === 6);
+      a.releaseAll();
+      await Promise.all([blocker, ...queued]);
+      expect(a.received).toEqual(["blocker", "p0", "p1-first", "p1-second", "p3", "p5-first", "p5-second"]);
+      expect(a.maxConcurrent).toBe(1);
+    },
+  );
+
+  it("rejects a call naming rank and priority that differ (RankConflictError), before it waits", async () => {
+    const a = await server({ totalSlots: 1 });
     const target = pool([a.url]);
-    const blocker = call(target, "blocker");
-    await waitUntil(() => a.held === 1);
-    const queued = [
-      call(target, "p5-first", { priority: 5 }),
-      call(target, "p1-first", { priority: 1 }),
-      call(target, "p3", { priority: 3 }),
-      call(target, "p1-second", { priority: 1 }),
-      call(target, "p0"),
-      call(target, "p5-second", { priority: 5 }),
-    ];
-    await waitUntil(() => target.status()[0]?.waiting === 6);
-    a.releaseAll();
-    await Promise.all([blocker, ...queued]);
-    expect(a.received).toEqual(["blocker", "p0", "p1-first", "p1-second", "p3", "p5-first", "p5-second"]);
-    expect(a.maxConcurrent).toBe(1);
+    const conflict = call(target, "conflict", { rank: 0, priority: 3 });
+    await expect(conflict).rejects.toBeInstanceOf(RankConflictError);
+    await expect(conflict).rejects.toThrow("EndpointPool (SendOptions): rank 0 and priority 3 disagree");
+    await expect(call(target, "agreed", { rank: 2, priority: 2 })).resolves.toMatchObject({
+      content: "answer to agreed",
+    });
+    expect(a.received).toEqual(["agreed"]);
   });
 
   it("drops a waiter whose signal aborts, with the abort reason, and frees nothing it never held", async () => {

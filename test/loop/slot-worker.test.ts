@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createActor, fromPromise, waitFor } from "xstate";
-import { ToolCallError, WorkflowCancelledError } from "../../src/core/errors.ts";
+import { RankConflictError, ToolCallError, WorkflowCancelledError } from "../../src/core/errors.ts";
 import { defineWorkflow } from "../../src/core/workflow.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
 import { SlotWorker, SlotWorkerError } from "../../src/loop/slot-worker.ts";
@@ -64,9 +64,9 @@ function setup(script: ScriptStep[]) {
 }
 
 describe("queue order (pure)", () => {
-  const job = (id: string, priority: number, seq: number): SlotJob => ({ id, priority, seq });
+  const job = (id: string, rank: number, seq: number): SlotJob => ({ id, rank, seq });
 
-  it("keeps lower priority numbers first and arrival order within a priority", () => {
+  it("keeps lower ranks first and arrival order within a rank", () => {
     const queue = [job("a", 2, 0), job("b", 1, 1), job("c", 1, 2), job("d", 0, 3)].reduce<SlotJob[]>(
       enqueueJob,
       [],
@@ -80,7 +80,7 @@ describe("queue order (pure)", () => {
     expect(queue).toEqual([job("a", 1, 0)]);
   });
 
-  it("preempts only a strictly lower-priority running job", () => {
+  it("preempts only a running job of a strictly higher rank", () => {
     expect(preempts(0, job("a", 1, 0))).toBe(true);
     expect(preempts(1, job("a", 1, 0))).toBe(false);
     expect(preempts(2, job("a", 1, 0))).toBe(false);
@@ -101,14 +101,14 @@ describe("slotWorkerMachine", () => {
       },
     });
     const actor = createActor(machine).start();
-    actor.send({ type: "job.submit", id: "low", priority: 5 });
-    actor.send({ type: "job.submit", id: "later", priority: 5 });
+    actor.send({ type: "job.submit", id: "low", rank: 5 });
+    actor.send({ type: "job.submit", id: "later", rank: 5 });
     expect(actor.getSnapshot().context).toEqual({
-      current: { id: "low", priority: 5, seq: 0 },
-      queue: [{ id: "later", priority: 5, seq: 1 }],
+      current: { id: "low", rank: 5, seq: 0 },
+      queue: [{ id: "later", rank: 5, seq: 1 }],
       submitted: 2,
     });
-    actor.send({ type: "job.submit", id: "urgent", priority: 0 });
+    actor.send({ type: "job.submit", id: "urgent", rank: 0 });
     expect(signals.get("low")?.aborted).toBe(true);
     expect(actor.getSnapshot().context.current?.id).toBe("urgent");
     const persisted = actor.getPersistedSnapshot();
@@ -125,7 +125,7 @@ describe("slotWorkerMachine", () => {
 });
 
 describe("SlotWorker", () => {
-  it("serves jobs of one priority in submission order, one at a time", async () => {
+  it("serves jobs of one rank in submission order, one at a time", async () => {
     const gate = deferred();
     const started = deferred();
     const { worker, served, client } = setup([gated(started.resolve, gate.promise), echo, echo]);
@@ -136,7 +136,7 @@ describe("SlotWorker", () => {
     const third = worker.submit(echoWorkflow, "third");
     // The slot is busy: nothing else reached the client.
     expect(client.calls).toHaveLength(1);
-    expect(worker.getSnapshot()?.context.queue.map((job) => job.priority)).toEqual([0, 0]);
+    expect(worker.getSnapshot()?.context.queue.map((job) => job.rank)).toEqual([0, 0]);
     gate.resolve();
     await expect(Promise.all([first, second, third])).resolves.toEqual(["first", "second", "third"]);
     expect(served()).toEqual(["first", "second", "third"]);
@@ -144,18 +144,18 @@ describe("SlotWorker", () => {
     await worker.stop();
   });
 
-  it("serves lower priority numbers first, FIFO within a priority", async () => {
+  it("serves lower ranks first, FIFO within a rank", async () => {
     const gate = deferred();
     const started = deferred();
     const { worker, served } = setup([gated(started.resolve, gate.promise), echo, echo, echo, echo]);
     worker.start();
-    const running = worker.submit(echoWorkflow, "running", { priority: 0 });
+    const running = worker.submit(echoWorkflow, "running", { rank: 0 });
     await started.promise;
     const results = [
-      worker.submit(echoWorkflow, "routine", { priority: 2 }),
-      worker.submit(echoWorkflow, "escalated-1", { priority: 1 }),
-      worker.submit(echoWorkflow, "user", { priority: 0 }),
-      worker.submit(echoWorkflow, "escalated-2", { priority: 1 }),
+      worker.submit(echoWorkflow, "routine", { rank: 2 }),
+      worker.submit(echoWorkflow, "escalated-1", { rank: 1 }),
+      worker.submit(echoWorkflow, "user", { rank: 0 }),
+      worker.submit(echoWorkflow, "escalated-2", { rank: 1 }),
     ];
     gate.resolve();
     await Promise.all([running, ...results]);
@@ -163,14 +163,14 @@ describe("SlotWorker", () => {
     await worker.stop();
   });
 
-  it("preempts a lower-priority running job: it rejects and its request is aborted", async () => {
+  it("preempts a running job of a higher rank: it rejects and its request is aborted", async () => {
     const started = deferred();
     const { worker, served, client } = setup([hangUntilAborted(started.resolve), echo, echo]);
     worker.start();
-    const routine = worker.submit(echoWorkflow, "routine", { priority: 2 });
-    const queued = worker.submit(echoWorkflow, "queued", { priority: 2 });
+    const routine = worker.submit(echoWorkflow, "routine", { rank: 2 });
+    const queued = worker.submit(echoWorkflow, "queued", { rank: 2 });
     await started.promise;
-    const urgent = worker.submit(echoWorkflow, "urgent", { priority: 0 });
+    const urgent = worker.submit(echoWorkflow, "urgent", { rank: 0 });
     const error = await rejectionOf(routine);
     expect(error).toBeInstanceOf(WorkflowCancelledError);
     expect(error.iteration).toBe(1);
@@ -182,14 +182,14 @@ describe("SlotWorker", () => {
     await worker.stop();
   });
 
-  it("does not preempt for an equal priority", async () => {
+  it("does not preempt for an equal rank", async () => {
     const gate = deferred();
     const started = deferred();
     const { worker, served } = setup([gated(started.resolve, gate.promise), echo]);
     worker.start();
-    const running = worker.submit(echoWorkflow, "running", { priority: 1 });
+    const running = worker.submit(echoWorkflow, "running", { rank: 1 });
     await started.promise;
-    const same = worker.submit(echoWorkflow, "same", { priority: 1 });
+    const same = worker.submit(echoWorkflow, "same", { rank: 1 });
     gate.resolve();
     await expect(running).resolves.toBe("running");
     await expect(same).resolves.toBe("same");
@@ -236,8 +236,8 @@ describe("SlotWorker", () => {
           return error;
         });
       const running = track("running", worker.submit(echoWorkflow, "running"));
-      const queuedA = track("queued-a", worker.submit(echoWorkflow, "queued-a", { priority: 1 }));
-      const queuedB = track("queued-b", worker.submit(echoWorkflow, "queued-b", { priority: 3 }));
+      const queuedA = track("queued-a", worker.submit(echoWorkflow, "queued-a", { rank: 1 }));
+      const queuedB = track("queued-b", worker.submit(echoWorkflow, "queued-b", { rank: 3 }));
       await started.promise;
       await worker.stop().then(() => settled.push("stop"));
       expect(settled.indexOf("running")).toBeLessThan(settled.indexOf("stop"));
@@ -320,7 +320,7 @@ describe("SlotWorker", () => {
       const { worker, client } = setup([]);
       worker.start();
       const error = await rejectionOf(
-        worker.submit(echoWorkflow, "x", { signal: AbortSignal.abort(), priority: 0 }),
+        worker.submit(echoWorkflow, "x", { signal: AbortSignal.abort(), rank: 0 }),
       );
       expect(error).toBeInstanceOf(WorkflowCancelledError);
       expect(client.calls).toHaveLength(0);
@@ -329,10 +329,67 @@ describe("SlotWorker", () => {
     });
   });
 
-  it("rejects a priority that is not a finite number", async () => {
+  it("rejects a rank that is not a finite number", async () => {
     const { worker } = setup([]);
     worker.start();
-    await expect(worker.submit(echoWorkflow, "x", { priority: Number.NaN })).rejects.toThrow(RangeError);
+    await expect(worker.submit(echoWorkflow, "x", { rank: Number.NaN })).rejects.toThrow(RangeError);
+    await expect(worker.submit(echoWorkflow, "x", { rank: Number.POSITIVE_INFINITY })).rejects.toThrow(
+      /rank .*must be a finite number, got Infinity/,
+    );
     await worker.stop();
+  });
+
+  describe("the deprecated alias priority", () => {
+    it("orders and preempts jobs as rank does when given alone", async () => {
+      const hung = deferred();
+      const gate = deferred();
+      const started = deferred();
+      const { worker, served } = setup([
+        hangUntilAborted(hung.resolve),
+        gated(started.resolve, gate.promise),
+        echo,
+        echo,
+      ]);
+      worker.start();
+      const routine = worker.submit(echoWorkflow, "routine", { priority: 2 });
+      await hung.promise;
+      const urgent = worker.submit(echoWorkflow, "urgent", { priority: 0 });
+      expect(await rejectionOf(routine)).toBeInstanceOf(WorkflowCancelledError);
+      await started.promise;
+      const later = worker.submit(echoWorkflow, "later", { priority: 1 });
+      const user = worker.submit(echoWorkflow, "user", { priority: 0 });
+      expect(worker.getSnapshot()?.context.queue.map((job) => job.rank)).toEqual([0, 1]);
+      gate.resolve();
+      await Promise.all([urgent, later, user]);
+      expect(served()).toEqual(["routine", "urgent", "user", "later"]);
+      await worker.stop();
+    });
+
+    it("rejects rank and priority that differ with RankConflictError, before queuing", async () => {
+      const { worker, client } = setup([]);
+      worker.start();
+      const error = await rejectionOf(worker.submit(echoWorkflow, "x", { rank: 1, priority: 2 }));
+      expect(error).toBeInstanceOf(RankConflictError);
+      expect(error.message).toBe(
+        "SlotWorker.submit: rank 1 and priority 2 disagree. Keep rank (lower is served first) and drop priority, its deprecated alias.",
+      );
+      expect(client.calls).toHaveLength(0);
+      expect(worker.getSnapshot()?.value).toBe("idle");
+      await worker.stop();
+    });
+
+    it("accepts rank and priority that agree", async () => {
+      const { worker } = setup([echo]);
+      worker.start();
+      await expect(worker.submit(echoWorkflow, "same", { rank: 3, priority: 3 })).resolves.toBe("same");
+      await worker.stop();
+    });
+
+    it("rejects a priority that is not a finite number, as before", async () => {
+      const { worker } = setup([]);
+      worker.start();
+      await expect(worker.submit(echoWorkflow, "x", { priority: Number.NaN })).rejects.toThrow(RangeError);
+      await worker.stop();
+    });
   });
 });

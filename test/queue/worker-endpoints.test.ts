@@ -1,7 +1,7 @@
 /**
- * Runs on a pool of endpoints: the runner sends each LLM call its run id and priority
- * (`SendOptions`), a worker given `endpoints` infers through them with the queued run's priority
- * (higher queue priority → lower pool number) and ends each run there; and end to end, an embedded
+ * Runs on a pool of endpoints: the runner sends each LLM call its run id and rank
+ * (`SendOptions`), a worker given `endpoints` infers through them with the queued run's rank
+ * (`rankOfQueuePriority`: higher queue priority → lower rank) and ends each run there; and end to end, an embedded
  * queue's worker over an `EndpointPool` of two real HTTP servers keeps each run on one server and
  * within the slots.
  */
@@ -105,28 +105,28 @@ async function embeddedQueue(): Promise<RunQueue> {
   return queue;
 }
 
-describe("the run's id and priority reach the client", () => {
-  it("sends every call of a run its runId and priority", async () => {
+describe("the run's id and rank reach the client", () => {
+  it("sends every call of a run its runId and rank", async () => {
     const client = new RecordingClient();
     const runner = new WorkflowRunner({ client, contextManager });
-    expect(await runner.run(stepsWorkflow(), "hi", { runId: "run-a", priority: 3 })).toBe("finished hi");
+    expect(await runner.run(stepsWorkflow(), "hi", { runId: "run-a", rank: 3 })).toBe("finished hi");
     expect(client.options).toEqual([
-      { runId: "run-a", priority: 3 },
-      { runId: "run-a", priority: 3 },
-      { runId: "run-a", priority: 3 },
+      { runId: "run-a", rank: 3 },
+      { runId: "run-a", rank: 3 },
+      { runId: "run-a", rank: 3 },
     ]);
   });
 
-  it("sends the generated run id when none is given, and no priority", async () => {
+  it("sends the generated run id when none is given, and no rank", async () => {
     const client = new RecordingClient();
     await new WorkflowRunner({ client, contextManager }).run(stepsWorkflow(), "hi");
     const ids = new Set(client.options.map((options) => options.runId));
     expect(ids.size).toBe(1);
     expect([...ids][0]).toMatch(/\w+/);
-    expect(client.options.every((options) => !("priority" in options))).toBe(true);
+    expect(client.options.every((options) => !("rank" in options) && !("priority" in options))).toBe(true);
   });
 
-  it("sends a resumed run's own id (from its snapshot) and the priority given to resume", async () => {
+  it("sends a resumed run's own id (from its snapshot) and the rank given to resume", async () => {
     const first = new RecordingClient();
     const snapshots: unknown[] = [];
     await new WorkflowRunner({ client: first, contextManager }).run(stepsWorkflow(), "hi", {
@@ -140,16 +140,16 @@ describe("the run's id and priority reach the client", () => {
       stepsWorkflow(),
       // The last one: before the third and last call.
       snapshots.at(-1) as never,
-      { priority: 2 },
+      { rank: 2 },
     );
     expect(result).toBe("finished hi");
     expect(first.options).toHaveLength(3);
-    expect(second.options).toEqual([{ runId: "run-r", priority: 2 }]);
+    expect(second.options).toEqual([{ runId: "run-r", rank: 2 }]);
   });
 });
 
 describe("startWorker({ endpoints })", () => {
-  it("infers through the endpoints with the queued run's priority and ends each run there", async () => {
+  it("infers through the endpoints with the queued run's rank and ends each run there", async () => {
     const queue = await embeddedQueue();
     const endpoints = new RecordingClient();
     // The registry runner's own client must not be used: an empty script fails any call.
@@ -165,12 +165,12 @@ describe("startWorker({ endpoints })", () => {
     cleanups.push(() => worker.close());
     expect(await queue.result("run-high")).toBe("finished high");
     expect(await queue.result("run-low")).toBe("finished low");
-    // The queue's higher priority is the pool's lower number.
+    // The queue's higher priority is the pool's lower rank (rankOfQueuePriority).
     expect(endpoints.options.filter((options) => options.runId === "run-high")).toEqual(
-      Array(3).fill({ runId: "run-high", priority: -4 }),
+      Array(3).fill({ runId: "run-high", rank: -4 }),
     );
     expect(endpoints.options.filter((options) => options.runId === "run-low")).toEqual(
-      Array(3).fill({ runId: "run-low", priority: 0 }),
+      Array(3).fill({ runId: "run-low", rank: 0 }),
     );
     expect(endpoints.ended.sort()).toEqual(["run-high", "run-low"]);
   });

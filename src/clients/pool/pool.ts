@@ -1,12 +1,13 @@
 /**
  * EndpointPool: one `LLMClient` over several llama-server (or Ollama) endpoints. Each endpoint
- * takes at most its slot count of requests at once; callers beyond that wait, lowest priority
- * number first and FIFO within a priority (SlotWorker's order, `compareJobs`). A run keeps the
+ * takes at most its slot count of requests at once; callers beyond that wait, lowest rank first
+ * and FIFO within a rank (SlotWorker's order, `compareJobs`). A run keeps the
  * endpoint it started on while that endpoint is up, so the server's prompt cache serves the
  * history it already holds. Endpoints are health-checked; one that is down takes no calls until
  * it answers again, and a call that meets a dead connection moves to another endpoint.
  */
 import type { ApiFormat } from "../../core/messages.ts";
+import { assertFiniteRank, resolveRank } from "../../core/rank.ts";
 import type { ToolSpec } from "../../core/tools.ts";
 import type { LLMClient, LLMResponse, SendOptions, StreamChunk } from "../../core/types.ts";
 import { enqueueJob, type SlotJob } from "../../machines/slot-order.ts";
@@ -81,8 +82,9 @@ interface Lease {
  * An `LLMClient` over a pool of llama-server (or Ollama) endpoints.
  *
  * Per call (`SendOptions`): `runId` keeps a run on one endpoint (the first call of a run goes to
- * the endpoint with the fewest runs per slot), `priority` orders the waiters (lower first, FIFO
- * within a priority, as `SlotWorker`). The pool starts on the first call (or `start()`): it probes
+ * the endpoint with the fewest runs per slot), `rank` orders the waiters (lower first, FIFO
+ * within a rank, as `SlotWorker`; `priority` is its deprecated alias, and naming both with
+ * different values is a `RankConflictError`). The pool starts on the first call (or `start()`): it probes
  * every endpoint, then health-checks them every `healthIntervalMs`.
  *
  * Errors: `EndpointPoolConfigError` at construction (no endpoints, a bad URL, a duplicate, mixed
@@ -92,7 +94,7 @@ interface Lease {
  * @example
  * const pool = new EndpointPool({ endpoints: ["http://gpu-1:8080", "http://gpu-2:8080"] });
  * const runner = new WorkflowRunner({ client: pool, contextManager });
- * await runner.run(workflow, "Hello", { runId: "order-42", priority: 0 });
+ * await runner.run(workflow, "Hello", { runId: "order-42", rank: 0 });
  * await pool.close();
  */
 export class EndpointPool implements LLMClient {
@@ -248,10 +250,7 @@ export class EndpointPool implements LLMClient {
   }
 
   async #acquire(options: SendOptions, seq: number): Promise<Lease> {
-    const priority = options.priority ?? 0;
-    if (!Number.isFinite(priority)) {
-      throw new RangeError(`priority must be a finite number, got ${String(priority)}`);
-    }
+    const rank = assertFiniteRank(resolveRank(options, "EndpointPool (SendOptions)") ?? 0);
     if (this.#closed) throw closedError();
     await this.start();
     if (this.#closed) throw closedError();
@@ -261,7 +260,7 @@ export class EndpointPool implements LLMClient {
       const id = `call-${seq}`;
       const onAbort = () => this.#drop(id, signal?.reason);
       const waiter: Waiter = {
-        job: { id, priority, seq },
+        job: { id, rank, seq },
         runId: options.runId,
         resolve,
         reject,
