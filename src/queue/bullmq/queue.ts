@@ -299,6 +299,7 @@ export class BullmqRunQueue implements RunQueue {
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
+    assertRunId(runId);
     // The state first: a job read after it is at least as new (a completed state with its result).
     const state = await this.#queue.getJobState(runId);
     if (state === "unknown") return undefined;
