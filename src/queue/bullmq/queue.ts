@@ -339,6 +339,8 @@ export class BullmqRunQueue implements RunQueue {
     assertRunId(runId);
     await this.#listenForFinished();
     for (;;) {
+      // Woken by close: the store's connections are going, a read could wait for them forever.
+      this.#assertOpen();
       const run = await this.get(runId);
       if (!run) throw new RangeError(`No run ${runId} in this queue`);
       if (run.status === "completed") return run.result;
@@ -348,7 +350,6 @@ export class BullmqRunQueue implements RunQueue {
         throw error;
       }
       options.signal?.throwIfAborted();
-      this.#assertOpen();
       // A finished event wakes this at once; the timer covers events missed while reconnecting.
       await this.#waiters.next(runId, { timeoutMs: 1_000, signal: options.signal });
     }
