@@ -264,6 +264,7 @@ export class BullmqRunQueue implements RunQueue {
   async take(workerId: string): Promise<RunLease | null> {
     this.#assertOpen();
     const worker = await this.#startWorker();
+    await this.#restorePriorities();
     let emptyAnswers = 0;
     for (;;) {
       const token = `${workerId}:${randomUUID()}`;
@@ -523,6 +524,8 @@ export class BullmqRunQueue implements RunQueue {
   /** Resolves when a run may be waiting (a run was added or moved back to waiting), or after 200 ms. */
   async waitForWork(signal?: AbortSignal): Promise<void> {
     this.#assertOpen();
+    // An idle worker runs the stall check too: a dead worker's run waits again without a take.
+    await this.#startWorker();
     await this.#listenForFinished();
     await this.#waiters.next("work", { timeoutMs: 200, signal: signal });
   }
@@ -555,6 +558,26 @@ export class BullmqRunQueue implements RunQueue {
       return worker;
     })();
     return this.#worker;
+  }
+
+  /**
+   * A run that waits again keeps its place (`RunQueue.take`): ahead of the runs of its priority
+   * enqueued after it. BullMQ adds a retried or promoted job behind them: moved to the front.
+   */
+  async #toFrontOfPriority(job: Job<JobData>): Promise<void> {
+    await job.changePriority({ priority: job.priority, lifo: true });
+  }
+
+  /**
+   * On Redis, BullMQ's stall check puts a dead worker's job on its plain wait list, which is taken
+   * before every prioritised job whatever the job's priority (forge adds every run with one): a
+   * recovered low-priority run jumped the high ones. Each goes back to the front of its priority
+   * before a run is taken. (On PostgreSQL the stall check keeps the priority; the list is empty.)
+   */
+  async #restorePriorities(): Promise<void> {
+    for (const job of await this.#queue.getJobs(["wait"], 0, -1, true)) {
+      if (job?.priority) await this.#toFrontOfPriority(job);
+    }
   }
 
   #listenForFinished(): Promise<QueueEvents> {
