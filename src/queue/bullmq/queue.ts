@@ -390,6 +390,7 @@ export class BullmqRunQueue implements RunQueue {
       if (!isFullyDecided(approval)) return this.#recordOrThrow(runId);
     }
     await job.promote();
+    await this.#toFrontOfPriority(job);
     this.#waiters.notify("work");
     this.#waiters.notify(runId);
     return this.#recordOrThrow(runId);
@@ -413,6 +414,7 @@ export class BullmqRunQueue implements RunQueue {
       await this.#store.clearForRetry(runId);
       // A fresh allowance of backend retries: the run failed because they ran out.
       await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
+      await this.#toFrontOfPriority(job);
     } else if (run.status === "cancelled" && state !== "active") {
       // Cancelled while it waited, not yet settled by a taker: it simply waits again.
       await this.#store.clearForRetry(runId);
