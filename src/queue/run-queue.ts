@@ -98,7 +98,13 @@ export interface RunLease {
 export interface RunQueue {
   /** Add a run; with an existing `runId`, returns that run's record unchanged. */
   enqueue(workflow: string, message: string, options?: EnqueueOptions): Promise<RunRecord>;
-  /** Take the next waiting run (highest priority, oldest first), or null when none waits. */
+  /**
+   * Take the next waiting run (highest priority, oldest first), or null when none waits. A run
+   * that waits again (handed back, failed to be retried, retried, decided) keeps its place: ahead
+   * of the runs of its priority enqueued after it. One a dead worker left keeps its priority; its
+   * place among the runs of that priority is the engine's (embedded: its enqueue order; BullMQ on
+   * Redis: the front, on PostgreSQL: the back).
+   */
   take(workerId: string): Promise<RunLease | null>;
   get(runId: string): Promise<RunRecord | undefined>;
   list(filter?: { status?: RunStatus }): Promise<RunRecord[]>;
