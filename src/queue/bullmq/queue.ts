@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 // Types only: bullmq and ioredis are optional peers, loaded by createBullmqQueue (loadBullmq).
 import type { Job, Queue, QueueEvents, Worker } from "bullmq";
 import type { Redis } from "ioredis";
-import { type ApprovalState, isFullyDecided } from "../../core/approval.ts";
+import { isFullyDecided } from "../../core/approval.ts";
 import { ForgeError } from "../../core/errors.ts";
 import {
   assertMaxPayloadBytes,
