@@ -260,6 +260,50 @@ export function assertRunId(runId: string): string {
   return runId;
 }
 
+/**
+ * Names BullMQ gives its own keys beside a queue's jobs on Redis (`<prefix>:<name>:failed` is the
+ * failed set, and a job `failed` would be the hash `<prefix>:<name>:failed`): a run with one of
+ * them as its id breaks the queue's scripts (WRONGTYPE). Refused as new run ids on every engine.
+ */
+export const RESERVED_RUN_IDS: ReadonlySet<string> = new Set([
+  "active",
+  "completed",
+  "de",
+  "delayed",
+  "events",
+  "failed",
+  "id",
+  "jobschedulers",
+  "limiter",
+  "marker",
+  "meta",
+  "metrics",
+  "paused",
+  "pc",
+  "prioritized",
+  "priority",
+  "repeat",
+  "stalled",
+  "stalled-check",
+  "wait",
+  "waiting-children",
+]);
+
+/**
+ * Check the id of a run about to be enqueued: a run id ({@link assertRunId}) and none of
+ * {@link RESERVED_RUN_IDS}. Throws a `RangeError` saying which ids are reserved. (Only new runs
+ * are refused: a run stored before under such an id can still be read, cancelled or pruned.)
+ */
+export function assertNewRunId(runId: string): string {
+  assertRunId(runId);
+  if (RESERVED_RUN_IDS.has(runId)) {
+    throw new RangeError(
+      `runId ${JSON.stringify(runId)} is reserved: BullMQ names its own keys ${[...RESERVED_RUN_IDS].join(", ")}; choose another run id`,
+    );
+  }
+  return runId;
+}
+
 /** Check a priority: an integer strictly between -2^20 and 2^20 (higher runs first). */
 export function assertPriority(priority: number): number {
   if (!Number.isInteger(priority) || priority <= -PRIORITY_LIMIT || priority >= PRIORITY_LIMIT) {

@@ -15,6 +15,7 @@ import { isFullyDecided } from "../../core/approval.ts";
 import { ForgeError } from "../../core/errors.ts";
 import {
   assertMaxPayloadBytes,
+  assertNewRunId,
   assertPayloadSize,
   assertPriority,
   assertPruneOptions,
@@ -243,7 +244,7 @@ export class BullmqRunQueue implements RunQueue {
 
   async enqueue(workflow: string, message: string, options: EnqueueOptions = {}): Promise<RunRecord> {
     this.#assertOpen();
-    const runId = assertRunId(options.runId ?? randomUUID());
+    const runId = assertNewRunId(options.runId ?? randomUUID());
     const priority = assertPriority(options.priority ?? 0);
     assertPayloadSize(runId, { workflow, message, promptVars: options.promptVars }, this.#maxPayloadBytes);
     const data: JobData = {
