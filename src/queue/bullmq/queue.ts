@@ -313,7 +313,8 @@ export class BullmqRunQueue implements RunQueue {
       return undefined;
     }
     const [cancelled = false] = await this.#store.cancelled([job]);
-    return recordOf(job, state, cancelled);
+    const [cancelledAt] = cancelled && !job.finishedOn ? await this.#store.cancelTimes([job]) : [];
+    return recordOf(job, state, cancelled, cancelledAt);
   }
 
   async list(filter: { status?: RunStatus } = {}): Promise<RunRecord[]> {
@@ -329,9 +330,11 @@ export class BullmqRunQueue implements RunQueue {
       }
     }
     const entries = [...found.values()];
-    const cancelled = await this.#store.cancelled(entries.map(({ job }) => job));
+    const jobs = entries.map(({ job }) => job);
+    const cancelled = await this.#store.cancelled(jobs);
+    const cancelTimes = cancelled.includes(true) ? await this.#store.cancelTimes(jobs) : [];
     return entries
-      .map(({ job, state }, index) => recordOf(job, state, cancelled[index] === true))
+      .map(({ job, state }, index) => recordOf(job, state, cancelled[index] === true, cancelTimes[index]))
       .filter((record) => filter.status === undefined || record.status === filter.status)
       .sort((a, b) => a.enqueuedAt - b.enqueuedAt);
   }
@@ -502,12 +505,7 @@ export class BullmqRunQueue implements RunQueue {
     return jobs.map((job, index) => {
       // A job that is not a run is left alone: prune removes runs only.
       if (malformationOf(job)) return false;
-      const record = recordOf(job, state, cancelled[index] === true);
-      return isPrunable(
-        { status: record.status, finishedAt: record.finishedAt ?? cancelTimes[index] },
-        status,
-        cutoff,
-      );
+      return isPrunable(recordOf(job, state, cancelled[index] === true, cancelTimes[index]), status, cutoff);
     });
   }
 
@@ -643,7 +641,11 @@ export function malformationOf(job: Pick<Job, "data">): string | undefined {
   return undefined;
 }
 
-function recordOf(job: Job<JobData>, state: string, cancelled: boolean): RunRecord {
+/**
+ * A job as a run's record. `cancelledAt`: when its cancel mark was set, the finish time of a run
+ * cancelled while it waited or was parked (BullMQ gives it no `finishedOn`: no taker settled it).
+ */
+function recordOf(job: Job<JobData>, state: string, cancelled: boolean, cancelledAt?: number): RunRecord {
   // PostgreSQL keeps the cancel mark in the data (see postgres-store.ts): not part of the record.
   const {
     checkpoint,
@@ -683,7 +685,9 @@ function recordOf(job: Job<JobData>, state: string, cancelled: boolean): RunReco
     ...(status === "completed" && { result: job.returnvalue ?? null }),
     ...(failure && { error: failure }),
     enqueuedAt: job.data.enqueuedAt ?? job.timestamp,
-    ...(job.finishedOn && { finishedAt: job.finishedOn }),
+    ...(job.finishedOn
+      ? { finishedAt: job.finishedOn }
+      : status === "cancelled" && cancelledAt !== undefined && { finishedAt: cancelledAt }),
   };
 }
 
