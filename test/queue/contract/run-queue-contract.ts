@@ -138,6 +138,10 @@ export function describeRunQueueContract(engineName: string, engine: ContractEng
         for (const runId of ["no spaces", "42", "../x", "a:b", "", ".", "..", "x".repeat(129)]) {
           await expect(queue.enqueue("echo", "x", { runId })).rejects.toThrow(RangeError);
         }
+        // The names of BullMQ's own keys beside the jobs (its failed set, its wait list, …).
+        for (const runId of ["failed", "wait", "meta", "waiting-children"]) {
+          await expect(queue.enqueue("echo", "x", { runId })).rejects.toThrow(/is reserved/);
+        }
         for (const priority of [1.5, Number.NaN, 2 ** 20, -(2 ** 20)]) {
           await expect(queue.enqueue("echo", "x", { runId: "p", priority })).rejects.toThrow(
             /priority must be an integer/,
@@ -361,11 +365,11 @@ export function describeRunQueueContract(engineName: string, engine: ContractEng
       it("cancels a waiting run: result() rejects, no taker gets it", async () => {
         const queue = await open();
         await queue.enqueue("echo", "x", { runId: "x1" });
+        const before = Date.now();
         await queue.cancel("x1");
-        expect(await queue.get("x1")).toMatchObject({
-          status: "cancelled",
-          error: { name: "WorkflowCancelledError" },
-        });
+        const record = await queue.get("x1");
+        expect(record).toMatchObject({ status: "cancelled", error: { name: "WorkflowCancelledError" } });
+        expect(record?.finishedAt).toBeGreaterThanOrEqual(before);
         await expect(queue.result("x1")).rejects.toThrow(/cancelled/);
         expect(await queue.take("w")).toBeNull();
         expect((await queue.get("x1"))?.status).toBe("cancelled");
@@ -419,7 +423,12 @@ export function describeRunQueueContract(engineName: string, engine: ContractEng
         await first.saveCheckpoint(checkpointOf(3));
         await first.fail({ name: "GuardrailError", message: "gave up" });
         const retried = await queue.retry("r1");
-        expect(retried).toMatchObject({ runId: "r1", status: "waiting", error: { name: "GuardrailError" } });
+        expect(retried).toMatchObject({
+          runId: "r1",
+          status: "waiting",
+          attempts: 0,
+          error: { name: "GuardrailError" },
+        });
         expect(retried.finishedAt).toBeUndefined();
         const second = await takeNext(queue);
         expect(second.attempts).toBe(1);
@@ -566,6 +575,40 @@ export function describeRunQueueContract(engineName: string, engine: ContractEng
         const waiting = producer.result("g5", { signal: controller.signal });
         controller.abort(new Error("gave up waiting"));
         await expect(waiting).rejects.toThrow("gave up waiting");
+      });
+    });
+
+    describe("prune", () => {
+      it("removes finished runs of the statuses asked for, never a waiting, active or parked one; a pruned id enqueues anew", async () => {
+        const queue = await open();
+        for (const runId of ["done", "broken", "stopped", "held", "parked", "queued"]) {
+          await queue.enqueue("echo", runId, { runId });
+        }
+        await (await takeNext(queue)).complete("ok");
+        await (await takeNext(queue)).fail({ name: "GuardrailError", message: "gave up" });
+        await queue.cancel("stopped");
+        expect((await takeNext(queue)).job.runId).toBe("held");
+        await (await takeNext(queue)).park(approvalOf("parked"));
+        // Runs that finished a moment ago are not older than an hour.
+        expect(await queue.prune({ olderThanMs: 3_600_000 })).toBe(0);
+        expect(await queue.prune({ olderThanMs: 0, status: ["failed"] })).toBe(1);
+        expect(await queue.prune({ olderThanMs: 0 })).toBe(2);
+        expect((await queue.list()).map((run) => [run.runId, run.status])).toEqual([
+          ["held", "active"],
+          ["parked", "awaiting_approval"],
+          ["queued", "waiting"],
+        ]);
+        expect(await queue.get("done")).toBeUndefined();
+        expect(await queue.enqueue("echo", "again", { runId: "done" })).toMatchObject({
+          status: "waiting",
+          message: "again",
+        });
+        for (const options of [{ olderThanMs: -1 }, { olderThanMs: 1.5 }, { olderThanMs: 0, status: [] }]) {
+          await expect(queue.prune(options)).rejects.toThrow(RangeError);
+        }
+        await expect(queue.prune({ olderThanMs: 0, status: ["waiting" as "completed"] })).rejects.toThrow(
+          /not a finished status/,
+        );
       });
     });
 
