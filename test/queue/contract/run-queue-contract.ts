@@ -80,6 +80,14 @@ export function describeRunQueueContract(engineName: string, engine: ContractEng
     }
   }
 
+  /** Enqueue `runId` on a queue where no other run waits, take it, checkpoint it (`seq`): its lease. */
+  async function checkpointed(queue: ContractQueue, runId: string, seq: number): Promise<RunLease> {
+    await queue.enqueue("echo", "x", { runId });
+    const lease = await takeNext(queue);
+    await lease.saveCheckpoint(checkpointOf(seq));
+    return lease;
+  }
+
   /** Take every waiting run in turn, completing each; the run ids in the order they came. */
   async function drain(queue: ContractQueue): Promise<string[]> {
     const order: string[] = [];
@@ -236,9 +244,7 @@ export function describeRunQueueContract(engineName: string, engine: ContractEng
     describe("a lease", () => {
       it("keeps each checkpoint and settles the run completed with its result", async () => {
         const queue = await open();
-        await queue.enqueue("echo", "x", { runId: "l1" });
-        const lease = await takeNext(queue);
-        await lease.saveCheckpoint(checkpointOf(1));
+        const lease = await checkpointed(queue, "l1", 1);
         await lease.saveCheckpoint(checkpointOf(2));
         expect((await queue.get("l1"))?.checkpoint).toEqual(checkpointOf(2));
         const before = Date.now();
@@ -277,9 +283,7 @@ export function describeRunQueueContract(engineName: string, engine: ContractEng
 
       it("fails a run to be retried: it waits again with its error, and resumes from its checkpoint", async () => {
         const queue = await open();
-        await queue.enqueue("echo", "x", { runId: "l4" });
-        const first = await takeNext(queue);
-        await first.saveCheckpoint(checkpointOf(3));
+        const first = await checkpointed(queue, "l4", 3);
         await first.fail({ name: "BackendError", message: "503" }, { retry: true });
         const waiting = await queue.get("l4");
         expect(waiting).toMatchObject({ status: "waiting", attempts: 1, error: { message: "503" } });
@@ -293,9 +297,7 @@ export function describeRunQueueContract(engineName: string, engine: ContractEng
 
       it("hands a run back on release: it waits, and the next taker resumes it from its checkpoint", async () => {
         const queue = await open();
-        await queue.enqueue("echo", "x", { runId: "l5" });
-        const first = await takeNext(queue);
-        await first.saveCheckpoint(checkpointOf(2));
+        const first = await checkpointed(queue, "l5", 2);
         await first.release();
         expect(await queue.get("l5")).toMatchObject({ status: "waiting", attempts: 1 });
         const second = await takeNext(queue);
@@ -330,9 +332,7 @@ export function describeRunQueueContract(engineName: string, engine: ContractEng
     describe("a crashed worker", () => {
       it("leaves its run to the next worker, which resumes it from the last checkpoint", async () => {
         const queue = await open();
-        await queue.enqueue("echo", "x", { runId: "c1" });
-        const lease = await takeNext(queue);
-        await lease.saveCheckpoint(checkpointOf(7));
+        const lease = await checkpointed(queue, "c1", 7);
         const survivor = await crash(queue);
         const next = await takeNext(survivor, "survivor");
         expect(next.job.runId).toBe("c1");
@@ -378,9 +378,7 @@ export function describeRunQueueContract(engineName: string, engine: ContractEng
 
       it("stops an active run: its lease aborts with LeaseLostError and cannot write", async () => {
         const queue = await open();
-        await queue.enqueue("echo", "x", { runId: "x2" });
-        const lease = await takeNext(queue);
-        await lease.saveCheckpoint(checkpointOf(1));
+        const lease = await checkpointed(queue, "x2", 1);
         await queue.cancel("x2");
         expect(lease.signal.aborted).toBe(true);
         expect(lease.signal.reason).toBeInstanceOf(LeaseLostError);
@@ -418,9 +416,7 @@ export function describeRunQueueContract(engineName: string, engine: ContractEng
     describe("retry", () => {
       it("puts a failed run back to waiting with a fresh allowance, to resume from its checkpoint", async () => {
         const queue = await open();
-        await queue.enqueue("echo", "x", { runId: "r1" });
-        const first = await takeNext(queue);
-        await first.saveCheckpoint(checkpointOf(3));
+        const first = await checkpointed(queue, "r1", 3);
         await first.fail({ name: "GuardrailError", message: "gave up" });
         const retried = await queue.retry("r1");
         expect(retried).toMatchObject({
@@ -439,10 +435,8 @@ export function describeRunQueueContract(engineName: string, engine: ContractEng
 
       it("puts a run cancelled while active, or while waiting, back to waiting without the cancel's error", async () => {
         const queue = await open();
-        await queue.enqueue("echo", "x", { runId: "r2" });
+        await checkpointed(queue, "r2", 4);
         await queue.enqueue("echo", "x", { runId: "r3" });
-        const lease = await takeNext(queue);
-        await lease.saveCheckpoint(checkpointOf(4));
         await queue.cancel("r2");
         await queue.cancel("r3");
         for (const runId of ["r2", "r3"]) {
