@@ -573,9 +573,11 @@ export class BullmqRunQueue implements RunQueue {
    * On Redis, BullMQ's stall check puts a dead worker's job on its plain wait list, which is taken
    * before every prioritised job whatever the job's priority (forge adds every run with one): a
    * recovered low-priority run jumped the high ones. Each goes back to the front of its priority
-   * before a run is taken. (On PostgreSQL the stall check keeps the priority; the list is empty.)
+   * before a run is taken. (On PostgreSQL the stall check keeps the priority: nothing to do.)
    */
   async #restorePriorities(): Promise<void> {
+    // One cheap count at each take; the jobs are read only when some wait there.
+    if ((await this.#store.unprioritisedWaiting()) === 0) return;
     for (const job of await this.#queue.getJobs(["wait"], 0, -1, true)) {
       if (job?.priority) await this.#toFrontOfPriority(job);
     }
