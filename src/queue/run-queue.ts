@@ -100,10 +100,11 @@ export interface RunQueue {
   enqueue(workflow: string, message: string, options?: EnqueueOptions): Promise<RunRecord>;
   /**
    * Take the next waiting run (highest priority, oldest first), or null when none waits. A run
-   * that waits again (handed back, failed to be retried, retried, decided) keeps its place: ahead
-   * of the runs of its priority enqueued after it. One a dead worker left keeps its priority; its
-   * place among the runs of that priority is the engine's (embedded: its enqueue order; BullMQ on
-   * Redis: the front, on PostgreSQL: the back).
+   * that waits again (handed back, failed to be retried, retried, decided) goes ahead of the runs
+   * of its priority that were enqueued after it and wait for their first take; among runs that
+   * wait again the order is the engine's (embedded: enqueue order; BullMQ: the last back first).
+   * One a dead worker left keeps its priority; its place among the runs of that priority is the
+   * engine's (embedded: its enqueue order; BullMQ on Redis: the front, on PostgreSQL: the back).
    */
   take(workerId: string): Promise<RunLease | null>;
   get(runId: string): Promise<RunRecord | undefined>;
