@@ -102,8 +102,7 @@ export interface RunQueue {
    * Take the next waiting run (highest priority, oldest first), or null when none waits. A run
    * that waits again (handed back, failed to be retried, retried, decided) goes ahead of the runs
    * of its priority that were enqueued after it and wait for their first take; among runs that
-   * wait again the order is the engine's (embedded: enqueue order; BullMQ on Redis: run id order,
-   * on PostgreSQL: the last one back first).
+   * wait again the order is the engine's (embedded: enqueue order; BullMQ: its own, not promised).
    * One a dead worker left keeps its priority; its place among the runs of that priority is the
    * engine's (embedded: its enqueue order; BullMQ on Redis: the front, on PostgreSQL: the back).
    */
