@@ -98,7 +98,14 @@ export interface RunLease {
 export interface RunQueue {
   /** Add a run; with an existing `runId`, returns that run's record unchanged. */
   enqueue(workflow: string, message: string, options?: EnqueueOptions): Promise<RunRecord>;
-  /** Take the next waiting run (highest priority, oldest first), or null when none waits. */
+  /**
+   * Take the next waiting run (highest priority, oldest first), or null when none waits. A run
+   * that waits again (handed back, failed to be retried, retried, decided) goes ahead of the runs
+   * of its priority that were enqueued after it and wait for their first take; among runs that
+   * wait again the order is the engine's (embedded: enqueue order; BullMQ: its own, not promised).
+   * One a dead worker left keeps its priority; its place among the runs of that priority is the
+   * engine's (embedded: its enqueue order; BullMQ on Redis: the front, on PostgreSQL: the back).
+   */
   take(workerId: string): Promise<RunLease | null>;
   get(runId: string): Promise<RunRecord | undefined>;
   list(filter?: { status?: RunStatus }): Promise<RunRecord[]>;
@@ -249,6 +256,50 @@ export function assertRunId(runId: string): string {
   if (!RunIdSchema.safeParse(runId).success) {
     throw new RangeError(
       `runId must be 1-128 characters of A-Z a-z 0-9 _ . -, not an integer and not . or .., got ${JSON.stringify(runId)}`,
+    );
+  }
+  return runId;
+}
+
+/**
+ * Names BullMQ gives its own keys beside a queue's jobs on Redis (`<prefix>:<name>:failed` is the
+ * failed set, and a job `failed` would be the hash `<prefix>:<name>:failed`): a run with one of
+ * them as its id breaks the queue's scripts (WRONGTYPE). Refused as new run ids on every engine.
+ */
+export const RESERVED_RUN_IDS: ReadonlySet<string> = new Set([
+  "active",
+  "completed",
+  "de",
+  "delayed",
+  "events",
+  "failed",
+  "id",
+  "jobschedulers",
+  "limiter",
+  "marker",
+  "meta",
+  "metrics",
+  "paused",
+  "pc",
+  "prioritized",
+  "priority",
+  "repeat",
+  "stalled",
+  "stalled-check",
+  "wait",
+  "waiting-children",
+]);
+
+/**
+ * Check the id of a run about to be enqueued: a run id ({@link assertRunId}) and none of
+ * {@link RESERVED_RUN_IDS}. Throws a `RangeError` saying which ids are reserved. (Only new runs
+ * are refused: a run stored before under such an id can still be read, cancelled or pruned.)
+ */
+export function assertNewRunId(runId: string): string {
+  assertRunId(runId);
+  if (RESERVED_RUN_IDS.has(runId)) {
+    throw new RangeError(
+      `runId ${JSON.stringify(runId)} is reserved: BullMQ names its own keys ${[...RESERVED_RUN_IDS].join(", ")}; choose another run id`,
     );
   }
   return runId;

@@ -1,9 +1,9 @@
 /**
  * What the BullMQ run queue does the same on both of its stores, each real (redis-server and
- * PostgreSQL 15 on 127.0.0.1): the lock renewed while a lease is held, a silent worker's run back
- * to waiting with its checkpoint, a run failed for good past maxStalledCount and retried with its
- * whole stall allowance, failed and cancelled runs retried from their last checkpoint.
- * Store-specific layout and connection errors: bullmq-queue.test.ts and postgres-queue.test.ts.
+ * PostgreSQL 15 on 127.0.0.1), beyond the RunQueue contract (contract/: lock renewal, a silent
+ * worker's run resumed, retries): a run failed for good past maxStalledCount and retried with its
+ * whole stall allowance. Store-specific layout and connection errors: bullmq-queue.test.ts and
+ * postgres-queue.test.ts.
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -17,7 +17,6 @@ import {
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { startTestPostgresServer, type TestPostgresServer } from "../helpers/postgres-server.ts";
 import { startTestRedisServer, type TestRedisServer } from "../helpers/redis-server.ts";
-import { checkpointOf } from "../helpers/stored-checkpoint.ts";
 
 let redis: TestRedisServer;
 let postgres: TestPostgresServer;
@@ -64,62 +63,6 @@ describe.each(stores)("the BullMQ queue on $store", ({ open }) => {
     cleanups.push(() => queue.close());
     return queue;
   }
-
-  it("renews the lock while a lease is held, past lockMs", async () => {
-    const queue = await openQueue({ lockMs: 300, stalledIntervalMs: 100 });
-    await queue.enqueue("echo", "x", { runId: "n1" });
-    const lease = await queue.take("w");
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
-    expect(lease?.signal.aborted).toBe(false);
-    await lease?.saveCheckpoint(checkpointOf(1));
-    await lease?.complete("done");
-    expect(await queue.result("n1")).toBe("done");
-  });
-
-  it("retries a failed run and a cancelled one from their last checkpoint; refuses a waiting one", async () => {
-    const queue = await openQueue();
-    await queue.enqueue("echo", "x", { runId: "y1" });
-    const first = await queue.take("w");
-    await first?.saveCheckpoint(checkpointOf(3));
-    await first?.fail({ name: "GuardrailError", message: "gave up" });
-    expect((await queue.get("y1"))?.status).toBe("failed");
-    expect(await queue.retry("y1")).toMatchObject({ status: "waiting" });
-    const second = await queue.take("w");
-    expect(second?.job.runId).toBe("y1");
-    expect(second?.checkpoint?.meta.seq).toBe(3);
-    expect(second?.attempts).toBe(1); // a retried run's allowance of backend retries starts again
-    await second?.saveCheckpoint(checkpointOf(4));
-    await queue.cancel("y1");
-    expect((await queue.get("y1"))?.status).toBe("cancelled");
-    expect(await queue.retry("y1")).toMatchObject({ status: "waiting" });
-    const third = await queue.take("w");
-    expect(third?.checkpoint?.meta.seq).toBe(4);
-    await third?.complete("done");
-    expect(await queue.result("y1")).toBe("done");
-    await queue.enqueue("echo", "z", { runId: "y2" });
-    await expect(queue.retry("y2")).rejects.toThrow(/only a failed or cancelled run/);
-    await queue.cancel("y2");
-    expect(await queue.retry("y2")).toMatchObject({ status: "waiting" });
-    expect((await queue.take("w"))?.job.runId).toBe("y2");
-    await expect(queue.retry("nope")).rejects.toThrow(/No run nope/);
-  });
-
-  it("moves a run whose worker went silent back to waiting, with its checkpoint", async () => {
-    const name = `stall-${randomUUID()}`;
-    const dying = await open({ name, lockMs: 500, stalledIntervalMs: 200 });
-    const survivor = await openQueue({ name, lockMs: 500, stalledIntervalMs: 200 });
-    await survivor.enqueue("echo", "x", { runId: "s1" });
-    const lease = await dying.take("dying");
-    await lease?.saveCheckpoint(checkpointOf(7));
-    // Its connections gone, nothing renews the lock: the stall checker must notice.
-    await dying.close();
-    const next = await takeWithin(survivor, "survivor", 10_000);
-    expect(next?.job.runId).toBe("s1");
-    expect(next?.checkpoint?.meta.seq).toBe(7);
-    expect(next?.attempts).toBe(2);
-    await next?.complete("ok");
-    expect(await survivor.result("s1")).toBe("ok");
-  }, 20_000);
 
   it("fails a run for good once it stalled more than maxStalledCount times; retried, it is taken again", async () => {
     const options = {

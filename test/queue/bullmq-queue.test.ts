@@ -1,8 +1,8 @@
 /**
- * The BullMQ run queue against a real redis-server on 127.0.0.1: BullMQ's key layout that the
- * fenced write relies on, idempotent enqueue, priority then FIFO, results, cancellation, fencing,
- * retries. What it does the same on PostgreSQL (lock renewal, stalled runs, retries of failed and
- * cancelled runs) is in bullmq-backends.test.ts.
+ * The BullMQ run queue against a real redis-server on 127.0.0.1, what is Redis's own: BullMQ's key
+ * layout that the fenced write relies on, the connection error, a worker's hand-back on close, a
+ * cancel reaching a lease at its renewal, a lost lock. What every engine promises is the RunQueue
+ * contract (contract/); what BullMQ does the same on PostgreSQL, bullmq-backends.test.ts.
  */
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
@@ -21,7 +21,6 @@ import {
   startWorker,
 } from "../../src/queue/index.ts";
 import { ScriptedClient, toolCall } from "../../src/testing/index.ts";
-import { echo } from "../fixtures/durable/echo.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { startTestRedisServer, type TestRedisServer } from "../helpers/redis-server.ts";
 import { checkpointOf } from "../helpers/stored-checkpoint.ts";
@@ -96,58 +95,6 @@ describe("the BullMQ queue", () => {
     ).rejects.toBeInstanceOf(RunQueueConnectionError);
   });
 
-  it("enqueues idempotently by run id", async () => {
-    const queue = await openQueue();
-    const first = await queue.enqueue("echo", "one", { runId: "r1" });
-    const again = await queue.enqueue("echo", "two", { runId: "r1" });
-    expect(again).toEqual(first);
-    expect(first).toMatchObject({ runId: "r1", message: "one", status: "waiting", attempts: 0 });
-    expect(await queue.list()).toHaveLength(1);
-    await expect(queue.enqueue("echo", "x", { runId: "no spaces" })).rejects.toThrow(/runId must be/);
-    await expect(queue.enqueue("echo", "x", { runId: "42" })).rejects.toThrow(/not an integer/);
-  });
-
-  it("hands runs out by priority, then first in first out", async () => {
-    const queue = await openQueue();
-    await queue.enqueue("echo", "low-1", { runId: "a" });
-    await queue.enqueue("echo", "high", { runId: "b", priority: 5 });
-    await queue.enqueue("echo", "low-2", { runId: "c" });
-    await queue.enqueue("echo", "lowest", { runId: "d", priority: -3 });
-    await queue.enqueue("echo", "high-2", { runId: "e", priority: 5 });
-    const order: string[] = [];
-    for (let lease = await queue.take("w"); lease; lease = await queue.take("w")) {
-      order.push(lease.job.runId);
-      await lease.complete(null);
-    }
-    expect(order).toEqual(["b", "e", "a", "c", "d"]);
-    expect((await queue.list({ status: "completed" })).map((run) => run.runId)).toEqual([
-      "a",
-      "b",
-      "c",
-      "d",
-      "e",
-    ]);
-  });
-
-  it("runs enqueued workflows on a worker and hands back results", async () => {
-    const queue = await openQueue();
-    const { workflow, runner, seen } = echo();
-    const worker = startWorker({
-      queue,
-      registry: defineRegistry({ workflows: [workflow], runner }),
-      concurrency: 2,
-    });
-    cleanups.push(() => worker.close());
-    await Promise.all(["x", "y", "z"].map((text) => queue.enqueue("echo", text, { runId: `run-${text}` })));
-    expect(await queue.result("run-y")).toBe("answered y");
-    expect(await queue.result("run-z")).toBe("answered z");
-    expect(await queue.result("run-x")).toBe("answered x");
-    expect(seen.sort()).toEqual(["x", "y", "z"]);
-    const record = await queue.get("run-x");
-    expect(record).toMatchObject({ status: "completed", attempts: 1, result: "answered x" });
-    expect(record?.checkpoint?.meta.runId).toBe("run-x");
-  });
-
   it("hands a run under way back when the worker closes; the next worker resumes it from its checkpoint", async () => {
     const name = `handback-${randomUUID()}`;
     const queue = await openQueue({ name });
@@ -203,37 +150,6 @@ describe("the BullMQ queue", () => {
     expect((await queue.get("h1"))?.attempts).toBe(2);
   });
 
-  it("fails a run naming an unknown workflow, with the reason", async () => {
-    const queue = await openQueue();
-    const { workflow, runner } = echo();
-    const worker = startWorker({ queue, registry: defineRegistry({ workflows: [workflow], runner }) });
-    cleanups.push(() => worker.close());
-    await queue.enqueue("nope", "?", { runId: "bad" });
-    await expect(queue.result("bad")).rejects.toThrow(/No workflow 'nope'/);
-    expect((await queue.get("bad"))?.error?.name).toBe("WorkflowDefinitionError");
-  });
-
-  it("cancels a waiting run; result() rejects and no worker gets it", async () => {
-    const queue = await openQueue();
-    await queue.enqueue("echo", "later", { runId: "c1" });
-    await queue.cancel("c1");
-    expect((await queue.get("c1"))?.status).toBe("cancelled");
-    await expect(queue.result("c1")).rejects.toThrow(/cancelled/);
-    expect(await queue.take("w")).toBeNull();
-    expect((await queue.get("c1"))?.status).toBe("cancelled");
-  });
-
-  it("fences writes: a lease of a run cancelled in this process cannot write", async () => {
-    const queue = await openQueue();
-    await queue.enqueue("echo", "x", { runId: "f1" });
-    const lease = await queue.take("w");
-    await queue.cancel("f1");
-    expect(lease?.signal.aborted).toBe(true);
-    await expect(lease?.complete("late")).rejects.toThrow(/lease is gone/);
-    expect((await queue.get("f1"))?.status).toBe("cancelled");
-    await expect(queue.result("f1")).rejects.toThrow(/cancelled/);
-  });
-
   it("stops a lease held elsewhere at its next renewal when the run is cancelled", async () => {
     const name = `cancel-${randomUUID()}`;
     const workerSide = await openQueue({ name, lockMs: 400 });
@@ -259,24 +175,5 @@ describe("the BullMQ queue", () => {
     expect(lease?.signal.aborted).toBe(true);
     await expect(lease?.complete("late")).rejects.toBeInstanceOf(LeaseLostError);
     expect((await queue.get("l1"))?.status).toBe("active");
-  });
-
-  it("retries a failed run from its last checkpoint; hands a run back on release", async () => {
-    const queue = await openQueue();
-    await queue.enqueue("echo", "x", { runId: "t1" });
-    const first = await queue.take("w");
-    await first?.saveCheckpoint(checkpointOf(3));
-    await first?.fail({ name: "BackendError", message: "503" }, { retry: true });
-    expect(await queue.get("t1")).toMatchObject({ status: "waiting", error: { message: "503" } });
-    const second = await queue.take("w");
-    expect(second?.attempts).toBe(2);
-    expect(second?.checkpoint?.meta.seq).toBe(3);
-    await second?.release();
-    const third = await queue.take("w");
-    expect(third?.attempts).toBe(3);
-    expect(third?.checkpoint?.meta.seq).toBe(3);
-    await third?.fail({ name: "GuardrailError", message: "gave up" });
-    await expect(queue.result("t1")).rejects.toThrow("gave up");
-    expect(await queue.get("t1")).toMatchObject({ status: "failed", error: { name: "GuardrailError" } });
   });
 });

@@ -1,7 +1,8 @@
 /**
- * The embedded run queue and its workers: idempotent enqueue, priority then FIFO, results,
- * cancellation, graceful hand-back, one process per directory, and a worker process killed with
- * SIGKILL mid-run whose run another process resumes from its last checkpoint.
+ * The embedded run queue, what is its own (what every engine promises is the RunQueue contract,
+ * contract/): one process per directory, a worker process killed with SIGKILL mid-run whose run
+ * another process resumes from its last checkpoint, client-mode queues, a worker whose queue
+ * fails to read.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -13,7 +14,6 @@ import { createEmbeddedQueue, defineRegistry, type RunQueue, startWorker } from 
 import { ScriptedClient } from "../../src/testing/index.ts";
 import { echo } from "../fixtures/durable/echo.ts";
 import { shopScript, shopWorkflow } from "../fixtures/durable/shop.ts";
-import { checkpointOf } from "../helpers/stored-checkpoint.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -33,98 +33,10 @@ async function openQueue(dir = tempDir()): Promise<RunQueue> {
 }
 
 describe("the embedded queue", () => {
-  it("enqueues idempotently by run id", async () => {
-    const queue = await openQueue();
-    const first = await queue.enqueue("echo", "one", { runId: "r1" });
-    const again = await queue.enqueue("echo", "two", { runId: "r1" });
-    expect(again).toEqual(first);
-    expect(await queue.list()).toHaveLength(1);
-    await expect(queue.enqueue("echo", "x", { runId: "no spaces" })).rejects.toThrow(/runId must be/);
-  });
-
-  it("hands runs out by priority, then first in first out", async () => {
-    const queue = await openQueue();
-    await queue.enqueue("echo", "low-1", { runId: "a" });
-    await queue.enqueue("echo", "high", { runId: "b", priority: 5 });
-    await queue.enqueue("echo", "low-2", { runId: "c" });
-    const order: string[] = [];
-    for (let lease = await queue.take("w"); lease; lease = await queue.take("w")) {
-      order.push(lease.job.runId);
-      await lease.complete(null);
-    }
-    expect(order).toEqual(["b", "a", "c"]);
-  });
-
-  it("runs enqueued workflows on a worker and hands back results", async () => {
-    const queue = await openQueue();
-    const { workflow, runner, seen } = echo();
-    const worker = startWorker({
-      queue,
-      registry: defineRegistry({ workflows: [workflow], runner }),
-      concurrency: 2,
-    });
-    cleanups.push(() => worker.close());
-    await Promise.all(["x", "y", "z"].map((text) => queue.enqueue("echo", text, { runId: `run-${text}` })));
-    expect(await queue.result("run-y")).toBe("answered y");
-    expect(await queue.result("run-z")).toBe("answered z");
-    expect(seen.sort()).toEqual(["x", "y", "z"]);
-    expect((await queue.get("run-x"))?.status).toBe("completed");
-  });
-
-  it("fails a run naming an unknown workflow, with the reason", async () => {
-    const queue = await openQueue();
-    const { workflow, runner } = echo();
-    const worker = startWorker({ queue, registry: defineRegistry({ workflows: [workflow], runner }) });
-    cleanups.push(() => worker.close());
-    await queue.enqueue("nope", "?", { runId: "bad" });
-    await expect(queue.result("bad")).rejects.toThrow(/No workflow 'nope'/);
-  });
-
   it("keeps a second process (or queue) off the same directory", async () => {
     const dir = tempDir();
     await openQueue(dir);
     await expect(createEmbeddedQueue({ dir })).rejects.toThrow(/open in another process/);
-  });
-
-  it("cancels a waiting run; result() rejects", async () => {
-    const queue = await openQueue();
-    await queue.enqueue("echo", "later", { runId: "c1" });
-    await queue.cancel("c1");
-    await expect(queue.result("c1")).rejects.toThrow(/cancelled/);
-    expect(await queue.take("w")).toBeNull();
-  });
-
-  it("fences writes: a lease of a cancelled run cannot write", async () => {
-    const queue = await openQueue();
-    await queue.enqueue("echo", "x", { runId: "f1" });
-    const lease = await queue.take("w");
-    await queue.cancel("f1");
-    expect(lease?.signal.aborted).toBe(true);
-    await expect(lease?.complete("late")).rejects.toThrow(/lease is gone/);
-    expect((await queue.get("f1"))?.status).toBe("cancelled");
-  });
-
-  it("retries a failed run and a cancelled one from their last checkpoint; refuses others", async () => {
-    const queue = await openQueue();
-    await queue.enqueue("echo", "x", { runId: "t1" });
-    const first = await queue.take("w");
-    await first?.saveCheckpoint(checkpointOf(3));
-    await first?.fail({ name: "GuardrailError", message: "gave up" });
-    expect(await queue.retry("t1")).toMatchObject({ status: "waiting", error: { name: "GuardrailError" } });
-    const second = await queue.take("w");
-    expect(second?.checkpoint?.meta.seq).toBe(3);
-    expect(second?.attempts).toBe(1); // a retried run's allowance of backend retries starts again
-    await second?.saveCheckpoint(checkpointOf(4));
-    await queue.cancel("t1");
-    const retried = await queue.retry("t1");
-    expect(retried.status).toBe("waiting");
-    expect(retried.error).toBeUndefined();
-    const third = await queue.take("w");
-    expect(third?.checkpoint?.meta.seq).toBe(4);
-    await third?.complete("done");
-    expect(await queue.result("t1")).toBe("done");
-    await expect(queue.retry("t1")).rejects.toThrow(/completed: only a failed or cancelled run/);
-    await expect(queue.retry("nope")).rejects.toThrow(/No run nope/);
   });
 });
 

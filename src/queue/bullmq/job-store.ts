@@ -44,6 +44,12 @@ export interface JobStore {
    * marks held their time: a run cancelled while it waited has no `finishedOn` until a taker settles it.
    */
   cancelTimes(jobs: readonly Job[]): Promise<(number | undefined)[]>;
+  /**
+   * How many jobs wait on BullMQ's plain (unprioritised) wait list: forge adds every run with a
+   * priority, so these are runs BullMQ's stall check put back there (Redis; PostgreSQL keeps the
+   * priority of a stalled job and answers 0 without asking).
+   */
+  unprioritisedWaiting(): Promise<number>;
   /** The token that holds the job's unexpired lock, if any. */
   lockHolder(runId: string): Promise<string | undefined>;
   /** Release the store's own connection. */

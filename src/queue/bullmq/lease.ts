@@ -45,8 +45,9 @@ export class LiveLease implements RunLease {
     this.#lockMs = input.lockMs;
     this.#onEnd = input.onEnd;
     this.#data = input.job.data;
-    const { checkpoint: _checkpoint, error: _error, approval: _approval, ...job } = input.job.data;
-    this.job = job;
+    // The run's job and nothing else of the data (not its enqueue time, nor a store's cancel mark).
+    const { runId, workflow, message, priority, promptVars } = input.job.data;
+    this.job = { runId, workflow, message, priority, ...(promptVars && { promptVars }) };
     this.checkpoint = input.job.data.checkpoint;
     this.approval = input.job.data.approval;
     this.attempts = input.job.attemptsStarted ?? 1;

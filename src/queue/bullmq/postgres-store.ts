@@ -224,6 +224,11 @@ export class PostgresJobStore implements JobStore {
     });
   }
 
+  async unprioritisedWaiting(): Promise<number> {
+    // BullMQ's PostgreSQL backend requeues a stalled job with its priority.
+    return 0;
+  }
+
   async lockHolder(runId: string): Promise<string | undefined> {
     const { rows } = await this.#pool.query(
       `SELECT lock_token FROM ${this.#job}

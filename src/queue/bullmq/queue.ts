@@ -11,10 +11,11 @@ import { randomUUID } from "node:crypto";
 // Types only: bullmq and ioredis are optional peers, loaded by createBullmqQueue (loadBullmq).
 import type { Job, Queue, QueueEvents, Worker } from "bullmq";
 import type { Redis } from "ioredis";
-import { type ApprovalState, isFullyDecided } from "../../core/approval.ts";
+import { isFullyDecided } from "../../core/approval.ts";
 import { ForgeError } from "../../core/errors.ts";
 import {
   assertMaxPayloadBytes,
+  assertNewRunId,
   assertPayloadSize,
   assertPriority,
   assertPruneOptions,
@@ -243,7 +244,7 @@ export class BullmqRunQueue implements RunQueue {
 
   async enqueue(workflow: string, message: string, options: EnqueueOptions = {}): Promise<RunRecord> {
     this.#assertOpen();
-    const runId = assertRunId(options.runId ?? randomUUID());
+    const runId = assertNewRunId(options.runId ?? randomUUID());
     const priority = assertPriority(options.priority ?? 0);
     assertPayloadSize(runId, { workflow, message, promptVars: options.promptVars }, this.#maxPayloadBytes);
     const data: JobData = {
@@ -264,6 +265,7 @@ export class BullmqRunQueue implements RunQueue {
   async take(workerId: string): Promise<RunLease | null> {
     this.#assertOpen();
     const worker = await this.#startWorker();
+    await this.#restorePriorities();
     let emptyAnswers = 0;
     for (;;) {
       const token = `${workerId}:${randomUUID()}`;
@@ -299,6 +301,7 @@ export class BullmqRunQueue implements RunQueue {
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
+    assertRunId(runId);
     // The state first: a job read after it is at least as new (a completed state with its result).
     const state = await this.#queue.getJobState(runId);
     if (state === "unknown") return undefined;
@@ -310,7 +313,8 @@ export class BullmqRunQueue implements RunQueue {
       return undefined;
     }
     const [cancelled = false] = await this.#store.cancelled([job]);
-    return recordOf(job, state, cancelled);
+    const [cancelledAt] = cancelled && !job.finishedOn ? await this.#store.cancelTimes([job]) : [];
+    return recordOf(job, state, cancelled, cancelledAt);
   }
 
   async list(filter: { status?: RunStatus } = {}): Promise<RunRecord[]> {
@@ -326,9 +330,11 @@ export class BullmqRunQueue implements RunQueue {
       }
     }
     const entries = [...found.values()];
-    const cancelled = await this.#store.cancelled(entries.map(({ job }) => job));
+    const jobs = entries.map(({ job }) => job);
+    const cancelled = await this.#store.cancelled(jobs);
+    const cancelTimes = cancelled.includes(true) ? await this.#store.cancelTimes(jobs) : [];
     return entries
-      .map(({ job, state }, index) => recordOf(job, state, cancelled[index] === true))
+      .map(({ job, state }, index) => recordOf(job, state, cancelled[index] === true, cancelTimes[index]))
       .filter((record) => filter.status === undefined || record.status === filter.status)
       .sort((a, b) => a.enqueuedAt - b.enqueuedAt);
   }
@@ -338,6 +344,8 @@ export class BullmqRunQueue implements RunQueue {
     assertRunId(runId);
     await this.#listenForFinished();
     for (;;) {
+      // Woken by close: the store's connections are going, a read could wait for them forever.
+      this.#assertOpen();
       const run = await this.get(runId);
       if (!run) throw new RangeError(`No run ${runId} in this queue`);
       if (run.status === "completed") return run.result;
@@ -347,7 +355,6 @@ export class BullmqRunQueue implements RunQueue {
         throw error;
       }
       options.signal?.throwIfAborted();
-      this.#assertOpen();
       // A finished event wakes this at once; the timer covers events missed while reconnecting.
       await this.#waiters.next(runId, { timeoutMs: 1_000, signal: options.signal });
     }
@@ -387,6 +394,7 @@ export class BullmqRunQueue implements RunQueue {
       if (!isFullyDecided(approval)) return this.#recordOrThrow(runId);
     }
     await job.promote();
+    await this.#toFrontOfPriority(job);
     this.#waiters.notify("work");
     this.#waiters.notify(runId);
     return this.#recordOrThrow(runId);
@@ -410,6 +418,7 @@ export class BullmqRunQueue implements RunQueue {
       await this.#store.clearForRetry(runId);
       // A fresh allowance of backend retries: the run failed because they ran out.
       await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
+      await this.#toFrontOfPriority(job);
     } else if (run.status === "cancelled" && state !== "active") {
       // Cancelled while it waited, not yet settled by a taker: it simply waits again.
       await this.#store.clearForRetry(runId);
@@ -496,12 +505,7 @@ export class BullmqRunQueue implements RunQueue {
     return jobs.map((job, index) => {
       // A job that is not a run is left alone: prune removes runs only.
       if (malformationOf(job)) return false;
-      const record = recordOf(job, state, cancelled[index] === true);
-      return isPrunable(
-        { status: record.status, finishedAt: record.finishedAt ?? cancelTimes[index] },
-        status,
-        cutoff,
-      );
+      return isPrunable(recordOf(job, state, cancelled[index] === true, cancelTimes[index]), status, cutoff);
     });
   }
 
@@ -521,6 +525,8 @@ export class BullmqRunQueue implements RunQueue {
   /** Resolves when a run may be waiting (a run was added or moved back to waiting), or after 200 ms. */
   async waitForWork(signal?: AbortSignal): Promise<void> {
     this.#assertOpen();
+    // An idle worker runs the stall check too: a dead worker's run waits again without a take.
+    await this.#startWorker();
     await this.#listenForFinished();
     await this.#waiters.next("work", { timeoutMs: 200, signal: signal });
   }
@@ -553,6 +559,28 @@ export class BullmqRunQueue implements RunQueue {
       return worker;
     })();
     return this.#worker;
+  }
+
+  /**
+   * A run that waits again keeps its place (`RunQueue.take`): ahead of the runs of its priority
+   * enqueued after it. BullMQ adds a retried or promoted job behind them: moved to the front.
+   */
+  async #toFrontOfPriority(job: Job<JobData>): Promise<void> {
+    await job.changePriority({ priority: job.priority, lifo: true });
+  }
+
+  /**
+   * On Redis, BullMQ's stall check puts a dead worker's job on its plain wait list, which is taken
+   * before every prioritised job whatever the job's priority (forge adds every run with one): a
+   * recovered low-priority run jumped the high ones. Each goes back to the front of its priority
+   * before a run is taken. (On PostgreSQL the stall check keeps the priority: nothing to do.)
+   */
+  async #restorePriorities(): Promise<void> {
+    // One cheap count at each take; the jobs are read only when some wait there.
+    if ((await this.#store.unprioritisedWaiting()) === 0) return;
+    for (const job of await this.#queue.getJobs(["wait"], 0, -1, true)) {
+      if (job?.priority) await this.#toFrontOfPriority(job);
+    }
   }
 
   #listenForFinished(): Promise<QueueEvents> {
@@ -615,7 +643,11 @@ export function malformationOf(job: Pick<Job, "data">): string | undefined {
   return undefined;
 }
 
-function recordOf(job: Job<JobData>, state: string, cancelled: boolean): RunRecord {
+/**
+ * A job as a run's record. `cancelledAt`: when its cancel mark was set, the finish time of a run
+ * cancelled while it waited or was parked (BullMQ gives it no `finishedOn`: no taker settled it).
+ */
+function recordOf(job: Job<JobData>, state: string, cancelled: boolean, cancelledAt?: number): RunRecord {
   // PostgreSQL keeps the cancel mark in the data (see postgres-store.ts): not part of the record.
   const {
     checkpoint,
@@ -655,7 +687,9 @@ function recordOf(job: Job<JobData>, state: string, cancelled: boolean): RunReco
     ...(status === "completed" && { result: job.returnvalue ?? null }),
     ...(failure && { error: failure }),
     enqueuedAt: job.data.enqueuedAt ?? job.timestamp,
-    ...(job.finishedOn && { finishedAt: job.finishedOn }),
+    ...(job.finishedOn
+      ? { finishedAt: job.finishedOn }
+      : status === "cancelled" && cancelledAt !== undefined && { finishedAt: cancelledAt }),
   };
 }
 

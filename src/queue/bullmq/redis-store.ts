@@ -139,6 +139,10 @@ export class RedisJobStore implements JobStore {
     });
   }
 
+  async unprioritisedWaiting(): Promise<number> {
+    return this.#redis.llen(this.key("wait"));
+  }
+
   async lockHolder(runId: string): Promise<string | undefined> {
     return (await this.#redis.get(this.key(`${runId}:lock`))) ?? undefined;
   }

@@ -13,6 +13,7 @@ import { z } from "zod";
 import { isFullyDecided } from "../../core/approval.ts";
 import {
   assertMaxPayloadBytes,
+  assertNewRunId,
   assertPayloadSize,
   assertPriority,
   assertPruneOptions,
@@ -318,7 +319,7 @@ class EmbeddedQueue implements EmbeddedRunQueue {
 
   async enqueue(workflow: string, message: string, options: EnqueueOptions = {}): Promise<RunRecord> {
     this.#assertOpen();
-    const runId = assertRunId(options.runId ?? randomUUID());
+    const runId = assertNewRunId(options.runId ?? randomUUID());
     const priority = assertPriority(options.priority ?? 0);
     assertPayloadSize(runId, { workflow, message, promptVars: options.promptVars }, this.#maxPayloadBytes);
     // Runs a client added are files this process may not have read yet (idempotent enqueue).
