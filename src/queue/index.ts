@@ -16,6 +16,8 @@ export {
   type RunLease,
   RunPayloadTooLargeError,
   type RunQueue,
+  RunQueueClosedError,
+  RunQueueStateError,
   type RunRecord,
   type RunStatus,
   type StoredCheckpoint,

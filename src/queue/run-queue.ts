@@ -382,6 +382,22 @@ export function assertPayloadSize(
   return sizeBytes;
 }
 
+/** A call on a run queue that was closed (`close()`): open the queue again to use it. */
+export class RunQueueClosedError extends ForgeError {
+  constructor(detail = "") {
+    super(
+      `The run queue is closed${detail ? ` (${detail})` : ""}: open it again (createRunQueue) to enqueue, take or decide runs.`,
+    );
+  }
+}
+
+/**
+ * A run queue asked for something its state does not allow: a client-mode embedded queue asked to
+ * take runs, a directory another process holds, a prune the worker refused. The message says which
+ * and what to do.
+ */
+export class RunQueueStateError extends ForgeError {}
+
 /** A write through a lease that is no longer the worker's. */
 export class LeaseLostError extends ForgeError {
   readonly runId: string;

@@ -10,7 +10,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
-import { createEmbeddedQueue, defineRegistry, type RunQueue, startWorker } from "../../src/queue/index.ts";
+import {
+  createEmbeddedQueue,
+  defineRegistry,
+  type RunQueue,
+  RunQueueStateError,
+  startWorker,
+} from "../../src/queue/index.ts";
 import { ScriptedClient } from "../../src/testing/index.ts";
 import { echo } from "../fixtures/durable/echo.ts";
 import { shopScript, shopWorkflow } from "../fixtures/durable/shop.ts";
@@ -36,6 +42,7 @@ describe("the embedded queue", () => {
   it("keeps a second process (or queue) off the same directory", async () => {
     const dir = tempDir();
     await openQueue(dir);
+    await expect(createEmbeddedQueue({ dir })).rejects.toThrow(RunQueueStateError);
     await expect(createEmbeddedQueue({ dir })).rejects.toThrow(/open in another process/);
   });
 });
@@ -101,6 +108,7 @@ describe("a client-mode queue (another process, no lock)", () => {
     expect(await client.enqueue("echo", "again", { runId: "c-1" })).toEqual(first);
     await client.enqueue("echo", "never", { runId: "c-2", priority: -1 });
     await client.cancel("c-2");
+    await expect(client.take("w")).rejects.toThrow(RunQueueStateError);
     await expect(client.take("w")).rejects.toThrow(/cannot take runs/);
 
     const { workflow, runner } = echo();

@@ -29,6 +29,7 @@ import {
   type PruneOptions,
   type RunLease,
   type RunQueue,
+  RunQueueClosedError,
   type RunRecord,
   type RunStatus,
   urlWithoutPassword,
@@ -534,7 +535,8 @@ export class BullmqRunQueue implements RunQueue {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const lease of this.#leases.values()) lease.abort(new Error("The run queue closed"));
+    for (const lease of this.#leases.values())
+      lease.abort(new RunQueueClosedError("it closed while this run was leased"));
     this.#leases.clear();
     this.#waiters.notifyAll();
     const worker = await this.#worker?.catch(() => undefined);
@@ -611,7 +613,7 @@ export class BullmqRunQueue implements RunQueue {
   }
 
   #assertOpen(): void {
-    if (this.#closed) throw new Error("The run queue is closed");
+    if (this.#closed) throw new RunQueueClosedError();
   }
 
   /** Report a job that is not a run, once per job and action. */

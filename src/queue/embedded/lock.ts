@@ -7,7 +7,7 @@
 import * as fs from "node:fs";
 import { join } from "node:path";
 import lockfile from "proper-lockfile";
-import { QueueFencedError } from "../run-queue.ts";
+import { QueueFencedError, RunQueueStateError } from "../run-queue.ts";
 import { bumpEpoch, readEpoch } from "./files.ts";
 
 /** How old the lock's mtime gets before another process may take the directory (ms). */
@@ -56,7 +56,8 @@ export class DirectoryLock {
 
   /** Throw `QueueFencedError` (for `runId`'s write, if given) unless the directory is still this process's. */
   assertHeld(runId?: string): void {
-    if (this.#epoch === undefined) throw new Error("The run queue's directory lock is not taken");
+    if (this.#epoch === undefined)
+      throw new RunQueueStateError("The run queue's directory lock is not taken");
     if (!this.#lost) {
       const current = readEpoch(this.#dir);
       if (current !== this.#epoch) this.#lose(current);

@@ -6,7 +6,13 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { assertPruneOptions, type FinishedStatus, isPrunable, QueueFencedError } from "../run-queue.ts";
+import {
+  assertPruneOptions,
+  type FinishedStatus,
+  isPrunable,
+  QueueFencedError,
+  RunQueueStateError,
+} from "../run-queue.ts";
 import { type StoredRun, syncDirectory, writeFileDurably } from "./files.ts";
 import { DirectoryLock } from "./lock.ts";
 
@@ -101,7 +107,7 @@ export async function askToPrune(
       if (existsSync(answerPath)) {
         const answer = JSON.parse(readFileSync(answerPath, "utf8")) as PruneAnswer;
         rmSync(answerPath, { force: true });
-        if ("error" in answer) throw new Error(`The worker could not prune: ${answer.error}`);
+        if ("error" in answer) throw new RunQueueStateError(`The worker could not prune: ${answer.error}`);
         return answer.removed;
       }
       if (!(await DirectoryLock.isHeld(queueDir))) {

@@ -27,6 +27,8 @@ import {
   RunIdSchema,
   type RunLease,
   type RunQueue,
+  RunQueueClosedError,
+  RunQueueStateError,
   type RunRecord,
   type RunStatus,
 } from "../run-queue.ts";
@@ -108,7 +110,7 @@ export async function createEmbeddedQueue(options: EmbeddedQueueOptions): Promis
   try {
     await lock.acquire(options.waitForLockMs ?? 0);
   } catch (error) {
-    throw new Error(
+    throw new RunQueueStateError(
       `The run queue in ${options.dir} is open in another process (${(error as Error).message}). Stop that process, or give this one another directory.`,
       { cause: error },
     );
@@ -351,7 +353,8 @@ class EmbeddedQueue implements EmbeddedRunQueue {
 
   async take(_workerId: string): Promise<RunLease | null> {
     this.#assertOpen();
-    if (this.#mode === "client") throw new Error("A client-mode queue cannot take runs; open it as a worker");
+    if (this.#mode === "client")
+      throw new RunQueueStateError("A client-mode queue cannot take runs; open it as a worker");
     this.#assertHolder();
     if (Date.now() < this.#pausedUntil) return null;
     this.#scan();
@@ -574,7 +577,8 @@ class EmbeddedQueue implements EmbeddedRunQueue {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const controller of this.#controllers.values()) controller.abort(new Error("The run queue closed"));
+    for (const controller of this.#controllers.values())
+      controller.abort(new RunQueueClosedError("it closed while this run was leased"));
     this.#waiters.notifyAll();
     await this.#lock?.release();
   }
@@ -600,7 +604,7 @@ class EmbeddedQueue implements EmbeddedRunQueue {
   }
 
   #assertOpen(): void {
-    if (this.#closed) throw new Error("The run queue is closed");
+    if (this.#closed) throw new RunQueueClosedError();
   }
 }
 

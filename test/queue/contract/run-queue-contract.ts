@@ -17,6 +17,7 @@ import {
   type RunLease,
   RunPayloadTooLargeError,
   type RunQueue,
+  RunQueueClosedError,
   startWorker,
 } from "../../../src/queue/index.ts";
 import { echo } from "../../fixtures/durable/echo.ts";
@@ -618,8 +619,8 @@ export function describeRunQueueContract(engineName: string, engine: ContractEng
         expect(lease.signal.aborted).toBe(true);
         await expect(lease.saveCheckpoint(checkpointOf(1))).rejects.toBeInstanceOf(LeaseLostError);
         expect(await pending).toBeInstanceOf(Error);
-        await expect(queue.enqueue("echo", "x", { runId: "q3" })).rejects.toThrow(/closed/);
-        await expect(queue.take("w")).rejects.toThrow(/closed/);
+        await expect(queue.enqueue("echo", "x", { runId: "q3" })).rejects.toBeInstanceOf(RunQueueClosedError);
+        await expect(queue.take("w")).rejects.toBeInstanceOf(RunQueueClosedError);
       });
     });
 
