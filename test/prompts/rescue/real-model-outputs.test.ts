@@ -6,6 +6,8 @@
  * quotes them, and the nudge worked on the real model (test/integration/real-model). Gemma 3 270M
  * (the base model, no chat template) never writes a call in any format: it continues the ChatML
  * transcript the server's fallback template gives it, and rescue must find nothing there.
+ * Qwen2.5-Coder 1.5B writes its calls in the doubled braces its template's tool prompt shows
+ * (`{{"name": …}}}`): not JSON, so not rescued today.
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -84,5 +86,31 @@ describe("rescue on Gemma 3 270M's captured outputs (base model, ChatML fallback
       expect(nudge).toContain(content.slice(0, 40));
       expect(nudge).toContain("Available tools: get_weather, report_weather.");
     }
+  });
+});
+
+describe("rescue on Qwen2.5-Coder 1.5B's captured outputs (doubled braces from its template)", () => {
+  const qwen15 = capturedOutputs("qwen2.5-coder-1.5b-instruct.json");
+
+  it("does not read a call wrapped in the template's doubled braces: it is not JSON, and JSON is never repaired", () => {
+    for (const { content } of qwen15) {
+      expect(content.startsWith('{{"name": ')).toBe(true);
+      expect(rescueToolCall(content, tools)).toBeNull();
+    }
+  });
+
+  it("reads the calls, values copied right, once each line's first brace is taken off", () => {
+    const [first] = qwen15;
+    if (!first) throw new Error("no captured output");
+    // The closing braces are not doubled consistently (four after the first call, three after the
+    // second): a rescue of this shape is a repair, which ADR 010 rules out; this shows what it would give.
+    const undoubled = first.content
+      .split("\n")
+      .map((line) => line.replace(/^\{\{/, "{"))
+      .join("\n");
+    expect(rescueToolCall(undoubled, tools)).toEqual([
+      { tool: "get_weather", args: { city: "Paris" } },
+      { tool: "report_weather", args: { city: "Paris", report: "It's sunny and warm in Paris." } },
+    ]);
   });
 });
