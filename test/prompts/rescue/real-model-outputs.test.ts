@@ -26,6 +26,15 @@ function capturedOutputs(file: string): CapturedOutput[] {
 }
 
 const tools = ["get_weather", "report_weather"];
+
+/** Each text's retry nudge quotes its first `quoted` characters and lists the tools. */
+function expectQuotingNudges(texts: readonly string[], quoted: number): void {
+  for (const text of texts) {
+    const nudge = retryNudge(text, tools);
+    expect(nudge).toContain(text.slice(0, quoted));
+    expect(nudge).toContain("Available tools: get_weather, report_weather.");
+  }
+}
 const qwen = capturedOutputs("qwen2.5-coder-0.5b-instruct.json");
 const output = (prefix: string) => {
   const found = qwen.find((entry) => entry.name.startsWith(prefix));
@@ -51,11 +60,7 @@ describe("rescue on Qwen2.5-Coder 0.5B's captured outputs", () => {
   });
 
   it("answers both with a retry nudge that quotes the output and lists the tools", () => {
-    for (const text of [output("second turn"), output("first turn")]) {
-      const nudge = retryNudge(text, tools);
-      expect(nudge).toContain(text.slice(0, 60));
-      expect(nudge).toContain("Available tools: get_weather, report_weather.");
-    }
+    expectQuotingNudges([output("second turn"), output("first turn")], 60);
   });
 });
 
@@ -81,11 +86,10 @@ describe("rescue on Gemma 3 270M's captured outputs (base model, ChatML fallback
   );
 
   it("answers each with a retry nudge that quotes the output and lists the tools", () => {
-    for (const { content } of gemma) {
-      const nudge = retryNudge(content, tools);
-      expect(nudge).toContain(content.slice(0, 40));
-      expect(nudge).toContain("Available tools: get_weather, report_weather.");
-    }
+    expectQuotingNudges(
+      gemma.map((entry) => entry.content),
+      40,
+    );
   });
 });
 
