@@ -286,63 +286,6 @@ describe("auto mode", () => {
     expect(server.requests).toHaveLength(2);
   });
 
-  // The text the real Qwen2.5-Coder 0.5B writes for a call in native mode (docs/eval.md): bare
-  // JSON in the content, no <tool_call> tags, so llama-server answers text.
-  const textCall = (city: string) => `{"name": "get_weather", "arguments": {"city": "${city}"}}`;
-
-  it("turns to prompt mode after two answers with calls written as text and no native call", async () => {
-    server.reply(
-      CHAT,
-      json(completion({ content: textCall("Paris") })),
-      json(completion({ content: textCall("Rome") })),
-      json(completion({ content: '{"tool": "get_weather", "args": {"city": "Oslo"}}' })),
-    );
-    const auto = client();
-    // The client does not rescue native text: that is the guardrails' job (bare runs get text).
-    expect(await auto.send(history, tools)).toEqual({ content: textCall("Paris") });
-    expect(auto.resolvedMode).toBe("native");
-    expect(await auto.send(history, tools)).toEqual({ content: textCall("Rome") });
-    expect(auto.resolvedMode).toBe("prompt");
-    expect(await auto.send(history, tools)).toEqual([{ tool: "get_weather", args: { city: "Oslo" } }]);
-
-    const bodies = server.requestsTo(CHAT).map((request) => request.json as Record<string, unknown>);
-    expect(bodies.map((body) => "tools" in body)).toEqual([true, true, false]);
-    const switched = logs.filter((line) => line.includes("wrote its tool calls as text"));
-    expect(switched).toHaveLength(1);
-    expect(switched[0]).toContain('mode: "native"');
-    server.assertDone();
-  });
-
-  it("stays native once the model has made a native call, and does not count prose", async () => {
-    server.reply(
-      CHAT,
-      json(completion({ content: "Let me check the weather for you." })),
-      json(completion({ tool_calls: [{ name: "get_weather", arguments: '{"city":"Paris"}' }] })),
-      json(completion({ content: textCall("Rome") })),
-      json(completion({ content: textCall("Oslo") })),
-      json(completion({ content: textCall("Lima") })),
-    );
-    const auto = client();
-    for (let call = 0; call < 5; call += 1) await auto.send(history, tools);
-    expect(auto.resolvedMode).toBe("native");
-    const bodies = server.requestsTo(CHAT).map((request) => request.json as Record<string, unknown>);
-    expect(bodies.every((body) => "tools" in body)).toBe(true);
-    expect(logs.filter((line) => line.includes("wrote its tool calls as text"))).toHaveLength(0);
-  });
-
-  it("never switches in explicit native mode", async () => {
-    server.reply(
-      CHAT,
-      json(completion({ content: textCall("Paris") })),
-      json(completion({ content: textCall("Rome") })),
-      json(completion({ content: textCall("Oslo") })),
-    );
-    const native = client({ mode: "native" });
-    for (let call = 0; call < 3; call += 1) await native.send(history, tools);
-    const bodies = server.requestsTo(CHAT).map((request) => request.json as Record<string, unknown>);
-    expect(bodies.every((body) => "tools" in body)).toBe(true);
-  });
-
   it("does not fall back in explicit native mode", async () => {
     server.reply(CHAT, json(errorBody(500, "tools param requires --jinja flag"), { status: 500 }));
     await expect(client({ mode: "native" }).send(history, tools)).rejects.toMatchObject({

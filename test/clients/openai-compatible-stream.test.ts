@@ -167,30 +167,6 @@ describe("sendStream", () => {
     expect(chunks.at(-1)?.response).toEqual([{ tool: "get_weather", args: { city: "Paris" } }]);
   });
 
-  it("turns auto to prompt mode after two streamed answers with calls written as text", async () => {
-    const textCall = (city: string) => `{"name": "get_weather", "arguments": {"city": "${city}"}}`;
-    server.reply(
-      CHAT,
-      sse([chunk({ content: textCall("Paris") }), chunk({}, "stop"), "[DONE]"]),
-      sse([chunk({ content: textCall("Rome") }), chunk({}, "stop"), "[DONE]"]),
-      sse([
-        chunk({ content: '{"tool": "get_weather", "args": {"city": "Oslo"}}' }),
-        chunk({}, "stop"),
-        "[DONE]",
-      ]),
-    );
-    const auto = client();
-    expect((await collect(auto.sendStream(history, tools))).at(-1)?.response).toEqual({
-      content: textCall("Paris"),
-    });
-    expect(auto.resolvedMode).toBe("native");
-    await collect(auto.sendStream(history, tools));
-    expect(auto.resolvedMode).toBe("prompt");
-    const last = await collect(auto.sendStream(history, tools));
-    expect(last.at(-1)?.response).toEqual([{ tool: "get_weather", args: { city: "Oslo" } }]);
-    expect(server.bodyOf(CHAT, 2)).not.toHaveProperty("tools");
-  });
-
   it("rescues a 'Failed to parse input' error event", async () => {
     const message =
       'Failed to parse input at pos 5: <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>';

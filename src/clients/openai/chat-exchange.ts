@@ -8,7 +8,6 @@
 import { BackendError, parseRetryAfter } from "../../core/errors.ts";
 import { type ToolSpec, toOpenAITool } from "../../core/tools.ts";
 import { ChunkType, type LLMResponse, type StreamChunk, type TokenUsage } from "../../core/types.ts";
-import { extractToolCall } from "../../prompts/tool-prompt.ts";
 import {
   errorMessageOf,
   rejectsNativeTools,
@@ -29,13 +28,6 @@ import {
 
 /** How tools reach the model: the server's function calling, the system prompt, or try native first. */
 export type ToolCallingMode = "native" | "prompt" | "auto";
-
-/**
- * In `"auto"` mode, how many answers with a tool call written as text (and no native call before
- * them) switch a native session to prompt mode. Two, not one: a single stray text call from a
- * model that otherwise calls natively should not change the session.
- */
-export const TEXT_CALLS_TO_PROMPT = 2;
 
 /** A backend's answer, its body read on demand. `Exchange` (src/clients/http.ts) is one. */
 export interface ChatAnswer {
@@ -101,24 +93,15 @@ export function chatRequestBody(
   return body;
 }
 
-/** What an answer to a request with tools held, as the `"auto"` negotiation counts it. */
-export type ToolAnswerKind = "native_call" | "text_call" | "other";
-
 /**
  * The tool-calling mode of one backend: fixed, or for `"auto"` native until the server rejects
- * native tools (then prompt, for good) or accepts them (then native) — and, while native, prompt
- * for good once the model has answered {@link TEXT_CALLS_TO_PROMPT} requests with a call written
- * as text and none with a native call: the chat template claims tool support, but the model
- * writes the calls itself, so the server's parser gains nothing and prompt mode asks for the
- * format the model writes (measured on Qwen2.5-Coder 0.5B, docs/eval.md).
+ * native tools (then prompt, for good) or accepts them (then native, for good).
  */
 export class ToolModeNegotiation {
   readonly mode: ToolCallingMode;
   readonly #logPrefix: string;
   readonly #logger: (line: string) => void;
   #resolved: "native" | "prompt" | undefined;
-  #textCalls = 0;
-  #sawNativeCall = false;
 
   constructor(mode: ToolCallingMode, logger: (line: string) => void, logPrefix = "forge-guardrails") {
     this.mode = mode;
@@ -140,23 +123,6 @@ export class ToolModeNegotiation {
   /** The server took the tools in `mode`. */
   settle(mode: "native" | "prompt"): void {
     this.#resolved ??= mode;
-  }
-
-  /**
-   * An answer to a request with tools, read in `mode`: in `"auto"`, the second answer with a
-   * call written as text (before any native call) turns native into prompt for good, said once
-   * in the log. Fixed modes, and auto once it has seen a native call, never change.
-   */
-  observe(mode: "native" | "prompt", kind: ToolAnswerKind, url: string): void {
-    if (this.mode !== "auto" || mode !== "native" || this.#resolved === "prompt") return;
-    if (kind === "native_call") this.#sawNativeCall = true;
-    if (kind !== "text_call" || this.#sawNativeCall) return;
-    this.#textCalls += 1;
-    if (this.#textCalls < TEXT_CALLS_TO_PROMPT) return;
-    this.#resolved = "prompt";
-    this.#logger(
-      `${this.#logPrefix}: the model behind ${url} wrote its tool calls as text in ${this.#textCalls} answers and made no native call; using prompt-injected tool calling from now on (set mode: "native" to keep native tool calling).`,
-    );
   }
 
   /** The server rejected native tools: prompt mode from now on, said once in the log. */
@@ -199,40 +165,18 @@ export class OpenAIChatExchange {
     const body = await opened.answer.text();
     const completion = parseWireBody(chatCompletionSchema, body, this.transport.url, isChatCompletion);
     reportUsage(completion, request.onUsage);
-    const response = readMessage(messageOfCompletion(completion), this.#readContext(opened.mode, request));
-    this.#observe(opened.mode, request, response);
-    return response;
+    return readMessage(messageOfCompletion(completion), this.#readContext(opened.mode, request));
   }
 
   /** A streamed completion: deltas as they come, then FINAL (see `streamChatCompletion`). */
-  async *stream(request: ChatRequest, signal: AbortSignal | undefined): AsyncGenerator<StreamChunk> {
-    let mode: "native" | "prompt" | undefined;
-    const chunks = streamChatCompletion(async () => {
+  stream(request: ChatRequest, signal: AbortSignal | undefined): AsyncGenerator<StreamChunk> {
+    return streamChatCompletion(async () => {
       const opened = await this.#open(request, true, signal);
       if (opened.kind === "failed") {
         return { type: ChunkType.FINAL, response: this.#responseToFailure(opened, request.tools) };
       }
-      mode = opened.mode;
       return { exchange: opened.answer, context: this.#readContext(opened.mode, request) };
     }, this.transport.url);
-    for await (const chunk of chunks) {
-      if (chunk.type === ChunkType.FINAL && mode !== undefined && chunk.response !== undefined) {
-        this.#observe(mode, request, chunk.response);
-      }
-      yield chunk;
-    }
-  }
-
-  /** Tell the negotiation what an answer to a request with tools held (see `observe`). */
-  #observe(mode: "native" | "prompt", request: ChatRequest, response: LLMResponse): void {
-    if (this.negotiation.mode !== "auto" || mode !== "native" || request.tools.length === 0) return;
-    const toolNames = request.tools.map((tool) => tool.name);
-    const kind: ToolAnswerKind = Array.isArray(response)
-      ? "native_call"
-      : extractToolCall(response.content, toolNames, { tools: request.tools }) !== null
-        ? "text_call"
-        : "other";
-    this.negotiation.observe(mode, kind, this.transport.url);
   }
 
   async #open(request: ChatRequest, stream: boolean, signal: AbortSignal | undefined): Promise<Opened> {

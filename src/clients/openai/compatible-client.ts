@@ -38,10 +38,7 @@ export interface OpenAICompatibleClientOptions extends RetryOptions, SamplingOve
   model?: string;
   /** The GGUF file the server runs; its stem names the model when `model` is not given. */
   ggufPath?: string;
-  /**
-   * Default `"auto"`: native, turning to prompt for good if the server rejects `tools`, or once the
-   * model has written its calls as text in two answers without making a native call.
-   */
+  /** Default `"auto"`: native, falling back to prompt once if the server rejects `tools`. */
   mode?: ToolCallingMode;
   /** `undefined` or `true`: capture reasoning into `ToolCall.reasoning`; `false`: discard it. */
   think?: boolean;
@@ -124,8 +121,8 @@ export class OpenAICompatibleClient extends RetryingClient implements LLMClient 
   }
 
   /**
-   * The tool-calling mode in use: `mode` itself, or for `"auto"` what the requests with tools
-   * decided so far (`undefined` until the first is answered; `"prompt"` once auto turned).
+   * The tool-calling mode in use: `mode` itself, or for `"auto"` what the first request with tools
+   * decided (`undefined` until then).
    */
   get resolvedMode(): "native" | "prompt" | undefined {
     return this.#exchange.negotiation.resolved;
