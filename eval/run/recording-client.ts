@@ -4,6 +4,7 @@
  */
 import type { LLMCallEndEvent, RunObserver } from "../../src/core/run-observer.ts";
 import type { LLMResponse, ToolChoice } from "../../src/core/types.ts";
+import { describeThrown } from "../../src/watch/report/index.ts";
 import { estimateWireTokens, type WireMessage } from "../sim-model/wire.ts";
 
 /** One LLM call as recorded. */
@@ -75,14 +76,8 @@ export function createExchangeRecorder(
   };
 }
 
-/** An error as JSON: name, message, and an HTTP status and body when it has them. */
+/** An error as JSON (the watch reporter's `describeThrown`), its HTTP body cut to 2,000 characters. */
 export function describeError(error: unknown): RecordedExchange["error"] & object {
-  if (!(error instanceof Error)) return { name: "Error", message: String(error) };
-  const { statusCode, body } = error as { statusCode?: unknown; body?: unknown };
-  return {
-    name: error.name,
-    message: error.message,
-    ...(typeof statusCode === "number" && { statusCode }),
-    ...(typeof body === "string" && { body: body.slice(0, 2000) }),
-  };
+  const described = describeThrown(error);
+  return described.body === undefined ? described : { ...described, body: described.body.slice(0, 2000) };
 }

@@ -13,6 +13,7 @@ export { createWatchReporter, type WatchReporter, type WatchReporterOptions } fr
 export { type StatechartGraph, type StatechartState, statechartOf } from "./statechart-graph.ts";
 export {
   createWatchTransport,
+  describeThrown,
   openWatchRun,
   WatchReportError,
   type WatchRun,
