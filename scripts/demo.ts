@@ -12,9 +12,8 @@
  * Defaults: grammar-constrained function calling, greedy decoding (temperature 0, so the run is
  * reproducible), 96 tokens per answer, 10 LLM calls. On the real model greedy finishes in 3 calls
  * with Paris in both: its second call repeats get_weather, the repeated-call guardrail notes it and
- * leaves get_weather out of the next request, and it calls report_weather. On forge-tiny v3 greedy
- * finishes in 2 calls (1 thread, the Q8_0 and the f16 export); free mode in 3 (its first
- * report_weather call lacks `report`; the tool error corrects it).
+ * leaves get_weather out of the next request, and it calls report_weather. On forge-tiny v4 greedy
+ * finishes in 2 calls with Paris in both, in functions mode and in free mode (1 thread, Q8_0).
  *
  *   npm run demo -- --mode free          # no grammar: tool calls are rescued from the text
  *   npm run demo -- --tool-choice auto   # functions mode, but the model may answer in text

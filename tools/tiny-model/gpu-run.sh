@@ -7,6 +7,8 @@
 # lease of about 15 minutes of device time: one call of 7.5 minutes of step time (the per-call
 # limit is 10 minutes, the machine's start takes one or two). The weights saved last come back
 # even when the trainer is stopped early (it saves every --save-every seconds).
+# v3 ran `gpu-run.sh 7.5 7.5 …` from scratch; v4 continued v3's weights with `gpu-run.sh 7 14.5 …`
+# after unpacking them into .cache/tiny-gpu/weights.pt.part.* (models/README.md has both commands).
 set -uo pipefail
 cd "$(dirname "$0")"
 MINUTES=${1:-7.5}
