@@ -34,6 +34,11 @@ export interface LoopConfig {
    * (the sim-model: the same scenario under `profile`, default `clean`).
    */
   escalation?: { after: number; profile: string };
+  /**
+   * `false`: a retry after a prose answer is sent without `toolChoice: "required"`
+   * (`forceToolChoiceOnRetry`); absent = the runner's default, forced.
+   */
+  forceToolChoiceOnRetry?: boolean;
 }
 
 const REFORGED: LoopConfig = {
@@ -66,9 +71,10 @@ export const ABLATION_PRESETS: Readonly<Record<string, LoopConfig>> = {
 };
 
 /**
- * Reforged plus one of the loop controls (docs/decisions/018), named with `--ablation` (not part
- * of `all`, which is the ablation of the guardrails): per-step tool subsets, and escalation to a
- * stronger model after 2 consecutive failures of one kind (the backend must offer one).
+ * Reforged with one loop control changed, named with `--ablation` (not part of `all`, which is
+ * the ablation of the guardrails): per-step tool subsets and escalation to a stronger model after
+ * 2 consecutive failures of one kind (docs/decisions/018; the backend must offer one), and
+ * `no_force`, retries after a prose answer sent without `toolChoice: "required"`.
  */
 export const LOOP_CONTROL_PRESETS: Readonly<Record<string, LoopConfig>> = {
   "reforged+subsets": { ...REFORGED, name: "reforged+subsets", toolSubsets: "steps" },
@@ -77,6 +83,7 @@ export const LOOP_CONTROL_PRESETS: Readonly<Record<string, LoopConfig>> = {
     name: "reforged+escalation",
     escalation: { after: 2, profile: "clean" },
   },
+  no_force: { ...REFORGED, name: "no_force", forceToolChoiceOnRetry: false },
 };
 
 /**

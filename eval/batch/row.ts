@@ -28,6 +28,7 @@ export const configSchema = z.object({
   compaction: z.enum(["tiered", "sliding", "none"]),
   toolSubsets: z.enum(["all", "steps"]).optional(),
   escalation: z.object({ after: z.number(), profile: z.string() }).optional(),
+  forceToolChoiceOnRetry: z.boolean().optional(),
 });
 
 /** Versions of what produced a row. */

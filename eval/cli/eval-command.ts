@@ -264,6 +264,7 @@ export function registerEvalCommand(program: Command): Command {
         "  ideal        (--ideal) the reference calls played through the loop: the token yardstick",
         "  reforged+subsets     reforged, each request offering only the tools that make progress now",
         "  reforged+escalation  reforged, escalating to a stronger client after 2 failures of one kind (sim-model: profile clean)",
+        '  no_force             reforged, its retries after a prose answer sent without tool_choice "required"',
         "",
         "Backends:",
         ...Object.values(BACKENDS).map((backend) => `  ${backend.name.padEnd(18)} ${backend.description}`),

@@ -122,6 +122,9 @@ export async function runForge(input: ForgeRunInput): Promise<RunOutcome> {
     stream: input.stream ?? false,
     onMessage: (message: Message) => appended.push({ at: since(), message }),
     ...(config.toolSubsets && { toolSubsets: config.toolSubsets }),
+    ...(config.forceToolChoiceOnRetry !== undefined && {
+      forceToolChoiceOnRetry: config.forceToolChoiceOnRetry,
+    }),
     ...(escalation && { escalation }),
   });
 

@@ -7,15 +7,53 @@ import { describe, expect, it } from "vitest";
 import { LOOP_CONTROL_PRESETS, resolveConfigs } from "../../eval/ablation.ts";
 import { BACKENDS } from "../../eval/backends/registry.ts";
 import { executeTask } from "../../eval/batch/batch.ts";
+import { configSchema } from "../../eval/batch/row.ts";
 import { selectScenarios } from "../../eval/scenarios/index.ts";
 
 describe("loop-control eval configs", () => {
   it("are named on their own, not part of all", () => {
     expect(resolveConfigs(["all"]).map((config) => config.name)).not.toContain("reforged+subsets");
+    expect(resolveConfigs(["all"]).map((config) => config.name)).not.toContain("no_force");
     expect(resolveConfigs(["reforged+subsets", "reforged+escalation"])).toEqual([
       LOOP_CONTROL_PRESETS["reforged+subsets"],
       LOOP_CONTROL_PRESETS["reforged+escalation"],
     ]);
+  });
+
+  it("no_force sends its retries after a prose answer without toolChoice required, reforged forces them", async () => {
+    const [scenario] = selectScenarios(["basic_forecast_prose"]);
+    if (!scenario) throw new Error("no basic_forecast_prose scenario");
+    // Under hostile faults (60% of turns) some seeds answer in prose, so the loop retries.
+    const session = await BACKENDS["sim-model"]?.start({ profile: "hostile", scenarios: [scenario] });
+    if (!session) throw new Error("no sim-model backend");
+    try {
+      const noForce = LOOP_CONTROL_PRESETS.no_force;
+      const reforged = resolveConfigs(["reforged"])[0];
+      if (!noForce || !reforged) throw new Error("missing configs");
+      expect(noForce).toEqual({ ...reforged, name: "no_force", forceToolChoiceOnRetry: false });
+      expect(configSchema.parse(noForce)).toEqual(noForce);
+      const retried = async (config: typeof noForce) => {
+        for (let seed = 0; seed < 40; seed += 1) {
+          const outcome = await executeTask(
+            { key: `${config.name}${seed}`, scenario, config, seed } as never,
+            session,
+            false,
+          );
+          if (outcome.measurement.nudges.retry > 0) return outcome;
+        }
+        throw new Error(`no seed of ${config.name} retried`);
+      };
+      const free = await retried(noForce);
+      expect(free.measurement.forcedRetries).toBe(0);
+      expect(free.trace.exchanges.some((exchange) => exchange.toolChoice === "required")).toBe(false);
+      const forced = await retried(reforged);
+      expect(forced.measurement.forcedRetries).toBeGreaterThan(0);
+      expect(forced.trace.exchanges.filter((exchange) => exchange.toolChoice === "required")).toHaveLength(
+        forced.measurement.forcedRetries,
+      );
+    } finally {
+      await session.close();
+    }
   });
 
   it("escalate to the clean profile after two failures of one kind, counted in the row and the trace", async () => {
