@@ -10,6 +10,27 @@ import { executeTask } from "../../eval/batch/batch.ts";
 import { configSchema } from "../../eval/batch/row.ts";
 import { selectScenarios } from "../../eval/scenarios/index.ts";
 
+type Task = Parameters<typeof executeTask>[0];
+type Outcome = Awaited<ReturnType<typeof executeTask>>;
+
+/** The first of seeds 0–39 whose run of `config` satisfies `wanted`, or null. */
+async function firstSeedWhere(
+  session: Parameters<typeof executeTask>[1],
+  scenario: Task["scenario"],
+  config: Task["config"],
+  wanted: (outcome: Outcome) => boolean,
+): Promise<Outcome | null> {
+  for (let seed = 0; seed < 40; seed += 1) {
+    const outcome = await executeTask(
+      { key: `${config.name}${seed}`, scenario, config, seed } as never,
+      session,
+      false,
+    );
+    if (wanted(outcome)) return outcome;
+  }
+  return null;
+}
+
 describe("loop-control eval configs", () => {
   it("are named on their own, not part of all", () => {
     expect(resolveConfigs(["all"]).map((config) => config.name)).not.toContain("reforged+subsets");
@@ -33,15 +54,14 @@ describe("loop-control eval configs", () => {
       expect(noForce).toEqual({ ...reforged, name: "no_force", forceToolChoiceOnRetry: false });
       expect(configSchema.parse(noForce)).toEqual(noForce);
       const retried = async (config: typeof noForce) => {
-        for (let seed = 0; seed < 40; seed += 1) {
-          const outcome = await executeTask(
-            { key: `${config.name}${seed}`, scenario, config, seed } as never,
-            session,
-            false,
-          );
-          if (outcome.measurement.nudges.retry > 0) return outcome;
-        }
-        throw new Error(`no seed of ${config.name} retried`);
+        const outcome = await firstSeedWhere(
+          session,
+          scenario,
+          config,
+          (run) => run.measurement.nudges.retry > 0,
+        );
+        if (!outcome) throw new Error(`no seed of ${config.name} retried`);
+        return outcome;
       };
       const free = await retried(noForce);
       expect(free.measurement.forcedRetries).toBe(0);
@@ -65,15 +85,12 @@ describe("loop-control eval configs", () => {
     try {
       const config = LOOP_CONTROL_PRESETS["reforged+escalation"];
       if (!config) throw new Error("no reforged+escalation config");
-      let escalated = null;
-      for (let seed = 0; seed < 40 && escalated === null; seed += 1) {
-        const outcome = await executeTask(
-          { key: `k${seed}`, scenario, config, seed } as never,
-          session,
-          false,
-        );
-        if ((outcome.measurement.escalations ?? 0) > 0) escalated = outcome;
-      }
+      const escalated = await firstSeedWhere(
+        session,
+        scenario,
+        config,
+        (run) => (run.measurement.escalations ?? 0) > 0,
+      );
       expect(escalated).not.toBeNull();
       const { measurement, trace } = escalated as NonNullable<typeof escalated>;
       const labelled = trace.exchanges.filter((exchange) => exchange.client === "sim/clean");
