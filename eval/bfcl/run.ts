@@ -1,0 +1,121 @@
+/**
+ * A BFCL run: every sampled case sent to every target, one at a time (a local server has one
+ * slot), each answer appended to a JSONL file as soon as it comes, so `--resume` skips the cases a
+ * file already holds. Progress goes to stderr with cli-progress.
+ */
+import cliProgress from "cli-progress";
+import { z } from "zod";
+import { appendJsonLine, latestByKey, readJsonl, repairTail } from "../batch/jsonl.ts";
+import type { BfclCase } from "./cases.ts";
+import { type BfclServer, type BfclTargetName, startTarget } from "./targets.ts";
+
+/** One answered case. */
+export const bfclRowSchema = z.object({
+  /** `${model}|${target}|${id}`. */
+  key: z.string(),
+  model: z.string(),
+  target: z.string(),
+  id: z.string(),
+  category: z.string(),
+  calls: z.array(z.object({ name: z.string(), arguments: z.string() })),
+  text: z.string(),
+  ms: z.number(),
+  llmCalls: z.number(),
+  nudges: z.number(),
+  rescues: z.number(),
+  gaveUp: z.boolean(),
+  /** Set when the request failed (the case then counts as failed). */
+  error: z.string().nullable(),
+  at: z.string(),
+});
+
+/** A row of a BFCL results file. */
+export type BfclRow = z.infer<typeof bfclRowSchema>;
+
+/** The key of a case's row. */
+export function rowKey(model: string, target: string, id: string): string {
+  return `${model}|${target}|${id}`;
+}
+
+/** Options of {@link runBfcl}. */
+export interface BfclRunOptions {
+  cases: readonly BfclCase[];
+  targets: readonly BfclTargetName[];
+  server: BfclServer;
+  out: string;
+  /** Skip the cases `out` already answers. */
+  resume: boolean;
+  /** A case's deadline, all LLM calls together. */
+  caseTimeoutMs: number;
+  progress?: boolean;
+}
+
+/** Run the cases (see the module comment); returns the rows written. */
+export async function runBfcl(options: BfclRunOptions): Promise<number> {
+  const { server, out } = options;
+  let done = new Set<string>();
+  if (options.resume) {
+    repairTail(out);
+    done = new Set(latestByKey(readJsonl(out, bfclRowSchema).rows).rows.map((row) => row.key));
+  }
+  const work = options.targets.flatMap((target) =>
+    options.cases
+      .filter((item) => !done.has(rowKey(server.model, target, item.id)))
+      .map((item) => ({ target, item })),
+  );
+  const bar = options.progress
+    ? new cliProgress.SingleBar(
+        { format: "bfcl {bar} {value}/{total} {target} {id} eta {eta_formatted}", hideCursor: true },
+        cliProgress.Presets.shades_classic,
+      )
+    : undefined;
+  bar?.start(work.length, 0, { target: "", id: "" });
+  let written = 0;
+  // Targets one after another, so a target's cases share a warm server and the file reads in order.
+  for (const name of options.targets) {
+    const mine = work.filter((entry) => entry.target === name);
+    if (mine.length === 0) continue;
+    const target = await startTarget(name, server);
+    try {
+      for (const { item } of mine) {
+        bar?.update(written, { target: name, id: item.id });
+        const started = performance.now();
+        const signal = AbortSignal.timeout(options.caseTimeoutMs);
+        let row: BfclRow;
+        try {
+          const answer = await target.ask(item, signal);
+          row = { ...base(), ...answer, ms: performance.now() - started, error: null };
+        } catch (error) {
+          row = {
+            ...base(),
+            calls: [],
+            text: "",
+            llmCalls: 0,
+            nudges: 0,
+            rescues: 0,
+            gaveUp: false,
+            ms: performance.now() - started,
+            error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+          };
+        }
+        appendJsonLine(out, row);
+        written += 1;
+        function base() {
+          return {
+            key: rowKey(server.model, name, item.id),
+            model: server.model,
+            target: name,
+            id: item.id,
+            category: item.category,
+            at: new Date().toISOString(),
+          };
+        }
+      }
+    } finally {
+      await target.close();
+    }
+  }
+  bar?.update(written, { target: "done", id: "" });
+  bar?.stop();
+  return written;
+}

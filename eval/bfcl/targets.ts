@@ -1,0 +1,221 @@
+/**
+ * Where the harness sends a BFCL case: the model server directly, `forge proxy` in front of the same
+ * server (started here on a free loopback port, as a user would run it), or the guarded front half
+ * in process (`runInference` with the proxy's `respond` tool, the prose policy and the parallel
+ * follow-up). Each sends what BFCL's OpenAI FC handler sends — the first turn's messages, the
+ * tools, temperature 0 and no `tool_choice` (auto) — and answers in the FC handler's terms: the
+ * calls as `{name, arguments}` with arguments as JSON text, else the text.
+ */
+import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
+import { ContextManager, NoCompact } from "../../src/context/index.ts";
+import { ToolCallError } from "../../src/core/errors.ts";
+import { createMessage, type Message, MessageType } from "../../src/core/messages.ts";
+import { type JsonSchema, toolSpecFromJsonSchema } from "../../src/core/tools.ts";
+import { runInference } from "../../src/loop/inference.ts";
+import type { AccessRecord } from "../../src/proxy/access-log.ts";
+import { createHttpBackend, type RunningProxy, startProxy } from "../../src/proxy/index.ts";
+import { RESPOND_TOOL_NAME, respondTool } from "../../src/tools/respond.ts";
+import type { BfclCase } from "./cases.ts";
+
+/** The targets a run can take. */
+export const BFCL_TARGETS = ["direct", "proxy", "loop"] as const;
+
+/** A target's name. */
+export type BfclTargetName = (typeof BFCL_TARGETS)[number];
+
+/** A call as BFCL's FC handler records it. */
+export interface BfclCall {
+  name: string;
+  /** JSON text. */
+  arguments: string;
+}
+
+/** What a target answered to one case, and what the guardrails did for it. */
+export interface BfclAnswer {
+  calls: BfclCall[];
+  text: string;
+  /** LLM calls made (1 directly). */
+  llmCalls: number;
+  nudges: number;
+  rescues: number;
+  /** The proxy gave up: its answer is the model's prose after the nudges. */
+  gaveUp: boolean;
+}
+
+/** A started target. */
+export interface BfclTarget {
+  name: BfclTargetName;
+  ask(item: BfclCase, signal: AbortSignal): Promise<BfclAnswer>;
+  close(): Promise<void>;
+}
+
+/** Where the model server is and how to ask it. */
+export interface BfclServer {
+  /** OpenAI-compatible base URL, e.g. `http://127.0.0.1:8080/v1`. */
+  baseUrl: string;
+  /** `model` sent with each request. */
+  model: string;
+  /** Sent with each request (BFCL sends `temperature`; the harness defaults it to 0). */
+  temperature: number;
+  /** `max_tokens` per LLM call, when set (the same for every target). */
+  maxTokens?: number | undefined;
+}
+
+/** The chat-completions body of a case, as BFCL's FC handler builds it. */
+export function requestBody(item: BfclCase, server: BfclServer): Record<string, unknown> {
+  return {
+    model: server.model,
+    messages: item.turns[0],
+    tools: item.tools,
+    temperature: server.temperature,
+    ...(server.maxTokens !== undefined && { max_tokens: server.maxTokens }),
+  };
+}
+
+/** Start `name` in front of `server`. */
+export async function startTarget(name: BfclTargetName, server: BfclServer): Promise<BfclTarget> {
+  switch (name) {
+    case "direct":
+      return chatTarget("direct", `${server.baseUrl.replace(/\/+$/, "")}/chat/completions`, server);
+    case "proxy": {
+      const records: AccessRecord[] = [];
+      const proxy = await startProxy({
+        backend: createHttpBackend({ url: server.baseUrl }),
+        port: 0,
+        serialize: true,
+        accessLog: { format: "json", write: (line) => records.push(JSON.parse(line) as AccessRecord) },
+      });
+      return chatTarget("proxy", `${proxy.url}/v1/chat/completions`, server, proxy, records);
+    }
+    case "loop":
+      return loopTarget(server);
+  }
+}
+
+function chatTarget(
+  name: BfclTargetName,
+  url: string,
+  server: BfclServer,
+  proxy?: RunningProxy,
+  records?: AccessRecord[],
+): BfclTarget {
+  return {
+    name,
+    async ask(item, signal) {
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(requestBody(item, server)),
+        signal,
+      });
+      const body = (await response.json()) as ChatCompletion;
+      const record = records?.at(-1);
+      if (!response.ok) {
+        // A refusal (422 retries_exhausted) is the target's answer: no call.
+        const message = body.error?.message ?? `HTTP ${response.status}`;
+        if (response.status === 422) return { ...emptyAnswer(record), text: message };
+        throw new Error(`${name}: ${message}`);
+      }
+      const choice = body.choices?.[0]?.message;
+      const calls = (choice?.tool_calls ?? []).map((call) => ({
+        name: call.function.name,
+        arguments: call.function.arguments,
+      }));
+      return { ...emptyAnswer(record), calls, text: choice?.content ?? "" };
+    },
+    async close() {
+      await proxy?.close();
+    },
+  };
+}
+
+function emptyAnswer(record: AccessRecord | undefined): BfclAnswer {
+  return {
+    calls: [],
+    text: "",
+    llmCalls: record ? record.retries + 1 : 1,
+    nudges: record?.nudges ?? 0,
+    rescues: record?.rescues ?? 0,
+    gaveUp: record?.guardrail === "gave_up",
+  };
+}
+
+interface ChatCompletion {
+  choices?: {
+    message?: { content?: string | null; tool_calls?: { function: { name: string; arguments: string } }[] };
+  }[];
+  error?: { message?: string };
+}
+
+/** The guarded front half in process, with the proxy's `respond` tool for a text answer. */
+function loopTarget(server: BfclServer): BfclTarget {
+  const client = new OpenAICompatibleClient({
+    baseUrl: server.baseUrl,
+    model: server.model,
+    temperature: server.temperature,
+    ...(server.maxTokens !== undefined && { maxTokens: server.maxTokens }),
+  });
+  return {
+    name: "loop",
+    async ask(item, signal) {
+      const tools = [
+        ...item.tools.map((tool) => {
+          const fn = tool.function as { name: string; description?: string; parameters?: JsonSchema };
+          return toolSpecFromJsonSchema(fn.name, fn.description ?? "", fn.parameters ?? { type: "object" });
+        }),
+        respondTool().spec,
+      ];
+      let llmCalls = 0;
+      let nudges = 0;
+      const observer = {
+        onLLMCallStart: () => {
+          llmCalls += 1;
+        },
+        onMessage: (message: Message) => {
+          if (NUDGE_TYPES.has(message.metadata.type)) nudges += 1;
+        },
+      };
+      try {
+        const result = await runInference({
+          client,
+          contextManager: new ContextManager({ strategy: new NoCompact(), budgetTokens: 1_000_000 }),
+          messages: (item.turns[0] ?? []).map(toMessage),
+          tools,
+          observers: [observer],
+          signal,
+        });
+        const calls = result.toolCalls.filter((call) => call.tool !== RESPOND_TOOL_NAME);
+        const text = result.toolCalls
+          .filter((call) => call.tool === RESPOND_TOOL_NAME)
+          .map((call) => String(call.args.message ?? ""))
+          .join("\n\n");
+        return {
+          calls: calls.map((call) => ({ name: call.tool, arguments: JSON.stringify(call.args) })),
+          text,
+          llmCalls,
+          nudges,
+          rescues: 0,
+          gaveUp: false,
+        };
+      } catch (error) {
+        if (!(error instanceof ToolCallError)) throw error;
+        return { calls: [], text: error.rawResponse ?? "", llmCalls, nudges, rescues: 0, gaveUp: true };
+      }
+    },
+    async close() {},
+  };
+}
+
+const NUDGE_TYPES = new Set<string>([
+  MessageType.RETRY_NUDGE,
+  MessageType.STEP_NUDGE,
+  MessageType.PREREQUISITE_NUDGE,
+]);
+
+function toMessage(message: { role: string; content: string }): Message {
+  if (message.role === "system")
+    return createMessage("system", message.content, { type: MessageType.SYSTEM_PROMPT });
+  if (message.role === "assistant")
+    return createMessage("assistant", message.content, { type: MessageType.TEXT_RESPONSE });
+  return createMessage("user", message.content, { type: MessageType.USER_INPUT });
+}
