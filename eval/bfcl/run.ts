@@ -24,6 +24,8 @@ export const bfclRowSchema = z.object({
   nudges: z.number(),
   rescues: z.number(),
   gaveUp: z.boolean(),
+  prose: z.boolean().default(false),
+  renamed: z.number().default(0),
   /** Set when the request failed (the case then counts as failed). */
   error: z.string().nullable(),
   at: z.string(),
@@ -94,6 +96,8 @@ export async function runBfcl(options: BfclRunOptions): Promise<number> {
             nudges: 0,
             rescues: 0,
             gaveUp: false,
+            prose: false,
+            renamed: 0,
             ms: performance.now() - started,
             error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
           };

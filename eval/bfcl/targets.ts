@@ -13,12 +13,35 @@ import { createMessage, type Message, MessageType } from "../../src/core/message
 import { type JsonSchema, toolSpecFromJsonSchema } from "../../src/core/tools.ts";
 import { runInference } from "../../src/loop/inference.ts";
 import type { AccessRecord } from "../../src/proxy/access-log.ts";
-import { createHttpBackend, type RunningProxy, startProxy } from "../../src/proxy/index.ts";
+import {
+  createHttpBackend,
+  type ProxyOptions,
+  type RunningProxy,
+  startProxy,
+} from "../../src/proxy/index.ts";
 import { RESPOND_TOOL_NAME, respondTool } from "../../src/tools/respond.ts";
 import type { BfclCase } from "./cases.ts";
 
+/**
+ * The proxy's variants a run can take, by target name: `proxy` is `forge proxy` with its defaults;
+ * the others turn one guardrail back to its earlier behaviour, for before/after figures.
+ */
+export const PROXY_VARIANTS = {
+  proxy: {},
+  /** Every text answer nudged, as before the prose policy. */
+  "proxy-nudge": { prosePolicy: "nudge" },
+  /** No parallel follow-up: the answer holds the calls the model wrote at once. */
+  "proxy-single": { followUpMaxCalls: 1 },
+  /** Both: the proxy as it was before this round's guardrails (near-miss names aside). */
+  "proxy-before": { prosePolicy: "nudge", followUpMaxCalls: 1 },
+} as const satisfies Record<string, Partial<ProxyOptions>>;
+
 /** The targets a run can take. */
-export const BFCL_TARGETS = ["direct", "proxy", "loop"] as const;
+export const BFCL_TARGETS = [
+  "direct",
+  ...(Object.keys(PROXY_VARIANTS) as (keyof typeof PROXY_VARIANTS)[]),
+  "loop",
+] as const;
 
 /** A target's name. */
 export type BfclTargetName = (typeof BFCL_TARGETS)[number];
@@ -40,6 +63,10 @@ export interface BfclAnswer {
   rescues: number;
   /** The proxy gave up: its answer is the model's prose after the nudges. */
   gaveUp: boolean;
+  /** The answer was the model's text as it stood (the prose policy). */
+  prose: boolean;
+  /** Calls whose tool name was a near miss of an offered tool. */
+  renamed: number;
 }
 
 /** A started target. */
@@ -77,18 +104,19 @@ export async function startTarget(name: BfclTargetName, server: BfclServer): Pro
   switch (name) {
     case "direct":
       return chatTarget("direct", `${server.baseUrl.replace(/\/+$/, "")}/chat/completions`, server);
-    case "proxy": {
+    case "loop":
+      return loopTarget(server);
+    default: {
       const records: AccessRecord[] = [];
       const proxy = await startProxy({
+        ...PROXY_VARIANTS[name],
         backend: createHttpBackend({ url: server.baseUrl }),
         port: 0,
         serialize: true,
         accessLog: { format: "json", write: (line) => records.push(JSON.parse(line) as AccessRecord) },
       });
-      return chatTarget("proxy", `${proxy.url}/v1/chat/completions`, server, proxy, records);
+      return chatTarget(name, `${proxy.url}/v1/chat/completions`, server, proxy, records);
     }
-    case "loop":
-      return loopTarget(server);
   }
 }
 
@@ -108,8 +136,13 @@ function chatTarget(
         body: JSON.stringify(requestBody(item, server)),
         signal,
       });
+      const before = records?.length ?? 0;
       const body = (await response.json()) as ChatCompletion;
-      const record = records?.at(-1);
+      // The access line is written once the answer's connection closes: wait for it (briefly).
+      for (let waited = 0; records && records.length === before && waited < 2000; waited += 10) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const record = records && records.length > before ? records.at(-1) : undefined;
       if (!response.ok) {
         // A refusal (422 retries_exhausted) is the target's answer: no call.
         const message = body.error?.message ?? `HTTP ${response.status}`;
@@ -137,6 +170,8 @@ function emptyAnswer(record: AccessRecord | undefined): BfclAnswer {
     nudges: record?.nudges ?? 0,
     rescues: record?.rescues ?? 0,
     gaveUp: record?.guardrail === "gave_up",
+    prose: (record?.proseAnswers ?? 0) > 0,
+    renamed: record?.renamedTools ?? 0,
   };
 }
 
@@ -181,6 +216,7 @@ function loopTarget(server: BfclServer): BfclTarget {
           contextManager: new ContextManager({ strategy: new NoCompact(), budgetTokens: 1_000_000 }),
           messages: (item.turns[0] ?? []).map(toMessage),
           tools,
+          proseAnswerTool: RESPOND_TOOL_NAME,
           observers: [observer],
           signal,
         });
@@ -196,10 +232,21 @@ function loopTarget(server: BfclServer): BfclTarget {
           nudges,
           rescues: 0,
           gaveUp: false,
+          prose: false,
+          renamed: 0,
         };
       } catch (error) {
         if (!(error instanceof ToolCallError)) throw error;
-        return { calls: [], text: error.rawResponse ?? "", llmCalls, nudges, rescues: 0, gaveUp: true };
+        return {
+          calls: [],
+          text: error.rawResponse ?? "",
+          llmCalls,
+          nudges,
+          rescues: 0,
+          gaveUp: true,
+          prose: false,
+          renamed: 0,
+        };
       }
     },
     async close() {},

@@ -88,6 +88,16 @@ export function addGuardOptions(command: Command): Command {
   return command
     .option("--max-retries <n>", "nudged retries per request (at most n + 1 LLM calls)", "3")
     .option("--no-rescue", "do not rescue tool calls written as text")
+    .option(
+      "--prose-policy <policy>",
+      "under tool_choice auto: answer (take a text answer with no sign of a call attempt at once) or nudge (nudge every text answer)",
+      "answer",
+    )
+    .option(
+      "--follow-up-max-calls <n>",
+      "after an answer with calls, let the model continue its turn until it adds no new call, up to n calls (1: off)",
+      "8",
+    )
     .addOption(
       new Option(
         "--reasoning-replay <policy>",
@@ -156,6 +166,8 @@ export async function runProxy(
         : { format: options.logFormat, write: (line: string) => output.accessLog(line) },
       maxRetries: options.maxRetries,
       rescueEnabled: options.rescue,
+      prosePolicy: options.prosePolicy,
+      followUpMaxCalls: options.followUpMaxCalls,
       reasoningReplay: options.reasoningReplay,
       serialize: options.serialize,
       maxBodyBytes: options.maxBodyBytes,

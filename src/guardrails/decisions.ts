@@ -7,6 +7,7 @@
  */
 import type { Prerequisite, ToolSpec } from "../core/tools.ts";
 import type { LLMResponse, ToolCall } from "../core/types.ts";
+import { showsCallAttempt } from "../prompts/rescue/call-attempt.ts";
 import type { GuardLimits } from "./limits.ts";
 import {
   findPrematureTerminal,
@@ -25,6 +26,13 @@ export interface GuardRules extends Omit<GuardLimits, "maxIterations"> {
   rescueEnabled: boolean;
   /** Off: premature terminal calls and unmet prerequisites are not checked (ablation). */
   stepEnforcement: boolean;
+  /**
+   * The prose policy (docs/decisions/024-prose-policy.md): the tool a text answer that shows no sign
+   * of a call attempt (`showsCallAttempt`) is accepted as, with the text as its `message` — the
+   * proxy's `respond` when the client lets the model answer in text (`tool_choice: auto`). Absent:
+   * every text answer is nudged.
+   */
+  proseAnswerTool?: string;
 }
 
 /** Consecutive-failure counters, each reset by the success that ends its streak. */
@@ -59,8 +67,11 @@ export interface MalformedCall {
  * this one included.
  */
 export type ResponseDecision =
-  /** Known tools with decodable arguments: go on to enforcement. */
-  | { kind: "accept"; calls: ToolCall[]; rescued: boolean }
+  /**
+   * Known tools with decodable arguments: go on to enforcement. `renamed`: calls whose name was a
+   * near miss of an offered tool. `prose`: a text answer accepted by the prose policy.
+   */
+  | { kind: "accept"; calls: ToolCall[]; rescued: boolean; renamed?: number; prose?: true }
   /** Text that is not a usable call: answer on the user channel with a retry nudge. */
   | { kind: "retry"; raw: string; attempt: number }
   /** The batch names tools that do not exist: reject it on the tool channel. */
@@ -129,7 +140,10 @@ export function malformedCalls(calls: readonly ToolCall[]): MalformedCall[] {
  */
 export function decideResponse(
   response: LLMResponse,
-  rules: Pick<GuardRules, "toolNames" | "rescueEnabled" | "maxRetriesPerStep" | "maxToolErrors">,
+  rules: Pick<
+    GuardRules,
+    "toolNames" | "rescueEnabled" | "maxRetriesPerStep" | "maxToolErrors" | "proseAnswerTool"
+  >,
   state: Pick<GuardCounters, "consecutiveRetries" | "consecutiveToolErrors">,
   tools?: readonly ToolSpec[],
 ): ResponseDecision {
@@ -140,12 +154,17 @@ export function decideResponse(
   });
   if (verdict.kind === "calls") {
     const malformed = malformedCalls(verdict.calls);
-    if (malformed.length === 0) return { kind: "accept", calls: verdict.calls, rescued: verdict.rescued };
+    if (malformed.length === 0) {
+      const renamed = verdict.renamed ? { renamed: verdict.renamed } : {};
+      return { kind: "accept", calls: verdict.calls, rescued: verdict.rescued, ...renamed };
+    }
     const attempt = state.consecutiveToolErrors + 1;
     return isBudgetExceeded(attempt, rules.maxToolErrors)
       ? { kind: "malformed_args_exhausted", calls: verdict.calls, malformed, attempts: attempt }
       : { kind: "malformed_args", calls: verdict.calls, malformed, attempt };
   }
+  const prose = proseAnswer(verdict, rules);
+  if (prose) return prose;
   const attempt = state.consecutiveRetries + 1;
   if (isBudgetExceeded(attempt, rules.maxRetriesPerStep)) {
     return {
@@ -158,6 +177,20 @@ export function decideResponse(
   return verdict.kind === "text"
     ? { kind: "retry", raw: verdict.raw, attempt }
     : { kind: "unknown_tools", calls: verdict.calls, unknown: verdict.unknown, raw: verdict.raw, attempt };
+}
+
+/**
+ * The prose policy: a non-empty text answer with no sign of a call attempt, accepted as a call of
+ * `rules.proseAnswerTool` carrying the text; null when the policy is off or the text shows a sign.
+ */
+export function proseAnswer(
+  verdict: ReturnType<typeof validateResponse>,
+  rules: Pick<GuardRules, "toolNames" | "proseAnswerTool">,
+): Extract<ResponseDecision, { kind: "accept" }> | null {
+  const tool = rules.proseAnswerTool;
+  if (tool === undefined || verdict.kind !== "text" || verdict.raw.trim().length === 0) return null;
+  if (showsCallAttempt(verdict.raw, rules.toolNames, [tool])) return null;
+  return { kind: "accept", calls: [{ tool, args: { message: verdict.raw } }], rescued: false, prose: true };
 }
 
 /** Decide whether an accepted batch runs: premature terminal calls first, then prerequisites. */

@@ -32,6 +32,13 @@ export interface RunInferenceOptions {
   repairToolCall?: RepairToolCall;
   /** As `WorkflowRunnerOptions.forceToolChoiceOnRetry` (default true). */
   forceToolChoiceOnRetry?: boolean;
+  /**
+   * The prose policy (docs/decisions/024-prose-policy.md): a text answer that shows no sign of a
+   * call attempt is accepted at once as a call of this tool (one of `tools`, taking `message`),
+   * with no nudge. The proxy sets its `respond` when the client allows text (`tool_choice: auto`).
+   * Absent (default): every text answer is nudged.
+   */
+  proseAnswerTool?: string;
   stream?: boolean;
   /** Which earlier reasoning blocks the request re-sends: `full` (default), `keep-last` or `none`. */
   reasoningReplay?: ReasoningReplay;
@@ -75,6 +82,7 @@ export async function runInference(options: RunInferenceOptions): Promise<Infere
     stepEnforcement: false,
     inferenceOnly: true,
     forceToolChoiceOnRetry: options.forceToolChoiceOnRetry ?? true,
+    ...(options.proseAnswerTool !== undefined && { proseAnswerTool: options.proseAnswerTool }),
   });
   const observer = createObserverSet(options.observers ?? [], options.logger);
   const deps: WorkflowMachineDeps = {

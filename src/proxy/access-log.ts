@@ -38,6 +38,12 @@ export interface AccessRecord {
   guardrail: "gave_up" | undefined;
   /** Image parts replaced by a text placeholder. */
   imagesOmitted: number;
+  /** The answer was the model's text as it stood (the prose policy). */
+  proseAnswers: number;
+  /** Calls whose tool name was a near miss of an offered tool. */
+  renamedTools: number;
+  /** Calls the parallel follow-up added. */
+  followUpCalls: number;
 }
 
 /**
@@ -62,6 +68,9 @@ export function formatAccessLine(record: AccessRecord, format: AccessLogFormat):
     ["compactions", record.compactions],
     ["guardrail", record.guardrail ?? null],
     ["images_omitted", record.imagesOmitted],
+    ["prose", record.proseAnswers],
+    ["renamed", record.renamedTools],
+    ["follow_up", record.followUpCalls],
   ];
   if (format === "json") return JSON.stringify(Object.fromEntries(fields));
   // Client-given text (path, model) is quoted when it could break the line or the pairs.
@@ -142,6 +151,9 @@ function recordOf(
     compactions: stats.compactions,
     guardrail: stats.gaveUp ? "gave_up" : undefined,
     imagesOmitted: stats.omittedImages,
+    proseAnswers: stats.proseAnswers,
+    renamedTools: stats.renamedTools,
+    followUpCalls: stats.followUpCalls,
   };
 }
 

@@ -14,7 +14,7 @@ import { type AccessLogOptions, observeRequests } from "./access-log.ts";
 import { createTokenCounter } from "./anthropic/index.ts";
 import type { BackendHealth, ProxyBackend } from "./backend/index.ts";
 import { forwardToBackend } from "./backend/index.ts";
-import { createChatService } from "./chat-service.ts";
+import { createChatService, type ProsePolicy } from "./chat-service.ts";
 import { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
 import {
   AdmissionGate,
@@ -51,6 +51,18 @@ export interface ProxyOptions {
   repairToolCall?: RepairToolCall | undefined;
   /** The retry after a prose answer asks the backend for a tool call (`tool_choice: "required"`; default true). */
   forceToolChoiceOnRetry?: boolean | undefined;
+  /**
+   * Under `tool_choice: auto`, `answer` (default) takes a text answer that shows no sign of a call
+   * attempt as the answer at once, with no nudge; `nudge` nudges every text answer, as before 0.2
+   * (docs/decisions/024-prose-policy.md).
+   */
+  prosePolicy?: ProsePolicy | undefined;
+  /**
+   * Most calls the parallel follow-up may bring an answer to: after an answer with calls, the model
+   * continues its own turn until it adds no new call (default 8; 1 turns it off;
+   * docs/decisions/026-parallel-follow-up.md).
+   */
+  followUpMaxCalls?: number | undefined;
   /**
    * Which of the reasoning blocks clients send back (OpenAI `reasoning_content`, Anthropic
    * `thinking`) go upstream with the history: `none` (default: what earlier versions did),
@@ -153,6 +165,8 @@ export function createProxy(options: ProxyOptions): Hono {
     rescueEnabled: options.rescueEnabled ?? true,
     repairToolCall: options.repairToolCall,
     forceToolChoiceOnRetry: options.forceToolChoiceOnRetry,
+    prosePolicy: options.prosePolicy,
+    followUpMaxCalls: options.followUpMaxCalls,
     reasoningReplay: options.reasoningReplay,
     budgetTokens: options.budgetTokens,
     serialGate,

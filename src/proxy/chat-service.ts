@@ -12,10 +12,12 @@ import { serializeHistory } from "../core/messages.ts";
 import { applyReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
 import { createObserverSet, observeLLMCall } from "../core/run-observer.ts";
 import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
-import type { LLMClient, SendOptions } from "../core/types.ts";
+import type { LLMClient, LLMResponse, SendOptions, ToolCall } from "../core/types.ts";
 import type { RepairToolCall } from "../guardrails/repair.ts";
+import { DEFAULT_FOLLOW_UP_MAX_CALLS, followUpCalls } from "../loop/follow-up.ts";
 import { type InferenceResult, runInference } from "../loop/inference.ts";
 import type { HistoryCompactor } from "../machines/workflow.machine.ts";
+import { rescueWithNames } from "../prompts/rescue/index.ts";
 import { RESPOND_TOOL_NAME, respondTool } from "../tools/respond.ts";
 import { answerFromCalls, answerFromResponse, type ProxyAnswer } from "./answer.ts";
 import type { ProxyBackend } from "./backend/index.ts";
@@ -36,6 +38,17 @@ export interface ChatServiceOptions {
   repairToolCall?: RepairToolCall | undefined;
   /** Default true: the retry after a prose answer asks for a tool call. */
   forceToolChoiceOnRetry?: boolean | undefined;
+  /**
+   * `answer` (default): under `tool_choice: auto`, a text answer with no sign of a call attempt is
+   * the answer at once (docs/decisions/024-prose-policy.md); `nudge`: every text answer is nudged.
+   */
+  prosePolicy?: ProsePolicy | undefined;
+  /**
+   * Most calls the parallel follow-up may bring an answer to (docs/decisions/026-parallel-follow-up.md):
+   * after an answer with calls, the model continues its own turn until it adds no new call.
+   * Default 8; 0 or 1 turn it off. Never with `parallel_tool_calls: false` or a forced tool.
+   */
+  followUpMaxCalls?: number | undefined;
   /** Which earlier reasoning blocks (the client's `reasoning_content` / thinking) go upstream; default `none`. */
   reasoningReplay?: ReasoningReplay | undefined;
   /**
@@ -47,6 +60,9 @@ export interface ChatServiceOptions {
   /** One backend job at a time (single-slot backends). */
   serialGate?: SerialGate | undefined;
 }
+
+/** What the proxy does with a text answer under `tool_choice: auto` (see `ChatServiceOptions.prosePolicy`). */
+export type ProsePolicy = "answer" | "nudge";
 
 /** Answers one request. */
 export interface ChatService {
@@ -131,6 +147,11 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const prepared = await prepare(request, tools, signal, stats);
     const { compactor } = prepared;
     const counting = observeRequestStats(stats);
+    let lastWire: readonly Record<string, unknown>[] = [];
+    const wireSeen = {
+      onLLMCallStart: ({ messages }: { messages: readonly Record<string, unknown>[] }) =>
+        (lastWire = messages),
+    };
     // Text goes out live only where it may be the answer: the proxy's own respond, text allowed.
     const liveClient =
       live && respondInjected && allowsTextAnswer(request.extraBody)
@@ -142,6 +163,10 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           })
         : undefined;
     const client = liveClient ?? prepared.client;
+    const proseAllowed =
+      respondInjected &&
+      allowsTextAnswer(request.extraBody) &&
+      (options.prosePolicy ?? "answer") === "answer";
     const sent = () => liveClient?.sent ?? "";
     let result: InferenceResult;
     try {
@@ -157,7 +182,8 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         ...(options.forceToolChoiceOnRetry !== undefined && {
           forceToolChoiceOnRetry: options.forceToolChoiceOnRetry,
         }),
-        observers: [counting],
+        ...(proseAllowed && { proseAnswerTool: RESPOND_TOOL_NAME }),
+        observers: [counting, wireSeen],
         signal,
       });
     } catch (error) {
@@ -174,10 +200,30 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       );
       return withSentText({ ...answer, gaveUp: true }, sent());
     }
+    const last = counting.lastResponse;
+    const prose = proseAllowed && isProseAnswer(result.toolCalls, last);
+    if (prose) stats.proseAnswers += 1;
     // A batch accepted from a text answer is one the rescue parsed out of the text (text that
-    // went out live and became the answer was no rescue).
-    if (counting.lastAnswerWasText && !liveClient?.committedProse) stats.rescues += 1;
-    const answer = answerFromCalls(result.toolCalls, {
+    // went out live and became the answer, or that the prose policy took, was no rescue).
+    else if (counting.lastAnswerWasText && !liveClient?.committedProse) stats.rescues += 1;
+    stats.renamedTools += renamedCalls(last, tools);
+    let calls = result.toolCalls;
+    const maxCalls = options.followUpMaxCalls ?? DEFAULT_FOLLOW_UP_MAX_CALLS;
+    if (!prose && last !== null && maxCalls > 1 && allowsFollowUp(request.extraBody, calls)) {
+      const followed = await followUpCalls({
+        client: prepared.client,
+        wire: lastWire,
+        tools,
+        calls,
+        answer: last,
+        stopTools: [RESPOND_TOOL_NAME],
+        maxCalls,
+        signal,
+      });
+      stats.followUpCalls += followed.added;
+      calls = followed.calls;
+    }
+    const answer = answerFromCalls(calls, {
       model: modelName(request),
       respondInjected,
       idPrefix: request.callIdPrefix,
@@ -239,6 +285,36 @@ function withSentText(answer: ProxyAnswer, sent: string): ProxyAnswer {
   if (sent.length === 0 || answer.content.startsWith(sent)) return answer;
   const content = answer.content.length > 0 ? `${sent}\n\n${answer.content}` : sent;
   return { ...answer, content };
+}
+
+/**
+ * Whether the follow-up may add calls: the answer calls a client tool (not only `respond`), and the
+ * client neither forbids parallel calls nor forces one named tool.
+ */
+function allowsFollowUp(extraBody: Record<string, unknown>, calls: readonly ToolCall[]): boolean {
+  if (extraBody.parallel_tool_calls === false) return false;
+  const choice = extraBody.tool_choice;
+  if (choice !== undefined && choice !== "auto" && choice !== "required") return false;
+  return calls.some((call) => call.tool !== RESPOND_TOOL_NAME);
+}
+
+/** Whether the accepted batch is the prose policy's: one `respond` call carrying the whole text answer. */
+function isProseAnswer(calls: readonly ToolCall[], last: LLMResponse | null): boolean {
+  const only = calls.length === 1 ? calls[0] : undefined;
+  return (
+    only?.tool === RESPOND_TOOL_NAME &&
+    last !== null &&
+    !Array.isArray(last) &&
+    only.args.message === last.content
+  );
+}
+
+/** How many calls of the accepted answer named a tool only nearly (`resolveToolName`). */
+function renamedCalls(last: LLMResponse | null, tools: readonly ToolSpec[]): number {
+  if (last === null) return 0;
+  const names = tools.map((tool) => tool.name);
+  if (!Array.isArray(last)) return rescueWithNames(last.content, names)?.renamed ?? 0;
+  return last.filter((call) => !names.includes(call.tool)).length;
 }
 
 function modelName(request: ProxyRequest): string {

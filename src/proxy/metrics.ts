@@ -40,6 +40,9 @@ export class ProxyMetrics {
   readonly #backendDuration: Histogram<"route">;
   readonly #retries: Counter<"route">;
   readonly #rescues: Counter<"route">;
+  readonly #proseAnswers: Counter<"route">;
+  readonly #renamedTools: Counter<"route">;
+  readonly #followUpCalls: Counter<"route">;
   readonly #nudges: Counter<"route">;
   readonly #compactions: Counter<"route">;
   readonly #gaveUp: Counter<"route">;
@@ -80,6 +83,18 @@ export class ProxyMetrics {
       "Messages added to steer the model (nudges, unknown-tool errors)",
     );
     this.#compactions = counter("forge_proxy_compactions_total", "Histories compacted before a backend call");
+    this.#proseAnswers = counter(
+      "forge_proxy_prose_answers_total",
+      "Text answers taken as they stood under tool_choice auto (the prose policy: no sign of a call, no nudge)",
+    );
+    this.#followUpCalls = counter(
+      "forge_proxy_follow_up_calls_total",
+      "Calls the parallel follow-up added to answers (the model continued after its first call)",
+    );
+    this.#renamedTools = counter(
+      "forge_proxy_renamed_tools_total",
+      "Calls whose tool name was a near miss of an offered tool (case, separators, a namespace prefix)",
+    );
     this.#gaveUp = counter(
       "forge_proxy_gave_up_total",
       "Answers that are the model's prose after the last nudge (the guardrail gave up)",
@@ -118,6 +133,9 @@ export class ProxyMetrics {
     if (stats.nudges > 0) this.#nudges.inc({ route }, stats.nudges);
     if (stats.compactions > 0) this.#compactions.inc({ route }, stats.compactions);
     if (stats.gaveUp) this.#gaveUp.inc({ route });
+    if (stats.proseAnswers > 0) this.#proseAnswers.inc({ route }, stats.proseAnswers);
+    if (stats.renamedTools > 0) this.#renamedTools.inc({ route }, stats.renamedTools);
+    if (stats.followUpCalls > 0) this.#followUpCalls.inc({ route }, stats.followUpCalls);
   }
 
   /** The Prometheus text exposition and its content type. */

@@ -27,6 +27,12 @@ export interface RequestStats {
   gaveUp: boolean;
   /** Image parts replaced by a text placeholder (the guarded path is text-only). */
   omittedImages: number;
+  /** Text answers taken as they stood by the prose policy (no sign of a call attempt, no nudge). */
+  proseAnswers: number;
+  /** Calls whose tool name was a near miss of an offered tool (case, separators, a prefix). */
+  renamedTools: number;
+  /** Calls the parallel follow-up added to the answer (the model continued after its first call). */
+  followUpCalls: number;
   /** Sees the request's messages, compactions and backend calls as they happen (`forge proxy --watch`). */
   observer?: RequestObserver | undefined;
 }
@@ -57,6 +63,9 @@ export function createRequestStats(): RequestStats {
     compactions: 0,
     gaveUp: false,
     omittedImages: 0,
+    proseAnswers: 0,
+    renamedTools: 0,
+    followUpCalls: 0,
   };
 }
 

@@ -1,4 +1,6 @@
 /** Rescue tool calls that a model wrote as text instead of through native function calling. */
+
+import { resolveToolName } from "../../core/tool-names.ts";
 import { type ToolSpec, toolJsonSchema } from "../../core/tools.ts";
 import type { ToolCall } from "../../core/types.ts";
 import { coerceTextArgs } from "./coerce-args.ts";
@@ -65,8 +67,11 @@ const RESCUE_PARSERS: readonly RescueParser[] = [
  * Qwen-Coder values are text: with `options.tools` they are converted by the tool's JSON Schema
  * (`"10"` → `10` for an integer, `"02134"` stays a string for a string); without, they stay strings.
  *
+ * A name a small model got nearly right (case, `.`/`-` for `_`, a namespace prefix missing or
+ * extra) is read as the one offered tool it stands for (`resolveToolName`).
+ *
  * All or nothing: when a call of that format is broken (malformed JSON, args that are not an
- * object) or names a tool not in `toolNames`, the result is `null` — the loop must not run part of
+ * object) or names a tool not in `toolNames` (not even nearly), the result is `null` — the loop must not run part of
  * a garbled batch; it nudges the model to try again instead. JSON is never repaired.
  * @example
  * rescueToolCall('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', ["get_weather"])
@@ -77,20 +82,46 @@ export function rescueToolCall(
   toolNames: readonly string[],
   options: RescueOptions = {},
 ): ToolCall[] | null {
+  return rescueWithNames(text, toolNames, options)?.calls ?? null;
+}
+
+/** What {@link rescueWithNames} read: the calls, and how many names it matched as near misses. */
+export interface RescuedCalls {
+  calls: ToolCall[];
+  /** Calls whose name was a near miss of an offered tool (`resolveToolName`), now that tool's. */
+  renamed: number;
+}
+
+/**
+ * {@link rescueToolCall}, also saying how many names were near misses. A name that is no offered
+ * tool, not even nearly (or nearly two), makes the whole batch unreadable: `null`.
+ */
+export function rescueWithNames(
+  text: string,
+  toolNames: readonly string[],
+  options: RescueOptions = {},
+): RescuedCalls | null {
   if (typeof text !== "string" || toolNames.length === 0) return null;
   const outcome = detectToolCalls(text, toolNames);
   if (outcome.status !== "found") return null;
-  const known = new Set(toolNames);
-  if (!outcome.calls.every((call) => known.has(call.tool))) return null;
+  let renamed = 0;
+  const named: ToolCall[] = [];
+  for (const call of outcome.calls) {
+    const resolved = resolveToolName(call.tool, toolNames);
+    if (resolved === null) return null;
+    if (resolved.match !== "exact") renamed += 1;
+    named.push(resolved.match === "exact" ? call : { ...call, tool: resolved.name });
+  }
   const textValued = new Set(outcome.textValued);
-  if (textValued.size === 0) return outcome.calls;
+  if (textValued.size === 0) return { calls: named, renamed };
   const specs = new Map((options.tools ?? []).map((spec) => [spec.name, spec]));
-  return outcome.calls.map((call, index) => {
+  const calls = named.map((call, index) => {
     if (!textValued.has(index)) return call;
     const spec = specs.get(call.tool);
     const args = call.args as Record<string, string>;
     return { ...call, args: coerceTextArgs(args, spec && toolJsonSchema(spec)) };
   });
+  return { calls, renamed };
 }
 
 /**
