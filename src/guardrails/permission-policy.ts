@@ -64,6 +64,8 @@ export const permissionPolicySchema = z
   })
   .strict();
 export type PermissionPolicy = z.output<typeof permissionPolicySchema>;
+/** A policy as written (defaults left out). */
+export type PermissionPolicyInput = z.input<typeof permissionPolicySchema>;
 
 /** Where paths are resolved: the workspace and the home directory (for `~`). */
 export interface PermissionPlaces {

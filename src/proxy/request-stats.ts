@@ -27,6 +27,12 @@ export interface RequestStats {
   gaveUp: boolean;
   /** Image parts replaced by a text placeholder (the guarded path is text-only). */
   omittedImages: number;
+  /** What the call-loop guard did (ADR 020): a note, narrowed tools, or the turn stopped; undefined: nothing. */
+  loopGuard?: "note" | "narrow" | "stop" | undefined;
+  /** Calls the permission policy denied (ADR 021). */
+  deniedCalls: number;
+  /** Generations cut off as degenerate repetition (ADR 022). */
+  degenerate: number;
   /** Sees the request's messages, compactions and backend calls as they happen (`forge proxy --watch`). */
   observer?: RequestObserver | undefined;
 }
@@ -57,6 +63,8 @@ export function createRequestStats(): RequestStats {
     compactions: 0,
     gaveUp: false,
     omittedImages: 0,
+    deniedCalls: 0,
+    degenerate: 0,
   };
 }
 
