@@ -1,7 +1,8 @@
 /**
  * Bounded retries on the proxy's guarded path (ADR 022): a client around the request's backend
  * client that caps every call after the first at `retryReplyCap` of the first answer's length, and
- * cuts off a streamed generation as soon as its text loops (`findDegenerateRepetition`): the
+ * cuts off a streamed generation as soon as its text (not a call's arguments, which may repeat on
+ * purpose: a file's content) loops (`findDegenerateRepetition`): the
  * generation is aborted, and the loop gets the text up to one copy of the repeated stretch (which
  * it then validates, and nudges on, like any text).
  */
@@ -89,26 +90,23 @@ export class BoundedRetryClient implements LLMClient {
     outer?.addEventListener("abort", abort, { once: true });
     const bounded = { ...this.#bounded(options, usage), signal: controller.signal };
     let text = "";
-    let callText = "";
     try {
       for await (const chunk of this.#inner.sendStream(messages, tools, bounded)) {
         if (chunk.type === ChunkType.RETRY) {
           text = "";
-          callText = "";
         } else if (chunk.type === ChunkType.FINAL && chunk.response !== undefined) {
           if (first) this.#firstTokens = usage.tokens ?? estimateTokens(chunk.response);
-        } else if (chunk.content) {
-          if (chunk.type === ChunkType.TEXT_DELTA) text += chunk.content;
-          else callText += chunk.content;
-          const kept = this.#degenerateCut(chunk.type === ChunkType.TEXT_DELTA ? text : callText);
+        } else if (chunk.type === ChunkType.TEXT_DELTA && chunk.content) {
+          // Text only: a call's arguments (a file's content) may repeat on purpose.
+          text += chunk.content;
+          const kept = this.#degenerateCut(text);
           if (kept !== null) {
             // The rest of this generation is the same loop: stop paying for it.
             controller.abort(new Error("degenerate repetition"));
             this.#options.onDegenerate();
             if (first) this.#firstTokens = Math.ceil(kept.length / 4);
             // Of this chunk, only what the kept text still holds goes on.
-            const before =
-              (chunk.type === ChunkType.TEXT_DELTA ? text : callText).length - chunk.content.length;
+            const before = text.length - chunk.content.length;
             if (kept.length > before) yield { ...chunk, content: kept.slice(before) };
             yield { type: ChunkType.FINAL, response: { content: kept } };
             return;

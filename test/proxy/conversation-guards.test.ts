@@ -211,6 +211,84 @@ describe("the permission policy", () => {
   });
 });
 
+describe("the guards on the Anthropic route (Claude Code's shapes)", () => {
+  const bash = {
+    name: "Bash",
+    description: "Run a shell command",
+    input_schema: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
+  };
+  const write = {
+    name: "Write",
+    description: "Write a file",
+    input_schema: {
+      type: "object",
+      properties: { file_path: { type: "string" }, content: { type: "string" } },
+      required: ["file_path", "content"],
+    },
+  };
+
+  async function postMessages(
+    backend: FakeBackend,
+    messages: unknown[],
+    options: Partial<ProxyOptions> = {},
+  ) {
+    const proxy = createProxy({ backend, ...options });
+    const response = await proxy.request("/v1/messages", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", max_tokens: 32_000, tools: [bash, write], messages }),
+    });
+    return (await response.json()) as {
+      stop_reason: string;
+      content: { type: string; text?: string; input?: unknown }[];
+    };
+  }
+
+  it("denies a Write outside the workspace and returns the retry inside it", async () => {
+    const backend = createFakeBackend([
+      toolCall("Write", { file_path: "/etc/profile.d/x.sh", content: "echo hi" }),
+      toolCall("Write", { file_path: `${process.cwd()}/x.sh`, content: "echo hi" }),
+    ]);
+    const answer = await postMessages(backend, [{ role: "user", content: "write x.sh" }], {
+      permissions: PERMISSION_PRESETS["coding-safe"],
+    });
+    expect(answer.stop_reason).toBe("tool_use");
+    expect(answer.content.find((block) => block.type === "tool_use")?.input).toEqual({
+      file_path: `${process.cwd()}/x.sh`,
+      content: "echo hi",
+    });
+    expect(lastContent(backend.scripted.calls[1]?.messages ?? [])).toContain(
+      "the file is outside the workspace",
+    );
+  });
+
+  it("stops a tool_use loop with a text answer, reminders between the rounds notwithstanding", async () => {
+    const messages: unknown[] = [{ role: "user", content: "run the tests" }];
+    for (let index = 0; index < 6; index++) {
+      messages.push({
+        role: "assistant",
+        content: [{ type: "tool_use", id: `toolu_${index}`, name: "Bash", input: { command: "npm test" } }],
+      });
+      messages.push({
+        role: "user",
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: `toolu_${index}`,
+            content: "Error: Cannot find module 'vitest'",
+          },
+          { type: "text", text: "<system-reminder>Todo list is empty.</system-reminder>" },
+        ],
+      });
+    }
+    const backend = createFakeBackend([]);
+    const answer = await postMessages(backend, messages);
+    expect(answer.stop_reason).toBe("end_turn");
+    expect(answer.content).toEqual([{ type: "text", text: expect.stringContaining("[LoopDetected]") }]);
+    expect(backend.scripted.calls).toHaveLength(0);
+  });
+});
+
 describe("bounded retries", () => {
   /** A backend whose client records each call's options. */
   function recordingBackend(script: Parameters<typeof createFakeBackend>[0]) {
