@@ -43,8 +43,11 @@ export type CallLoopDecision =
   | { kind: "none" }
   /** The threshold reached: the last result carries a `[RepeatedCall]` note. */
   | { kind: "note"; tools: string[]; repeats: number; note: string }
-  /** One more: the note, and the looping tools are left out of this request's tools. */
-  | { kind: "narrow"; tools: string[]; repeats: number; note: string }
+  /**
+   * One more: the note, and the looping tools are left out of this request's tools; `message`
+   * ends the turn if the model still calls them until its retries run out.
+   */
+  | { kind: "narrow"; tools: string[]; repeats: number; note: string; message: string }
   /** Two more: the turn ends with a text answer naming the loop; the model is not asked. */
   | { kind: "stop"; tools: string[]; repeats: number; message: string };
 
@@ -87,17 +90,13 @@ export function decideCallLoop(
   const looping = tools.filter((tool) => !rules.exemptTools.includes(tool));
   const first = streak.calls.find((call) => looping.includes(call.tool)) as ComparedCall;
   const { repeats } = streak;
-  if (repeats >= rules.threshold + 2) {
-    return {
-      kind: "stop",
-      tools: looping,
-      repeats,
-      message: callLoopStopMessage(first.tool, first.args, repeats),
-    };
-  }
+  const message = callLoopStopMessage(first.tool, first.args, repeats);
+  if (repeats >= rules.threshold + 2) return { kind: "stop", tools: looping, repeats, message };
   const others = next.filter((name) => !looping.includes(name));
   const note = repeatedCallNudge(first.tool, others, false);
-  return { kind: repeats === rules.threshold ? "note" : "narrow", tools: looping, repeats, note };
+  return repeats === rules.threshold
+    ? { kind: "note", tools: looping, repeats, note }
+    : { kind: "narrow", tools: looping, repeats, note, message };
 }
 
 /** The rounds at the end of `messages`, newest first, up to the first break. */

@@ -15,7 +15,9 @@ import type { RequestStats } from "./request-stats.ts";
 
 /** What the guard made of a request: the request to send, or the text that ends the turn. */
 export type GuardedRequest =
-  | { action: "none" | "note" | "narrow"; request: ProxyRequest }
+  | { action: "none" | "note"; request: ProxyRequest }
+  /** `message`: the answer if the model still calls the tools left out until its retries run out. */
+  | { action: "narrow"; request: ProxyRequest; message: string }
   | { action: "stop"; message: string };
 
 /**
@@ -34,13 +36,14 @@ export function guardCallLoop(
     case "stop":
       return { action: "stop", message: decision.message };
     case "note":
+      return {
+        action: "note",
+        request: { ...request, messages: withNoteOnLastResult(request.messages, decision.note) },
+      };
     case "narrow": {
       const messages = withNoteOnLastResult(request.messages, decision.note);
-      const tools =
-        decision.kind === "narrow"
-          ? request.tools.filter((tool) => !decision.tools.includes(tool.name))
-          : request.tools;
-      return { action: decision.kind, request: { ...request, messages, tools } };
+      const tools = request.tools.filter((tool) => !decision.tools.includes(tool.name));
+      return { action: "narrow", request: { ...request, messages, tools }, message: decision.message };
     }
   }
 }
@@ -77,8 +80,7 @@ export async function withLoopGuard(
   } catch (error) {
     if (exhaustionOf(error, null) === null) throw error;
     stats.loopGuard = "stop";
-    const stop = guardCallLoop(request, { ...rules, threshold: 2 }, []);
-    return stopAnswer(request, stop.action === "stop" ? stop.message : String(error));
+    return stopAnswer(request, guarded.message);
   }
 }
 

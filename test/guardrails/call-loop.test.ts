@@ -85,7 +85,9 @@ describe("decideCallLoop", () => {
     expect(note).toMatchObject({ kind: "note", tools: ["read_file"], repeats: 3 });
     expect(note.kind === "note" && note.note).toContain("[RepeatedCall]");
     expect(note.kind === "note" && note.note).toContain("'respond'");
-    expect(decideCallLoop(history(rounds(4, readA)), rules)).toMatchObject({ kind: "narrow", repeats: 4 });
+    const narrow = decideCallLoop(history(rounds(4, readA)), rules);
+    expect(narrow).toMatchObject({ kind: "narrow", repeats: 4, tools: ["read_file"] });
+    expect(narrow.kind === "narrow" && narrow.message).toContain("[LoopDetected]");
     const stop = decideCallLoop(history(rounds(5, readA)), rules);
     expect(stop).toMatchObject({ kind: "stop", tools: ["read_file"], repeats: 5 });
     expect(stop.kind === "stop" && stop.message).toContain("'read_file'");

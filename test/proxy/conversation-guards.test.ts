@@ -128,6 +128,19 @@ describe("the call-loop guard", () => {
     expect(sent).toHaveLength(4 + 4);
   });
 
+  it("ends a narrowed request the model spends on the tool left out with the loop's answer, whatever the threshold", async () => {
+    const backend = createFakeBackend(
+      Array.from({ length: 4 }, () => toolCall("read_file", { path: "src/a.ts" })),
+    );
+    const history = agentHistory(Array.from({ length: 3 }, () => readA));
+    const answer = await post(backend, { messages: history }, { loopGuard: { threshold: 2 } });
+    expect(answer.status).toBe(200);
+    expect(answer.body.choices[0]?.message.content).toContain("[LoopDetected]");
+    expect(answer.body.choices[0]?.message.content).toContain("3 times");
+    expect(answer.log.loop_guard).toBe("stop");
+    backend.scripted.assertDone();
+  });
+
   it("lets a model that leaves the looping tool go on after the narrowing", async () => {
     const backend = createFakeBackend([toolCall("Bash", { command: "npx tsc --noEmit" })]);
     const history = agentHistory(Array.from({ length: 4 }, () => readA));
