@@ -40,6 +40,15 @@ export function retryReplyCap(
   return asked === undefined ? cap : Math.min(asked, cap);
 }
 
+/**
+ * Whether an answer of `tokens` used up its `cap` (at least 95 % of it, as character estimates
+ * undercount): it was likely cut short, so the next retry should not be capped again. False
+ * without a cap.
+ */
+export function reachedCap(tokens: number, cap: number | undefined): boolean {
+  return cap !== undefined && tokens >= cap * 0.95;
+}
+
 /** A degenerate repetition at the end of a text. */
 export interface DegenerateRepetition {
   /** Characters of the repeated stretch. */

@@ -1,6 +1,8 @@
 /**
  * Bounded retries on the proxy's guarded path (ADR 022): a client around the request's backend
- * client that caps every call after the first at `retryReplyCap` of the first answer's length, and
+ * client that caps every call after the first at `retryReplyCap` of the first answer's length (until
+ * a retry uses its cap up: a call that needed more, a whole file to write after a short prose
+ * answer, gets the client's own limit from then on), and
  * cuts off a streamed generation as soon as its text (not a call's arguments, which may repeat on
  * purpose: a file's content) loops (`findDegenerateRepetition`): the
  * generation is aborted, and the loop gets the text up to one copy of the repeated stretch (which
@@ -15,7 +17,12 @@ import {
   type StreamChunk,
   type TokenUsage,
 } from "../core/types.ts";
-import { findDegenerateRepetition, type RetryBounds, retryReplyCap } from "../guardrails/bounded-retry.ts";
+import {
+  findDegenerateRepetition,
+  type RetryBounds,
+  reachedCap,
+  retryReplyCap,
+} from "../guardrails/bounded-retry.ts";
 import { askedReplyTokens } from "./prompt-limit.ts";
 import type { RequestStats } from "./request-stats.ts";
 
@@ -53,6 +60,10 @@ export class BoundedRetryClient implements LLMClient {
   #calls = 0;
   /** The first answer's tokens (the backend's count, else characters / 4). */
   #firstTokens: number | undefined;
+  /** The cap the current call was sent with, if any. */
+  #cap: number | undefined;
+  /** A retry used up its cap: the later ones get the client's whole ask. */
+  #lifted = false;
 
   constructor(inner: LLMClient, options: BoundedRetryOptions) {
     this.apiFormat = inner.apiFormat;
@@ -68,7 +79,7 @@ export class BoundedRetryClient implements LLMClient {
     const first = this.#calls === 0;
     const usage: { tokens?: number } = {};
     const response = await this.#inner.send(messages, tools, this.#bounded(options, usage));
-    if (first) this.#firstTokens = usage.tokens ?? estimateTokens(response);
+    this.#answered(first, usage.tokens ?? estimateTokens(response));
     if (Array.isArray(response)) return response;
     const repetition = findDegenerateRepetition(response.content, this.#options.bounds);
     if (repetition === null) return response;
@@ -95,7 +106,7 @@ export class BoundedRetryClient implements LLMClient {
         if (chunk.type === ChunkType.RETRY) {
           text = "";
         } else if (chunk.type === ChunkType.FINAL && chunk.response !== undefined) {
-          if (first) this.#firstTokens = usage.tokens ?? estimateTokens(chunk.response);
+          this.#answered(first, usage.tokens ?? estimateTokens(chunk.response));
         } else if (chunk.type === ChunkType.TEXT_DELTA && chunk.content) {
           // Text only: a call's arguments (a file's content) may repeat on purpose.
           text += chunk.content;
@@ -132,12 +143,20 @@ export class BoundedRetryClient implements LLMClient {
       options?.onUsage?.(reported);
     };
     const withUsage: SendOptions = { ...options, onUsage };
-    if (!retry) return withUsage;
+    this.#cap = undefined;
+    if (!retry || this.#lifted) return withUsage;
     const asked = options?.sampling?.maxTokens ?? this.#options.askedReply;
     const maxTokens = retryReplyCap(this.#firstTokens, asked, this.#options.bounds);
+    if (maxTokens !== asked) this.#cap = maxTokens;
     return maxTokens === undefined
       ? withUsage
       : { ...withUsage, sampling: { ...options?.sampling, maxTokens } };
+  }
+
+  /** Record an answer's tokens: the first answer's sets the cap; a retry that reached its cap lifts it. */
+  #answered(first: boolean, tokens: number): void {
+    if (first) this.#firstTokens = tokens;
+    if (reachedCap(tokens, this.#cap)) this.#lifted = true;
   }
 
   /** The text to keep when `text` ends in a degenerate repetition (one copy of it); null otherwise. */

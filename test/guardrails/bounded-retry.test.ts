@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   DEFAULT_RETRY_BOUNDS,
   findDegenerateRepetition,
+  reachedCap,
   retryReplyCap,
 } from "../../src/guardrails/bounded-retry.ts";
 
@@ -16,6 +17,15 @@ describe("retryReplyCap", () => {
     expect(retryReplyCap(100, undefined, bounds)).toBe(400);
     expect(retryReplyCap(undefined, 500, bounds)).toBe(500);
     expect(retryReplyCap(3, undefined, { retryFactor: 2, retryFloorTokens: 1 })).toBe(6);
+  });
+});
+
+describe("reachedCap", () => {
+  it("is true from 95 % of a cap, never without one", () => {
+    expect(reachedCap(256, 256)).toBe(true);
+    expect(reachedCap(244, 256)).toBe(true);
+    expect(reachedCap(200, 256)).toBe(false);
+    expect(reachedCap(10_000, undefined)).toBe(false);
   });
 });
 

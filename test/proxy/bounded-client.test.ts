@@ -90,4 +90,28 @@ describe("BoundedRetryClient", () => {
     expect(seen[0]?.sampling?.maxTokens).toBeUndefined();
     expect(seen[1]?.sampling?.maxTokens).toBe(120);
   });
+
+  it("lifts the cap for the rest of the request once a retry used it up", async () => {
+    const seen: SendOptions[] = [];
+    const answers = [30, 120, 500];
+    const inner: LLMClient = {
+      apiFormat: "openai",
+      async send(_messages, _tools, options = {}) {
+        seen.push(options);
+        options.onUsage?.({ promptTokens: 500, completionTokens: answers[seen.length - 1] ?? 0 });
+        return [{ tool: "Write", args: { file_path: "a.ts", content: "…" } }];
+      },
+      sendStream: () => {
+        throw new Error("not streamed");
+      },
+      getContextLength: async () => null,
+    };
+    const client = new BoundedRetryClient(inner, {
+      bounds: { ...DEFAULT_RETRY_BOUNDS, retryFloorTokens: 64 },
+      askedReply: 4096,
+      onDegenerate: () => {},
+    });
+    for (let call = 0; call < 3; call++) await client.send([], undefined, {});
+    expect(seen.map((options) => options.sampling?.maxTokens)).toEqual([undefined, 120, undefined]);
+  });
 });
