@@ -1,6 +1,6 @@
 /**
  * `npm run setup:agents`: installs the real coding agents that `test/integration/coding-agents.test.ts`
- * drives through `forge launch` (Claude Code, Codex CLI, opencode, Qwen Code), at the versions
+ * drives through `forge launch` (Claude Code, Codex CLI, opencode, Qwen Code, pi), at the versions
  * pinned here, into `.cache/agents` — never into the project's dependencies.
  *
  * One `npm install --prefix .cache/agents` of the four packages (their native binaries come as
@@ -35,6 +35,7 @@ export const PINNED_AGENTS: readonly PinnedAgent[] = [
   { binary: "codex", npmPackage: "@openai/codex", version: "0.171.0", versionText: "codex-cli 0.171.0" },
   { binary: "opencode", npmPackage: "opencode-ai", version: "1.18.33", versionText: "1.18.33" },
   { binary: "qwen", npmPackage: "@qwen-code/qwen-code", version: "0.15.10", versionText: "0.15.10" },
+  { binary: "pi", npmPackage: "@mariozechner/pi-coding-agent", version: "0.73.1", versionText: "0.73.1" },
 ];
 
 /** Thrown when the agents cannot be installed; its message says what failed. */

@@ -7,6 +7,7 @@ import { type Command, Option } from "commander";
 import type { ProxyBackend } from "../proxy/backend/index.ts";
 import type { RunningProxy } from "../proxy/server.ts";
 import { PortInUseError, ServerStartError } from "../server/errors.ts";
+import { loadPermissions } from "./permissions-option.ts";
 import { flagName, type ProxyCliOptions, proxyCliOptionsSchema } from "./proxy-options.ts";
 
 /** Add the `proxy` subcommand to `program`. */
@@ -132,7 +133,30 @@ export function addGuardOptions(command: Command): Command {
         .choices(["native", "prompt", "auto"])
         .default("auto"),
     )
-    .option("--watch <url>", "report each guarded request as a run to a watch server (forge watch)");
+    .option("--watch <url>", "report each guarded request as a run to a watch server (forge watch)")
+    .option("--no-loop-guard", "do not step in when the model repeats the same call with the same result")
+    .option(
+      "--loop-threshold <n>",
+      "identical calls with identical results in a row before the loop guard's note",
+      "3",
+    )
+    .option(
+      "--loop-exempt <tool>",
+      "a tool the loop guard never counts (polling; repeatable)",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option(
+      "--permissions <policy>",
+      "allow/deny rules on tool calls: a preset (coding-safe) or a JSON policy file; denied calls go back to the model",
+    )
+    .option("--no-retry-bounds", "do not cap retries' max_tokens nor cut off looping generations")
+    .option(
+      "--retry-factor <x>",
+      "a retry's max_tokens: at most this many times the first answer's tokens",
+      "4",
+    )
+    .option("--retry-floor <tokens>", "a retry's max_tokens is never capped below this", "256");
 }
 
 /** Where `runProxy` writes: its one "listening" line, and the access log (unless `--quiet`). */
@@ -179,6 +203,12 @@ export async function runProxy(
       maxBodyMemoryBytes: options.maxBodyMemory,
       reclaimAfterBytes: options.reclaimAfter,
       drainTimeoutMs: options.drainTimeout,
+      loopGuard: options.loopGuard && { threshold: options.loopThreshold, exemptTools: options.loopExempt },
+      retryBounds: options.retryBounds && {
+        retryFactor: options.retryFactor,
+        retryFloorTokens: options.retryFloor,
+      },
+      ...(options.permissions !== undefined && { permissions: loadPermissions(options.permissions) }),
       ...(options.watch !== undefined && { watch: { url: options.watch } }),
     });
     output.info(

@@ -1,4 +1,12 @@
 /** Guardrail middleware: validation, step enforcement and error budgets for any loop. */
+export { DEFAULT_RETRY_BOUNDS, type RetryBounds, retryBoundsSchema } from "./bounded-retry.ts";
+export {
+  type CallLoopDecision,
+  type CallLoopRules,
+  callLoopRulesSchema,
+  DEFAULT_CALL_LOOP_RULES,
+  decideCallLoop,
+} from "./call-loop.ts";
 export { ErrorTracker, type ErrorTrackerOptions } from "./error-tracker.ts";
 export {
   BASE_CLIENT_NAME,
@@ -17,6 +25,14 @@ export {
 } from "./guardrails.ts";
 export { DEFAULT_LIMITS, type GuardLimits, guardLimitsSchema } from "./limits.ts";
 export type { Nudge, NudgeKind } from "./nudge.ts";
+export {
+  checkPermission,
+  type PermissionPolicy,
+  type PermissionPolicyInput,
+  type PermissionRule,
+  type PermissionVerdict,
+  permissionPolicySchema,
+} from "./permission-policy.ts";
 export type { RepairToolCall, ToolCallRepairInput, ToolCallRepairReason } from "./repair.ts";
 export {
   buildRetryNudge,

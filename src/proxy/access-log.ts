@@ -44,13 +44,19 @@ export interface AccessRecord {
   renamedTools: number;
   /** Calls the parallel follow-up added. */
   followUpCalls: number;
+  /** What the call-loop guard did: `note`, `narrow` or `stop` (ADR 020). */
+  loopGuard?: "note" | "narrow" | "stop" | undefined;
+  /** Calls the permission policy denied (ADR 021). */
+  denied?: number | undefined;
+  /** Generations cut off as degenerate repetition (ADR 022). */
+  degenerate?: number | undefined;
 }
 
 /**
  * The line of one record.
  * @example
  * formatAccessLine(record, "text");
- * // time=2026-01-01T00:00:00.000Z id=5f0c… method=POST path=/v1/chat/completions status=200 ms=812.4 model="qwen3:8b" backend_ms=809.9 retries=1 rescues=0 nudges=1 compactions=0 guardrail=- images_omitted=0
+ * // time=2026-01-01T00:00:00.000Z id=5f0c… method=POST path=/v1/chat/completions status=200 ms=812.4 model="qwen3:8b" backend_ms=809.9 retries=1 rescues=0 nudges=1 compactions=0 guardrail=- images_omitted=0 loop_guard=- denied=0 degenerate=0
  */
 export function formatAccessLine(record: AccessRecord, format: AccessLogFormat): string {
   const fields: [string, string | number | null][] = [
@@ -71,6 +77,9 @@ export function formatAccessLine(record: AccessRecord, format: AccessLogFormat):
     ["prose", record.proseAnswers],
     ["renamed", record.renamedTools],
     ["follow_up", record.followUpCalls],
+    ["loop_guard", record.loopGuard ?? null],
+    ["denied", record.denied ?? 0],
+    ["degenerate", record.degenerate ?? 0],
   ];
   if (format === "json") return JSON.stringify(Object.fromEntries(fields));
   // Client-given text (path, model) is quoted when it could break the line or the pairs.
@@ -154,6 +163,9 @@ function recordOf(
     proseAnswers: stats.proseAnswers,
     renamedTools: stats.renamedTools,
     followUpCalls: stats.followUpCalls,
+    loopGuard: stats.loopGuard,
+    denied: stats.deniedCalls,
+    degenerate: stats.degenerate,
   };
 }
 

@@ -8,7 +8,10 @@ import type { ServerResponse } from "node:http";
 import { type Context, Hono } from "hono";
 import { requestId } from "hono/request-id";
 import type { ReasoningReplay } from "../core/reasoning-replay.ts";
+import { type RetryBounds, retryBoundsSchema } from "../guardrails/bounded-retry.ts";
+import { type CallLoopRules, callLoopRulesSchema } from "../guardrails/call-loop.ts";
 import { DEFAULT_LIMITS } from "../guardrails/limits.ts";
+import { type PermissionPolicyInput, permissionPolicySchema } from "../guardrails/permission-policy.ts";
 import type { RepairToolCall } from "../guardrails/repair.ts";
 import { type AccessLogOptions, observeRequests } from "./access-log.ts";
 import { createTokenCounter } from "./anthropic/index.ts";
@@ -101,6 +104,22 @@ export interface ProxyOptions {
    * several times the live heap). See `BodyReclaimer`.
    */
   reclaimAfterBytes?: number | undefined;
+  /**
+   * The call-loop guard (ADR 020): the same call with the same result `threshold` times in a row
+   * (default 3) gets a note, then the tool is left out, then the turn ends with a text answer.
+   * Default on; `false`: off.
+   */
+  loopGuard?: Partial<CallLoopRules> | false | undefined;
+  /**
+   * Allow and deny rules on tool calls (ADR 021): a denied call is answered to the model with a
+   * `[Denied]` reply and it chooses again; default none (every call allowed). See `PERMISSION_PRESETS`.
+   */
+  permissions?: PermissionPolicyInput | undefined;
+  /**
+   * Bounds on nudged retries (ADR 022): a retry's `max_tokens` at most max(256, 4 × the first
+   * answer's tokens), and generations cut off when their text loops. Default on; `false`: off.
+   */
+  retryBounds?: Partial<RetryBounds> | false | undefined;
   /** Report each guarded request as a run to a watch server (`forge watch`); default none. */
   watch?: ProxyWatchOptions | undefined;
   /**
@@ -170,6 +189,10 @@ export function createProxy(options: ProxyOptions): Hono {
     reasoningReplay: options.reasoningReplay,
     budgetTokens: options.budgetTokens,
     serialGate,
+    loopGuard: options.loopGuard === false ? undefined : callLoopRulesSchema.parse(options.loopGuard ?? {}),
+    permissions: options.permissions && permissionPolicySchema.parse(options.permissions),
+    retryBounds:
+      options.retryBounds === false ? undefined : retryBoundsSchema.parse(options.retryBounds ?? {}),
   });
   const service = options.watch ? watchChatService(chatService, options.watch) : chatService;
   const deps: RouteDeps = {

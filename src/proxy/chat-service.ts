@@ -13,6 +13,9 @@ import { applyReasoningReplay, type ReasoningReplay } from "../core/reasoning-re
 import { createObserverSet, observeLLMCall } from "../core/run-observer.ts";
 import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
 import type { LLMClient, LLMResponse, SendOptions, ToolCall } from "../core/types.ts";
+import type { RetryBounds } from "../guardrails/bounded-retry.ts";
+import type { CallLoopRules } from "../guardrails/call-loop.ts";
+import { checkPermission, type PermissionPolicy } from "../guardrails/permission-policy.ts";
 import type { RepairToolCall } from "../guardrails/repair.ts";
 import { DEFAULT_FOLLOW_UP_MAX_CALLS, followUpCalls } from "../loop/follow-up.ts";
 import { type InferenceResult, runInference } from "../loop/inference.ts";
@@ -21,9 +24,12 @@ import { rescueWithNames } from "../prompts/rescue/index.ts";
 import { RESPOND_TOOL_NAME, respondTool } from "../tools/respond.ts";
 import { answerFromCalls, answerFromResponse, type ProxyAnswer } from "./answer.ts";
 import type { ProxyBackend } from "./backend/index.ts";
+import { withRetryBounds } from "./bounded-client.ts";
 import { allowsTextAnswer, exhaustionOf } from "./exhaustion.ts";
 import type { SerialGate } from "./http/index.ts";
 import { type LiveText, LiveTextClient } from "./live-text.ts";
+import { withLoopGuard } from "./loop-guard.ts";
+import { inferWithPolicy, placesOf } from "./permission-gate.ts";
 import { askedReplyTokens, createExactCounter, PromptLimitedClient, replyReserve } from "./prompt-limit.ts";
 import type { ProxyRequest } from "./proxy-request.ts";
 import { createRequestStats, observeRequestStats, type RequestStats } from "./request-stats.ts";
@@ -59,6 +65,12 @@ export interface ChatServiceOptions {
   budgetTokens?: number | undefined;
   /** One backend job at a time (single-slot backends). */
   serialGate?: SerialGate | undefined;
+  /** The call-loop guard's rules (ADR 020); absent: off. */
+  loopGuard?: CallLoopRules | undefined;
+  /** The permission policy (ADR 021); absent: every call is allowed. */
+  permissions?: PermissionPolicy | undefined;
+  /** Bounds on retries and degenerate repetition (ADR 022); absent: none. */
+  retryBounds?: RetryBounds | undefined;
 }
 
 /** What the proxy does with a text answer under `tool_choice: auto` (see `ChatServiceOptions.prosePolicy`). */
@@ -107,7 +119,12 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     signal: AbortSignal,
     stats: RequestStats,
   ): Promise<RequestContext> {
-    const backendClient = backend.client({ model: request.model, extraBody: request.extraBody });
+    const backendClient = withRetryBounds(
+      backend.client({ model: request.model, extraBody: request.extraBody }),
+      options.retryBounds,
+      request.extraBody,
+      stats,
+    );
     const windowTokens = await budget();
     if (!windowTokens) return { compactor: NO_COMPACTION, client: backendClient };
     const reserve = replyReserve(request.extraBody, windowTokens);
@@ -170,22 +187,38 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const sent = () => liveClient?.sent ?? "";
     let result: InferenceResult;
     try {
-      result = await runInference({
-        client,
-        stream: live !== undefined,
-        contextManager: compactor,
+      const permitted = await inferWithPolicy(options.permissions, {
         messages: request.messages,
-        tools,
         maxRetries: options.maxRetries,
-        rescueEnabled: options.rescueEnabled,
-        ...(options.repairToolCall && { repairToolCall: options.repairToolCall }),
-        ...(options.forceToolChoiceOnRetry !== undefined && {
-          forceToolChoiceOnRetry: options.forceToolChoiceOnRetry,
-        }),
-        ...(proseAllowed && { proseAnswerTool: RESPOND_TOOL_NAME }),
-        observers: [counting, wireSeen],
-        signal,
+        alwaysAllowed: respondInjected ? [RESPOND_TOOL_NAME] : [],
+        stats,
+        infer: (messages, maxRetries) =>
+          runInference({
+            client,
+            stream: live !== undefined,
+            contextManager: compactor,
+            messages,
+            tools,
+            maxRetries,
+            rescueEnabled: options.rescueEnabled,
+            ...(options.repairToolCall && { repairToolCall: options.repairToolCall }),
+            ...(options.forceToolChoiceOnRetry !== undefined && {
+              forceToolChoiceOnRetry: options.forceToolChoiceOnRetry,
+            }),
+            ...(proseAllowed && { proseAnswerTool: RESPOND_TOOL_NAME }),
+            observers: [counting, wireSeen],
+            signal,
+          }),
       });
+      if (permitted.kind === "refused") {
+        const refusal = {
+          model: modelName(request),
+          idPrefix: request.callIdPrefix,
+          prompt: request.messages,
+        };
+        return withSentText(answerFromResponse({ content: permitted.message }, refusal), sent());
+      }
+      result = permitted.result;
     } catch (error) {
       const exhausted = exhaustionOf(error, counting.lastResponse);
       if (exhausted === null) throw error;
@@ -220,8 +253,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         maxCalls,
         signal,
       });
-      stats.followUpCalls += followed.added;
-      calls = followed.calls;
+      // A call the follow-up adds is held to the permission policy like the first ones: a denied one is dropped.
+      const policy = options.permissions;
+      const added = followed.calls
+        .slice(calls.length)
+        .filter((call) => !policy || checkPermission(call, policy, placesOf(policy)).allowed);
+      stats.followUpCalls += added.length;
+      calls = [...calls, ...added];
     }
     const answer = answerFromCalls(calls, {
       model: modelName(request),
@@ -268,10 +306,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const request = messages === incoming.messages ? incoming : { ...incoming, messages: [...messages] };
       stats.model = request.model;
       stats.omittedImages += request.omittedImages ?? 0;
+      // The call-loop guard may change the request, or answer it itself (ADR 020).
       const run = () =>
-        request.tools.length > 0
-          ? answerWithTools(request, signal, stats, live)
-          : answerWithoutTools(request, signal, stats);
+        withLoopGuard(request, options.loopGuard, stats, (guarded) =>
+          guarded.tools.length > 0
+            ? answerWithTools(guarded, signal, stats, live)
+            : answerWithoutTools(guarded, signal, stats),
+        );
       return serialGate ? serialGate.run(run, signal) : run();
     },
   };

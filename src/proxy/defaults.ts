@@ -3,6 +3,8 @@
  * (`forge proxy`, `forge launch`): each value is the constant the proxy itself falls back on, so a
  * flag's default cannot drift from the library's.
  */
+import { DEFAULT_RETRY_BOUNDS } from "../guardrails/bounded-retry.ts";
+import { DEFAULT_CALL_LOOP_RULES } from "../guardrails/call-loop.ts";
 import { DEFAULT_LIMITS } from "../guardrails/limits.ts";
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -31,4 +33,7 @@ export const PROXY_DEFAULTS = Object.freeze({
   reclaimAfterBytes: DEFAULT_RECLAIM_AFTER_BYTES,
   maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
   drainTimeoutMs: DEFAULT_DRAIN_TIMEOUT_MS,
+  loopThreshold: DEFAULT_CALL_LOOP_RULES.threshold,
+  retryFactor: DEFAULT_RETRY_BOUNDS.retryFactor,
+  retryFloorTokens: DEFAULT_RETRY_BOUNDS.retryFloorTokens,
 });

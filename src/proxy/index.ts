@@ -30,4 +30,5 @@ export {
   ProxyDrain,
   SHUTDOWN_RETRY_AFTER_SECONDS,
 } from "./http/index.ts";
+export { PERMISSION_PRESETS } from "./permission-presets.ts";
 export { type RunningProxy, type StartProxyOptions, startProxy } from "./server.ts";

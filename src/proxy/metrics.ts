@@ -1,7 +1,8 @@
 /**
  * The proxy's Prometheus metrics (`GET /forge/metrics`), with prom-client: requests by route and
- * status, total and backend latency histograms, the guardrails' retries, rescues, nudges and
- * compactions, and the requests in flight. One registry per proxy, so two proxies in one process
+ * status, total and backend latency histograms, the guardrails' retries, rescues, nudges,
+ * compactions, call-loop actions, denied calls and degenerate generations, and the requests in
+ * flight. One registry per proxy, so two proxies in one process
  * (tests, embedding) count apart.
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
@@ -46,6 +47,9 @@ export class ProxyMetrics {
   readonly #nudges: Counter<"route">;
   readonly #compactions: Counter<"route">;
   readonly #gaveUp: Counter<"route">;
+  readonly #loopGuard: Counter<"route" | "action">;
+  readonly #denied: Counter<"route">;
+  readonly #degenerate: Counter<"route">;
   readonly #inFlight: Gauge;
   readonly #collections: Counter;
 
@@ -99,6 +103,17 @@ export class ProxyMetrics {
       "forge_proxy_gave_up_total",
       "Answers that are the model's prose after the last nudge (the guardrail gave up)",
     );
+    this.#loopGuard = new Counter({
+      name: "forge_proxy_loop_guard_total",
+      help: "Requests the call-loop guard acted on, by action (note, narrow, stop)",
+      labelNames: ["route", "action"],
+      registers,
+    });
+    this.#denied = counter("forge_proxy_denied_calls_total", "Tool calls the permission policy denied");
+    this.#degenerate = counter(
+      "forge_proxy_degenerate_total",
+      "Generations cut off because their text looped (degenerate repetition)",
+    );
     this.#inFlight = new Gauge({
       name: "forge_proxy_requests_in_flight",
       help: "Requests being served (streamed answers until their end)",
@@ -136,6 +151,9 @@ export class ProxyMetrics {
     if (stats.proseAnswers > 0) this.#proseAnswers.inc({ route }, stats.proseAnswers);
     if (stats.renamedTools > 0) this.#renamedTools.inc({ route }, stats.renamedTools);
     if (stats.followUpCalls > 0) this.#followUpCalls.inc({ route }, stats.followUpCalls);
+    if (stats.loopGuard) this.#loopGuard.inc({ route, action: stats.loopGuard });
+    if (stats.deniedCalls > 0) this.#denied.inc({ route }, stats.deniedCalls);
+    if (stats.degenerate > 0) this.#degenerate.inc({ route }, stats.degenerate);
   }
 
   /** The Prometheus text exposition and its content type. */

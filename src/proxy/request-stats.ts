@@ -33,6 +33,12 @@ export interface RequestStats {
   renamedTools: number;
   /** Calls the parallel follow-up added to the answer (the model continued after its first call). */
   followUpCalls: number;
+  /** What the call-loop guard did (ADR 020): a note, narrowed tools, or the turn stopped; undefined: nothing. */
+  loopGuard?: "note" | "narrow" | "stop" | undefined;
+  /** Calls the permission policy denied (ADR 021). */
+  deniedCalls: number;
+  /** Generations cut off as degenerate repetition (ADR 022). */
+  degenerate: number;
   /** Sees the request's messages, compactions and backend calls as they happen (`forge proxy --watch`). */
   observer?: RequestObserver | undefined;
 }
@@ -66,6 +72,8 @@ export function createRequestStats(): RequestStats {
     proseAnswers: 0,
     renamedTools: 0,
     followUpCalls: 0,
+    deniedCalls: 0,
+    degenerate: 0,
   };
 }
 

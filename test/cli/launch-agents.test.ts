@@ -17,6 +17,7 @@ import {
   genericPlan,
   type LaunchContext,
   opencodeRecipe,
+  piRecipe,
   qwenRecipe,
 } from "../../src/cli/launch/agents.ts";
 import { agentEnv, configRoot } from "../../src/cli/launch/launch.ts";
@@ -131,6 +132,33 @@ describe("agent recipes", () => {
     expect(plan.files).toEqual({});
   });
 
+  it("pi: PI_CODING_AGENT_DIR holds models.json (a forge provider on chat completions) and settings.json making it the default", () => {
+    const plan = piRecipe.plan(context);
+    expect(plan.env).toEqual({
+      PI_CODING_AGENT_DIR: "/tmp/forge-launch-abc",
+      FORGE_API_KEY: "forge-run-key",
+      PI_OFFLINE: "1",
+      PI_SKIP_VERSION_CHECK: "1",
+      PI_TELEMETRY: "0",
+    });
+    expect(plan.args).toEqual([]);
+    expect(JSON.parse(plan.files["models.json"] as string)).toEqual({
+      providers: {
+        forge: {
+          baseUrl: "http://127.0.0.1:40123/v1",
+          api: "openai-completions",
+          apiKey: "FORGE_API_KEY",
+          compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
+          models: [{ id: "qwen3-8b", name: "qwen3-8b" }],
+        },
+      },
+    });
+    expect(JSON.parse(plan.files["settings.json"] as string)).toEqual({
+      defaultProvider: "forge",
+      defaultModel: "qwen3-8b",
+    });
+  });
+
   it("generic: OpenAI and Anthropic base URLs with the run's key as both keys", () => {
     const plan = genericPlan(context);
     expect(plan.env).toMatchObject({
@@ -146,7 +174,7 @@ describe("agent recipes", () => {
   });
 
   it("the table: one entry per agent, each with a binary and an npm package; lookups are own names only", () => {
-    expect(Object.keys(AGENT_RECIPES)).toEqual(["claude", "codex", "opencode", "qwen"]);
+    expect(Object.keys(AGENT_RECIPES)).toEqual(["claude", "codex", "opencode", "qwen", "pi"]);
     for (const [name, recipe] of Object.entries(AGENT_RECIPES)) {
       expect(recipe.name).toBe(name);
       expect(recipe.binary).toMatch(/^[a-z]+$/);
@@ -222,7 +250,7 @@ describe("launchTargetOf", () => {
       error: expect.stringContaining("forge launch -- <command>"),
     });
     expect(launchTargetOf(["claud"], undefined)).toEqual({
-      error: expect.stringContaining("unknown agent 'claud': one of claude, codex, opencode, qwen"),
+      error: expect.stringContaining("unknown agent 'claud': one of claude, codex, opencode, qwen, pi"),
     });
   });
 });

@@ -18,7 +18,7 @@ import {
 } from "../proxy/helpers/scripted-backend.ts";
 import { installFakeAgents, readDump } from "./helpers/fake-agent.ts";
 
-const AGENTS = ["claude", "codex", "opencode", "qwen"] as const;
+const AGENTS = ["claude", "codex", "opencode", "qwen", "pi"] as const;
 
 let backend: ScriptedBackend;
 let folder: string;
@@ -166,6 +166,17 @@ describe("forge launch <agent>", () => {
             provider: { forge: { npm: "@ai-sdk/openai-compatible", options: { baseURL: `${proxyUrl}/v1` } } },
           });
           break;
+        case "pi":
+          expect(JSON.parse(dump.files["models.json"] ?? "{}")).toMatchObject({
+            providers: {
+              forge: { baseUrl: `${proxyUrl}/v1`, api: "openai-completions", apiKey: "FORGE_API_KEY" },
+            },
+          });
+          expect(JSON.parse(dump.files["settings.json"] ?? "{}")).toEqual({
+            defaultProvider: "forge",
+            defaultModel: "scripted-model",
+          });
+          break;
         case "qwen":
           expect(dump.argv).toEqual(["--auth-type", "openai", "--some-flag"]);
           expect(dump.env).toMatchObject({
@@ -201,7 +212,10 @@ describe("forge launch <agent>", () => {
 
   it("exits 2 on a usage error: no agent, an unknown one, no backend", async () => {
     const runs = [
-      { args: ["--backend-url", backend.url], message: /name an agent \(claude, codex, opencode, qwen\)/ },
+      {
+        args: ["--backend-url", backend.url],
+        message: /name an agent \(claude, codex, opencode, qwen, pi\)/,
+      },
       {
         args: ["claud", "--backend-url", backend.url],
         message: /unknown agent 'claud'.*forge launch \[options\] -- claud/,

@@ -4,8 +4,8 @@
  * against a deterministic backend: each must run the shell command the backend's first answer
  * gives it through its own shell tool and send the output back, because only a tool result
  * holding that output gets the final answer, whose nonce the agent must print. Each agent speaks
- * its own wire to the proxy (Claude Code Anthropic Messages, Codex Responses, opencode and Qwen
- * Code chat completions, all streamed), in a temporary HOME and working folder, with telemetry
+ * its own wire to the proxy (Claude Code Anthropic Messages, Codex Responses, opencode, Qwen
+ * Code and pi chat completions, all streamed), in a temporary HOME and working folder, with telemetry
  * and update checks off (the recipes' variables); a run past its time has its process group killed.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -32,7 +32,7 @@ const RUN_TIMEOUT_MS = 120_000;
 
 /** One agent: how it is driven non-interactively and what it should send. */
 interface AgentCase {
-  agent: "claude" | "codex" | "opencode" | "qwen";
+  agent: "claude" | "codex" | "opencode" | "qwen" | "pi";
   /** Its own shell tool, which the backend calls. */
   shellTool: string;
   /** The proxy route its wire API uses. */
@@ -87,6 +87,13 @@ const CASES: AgentCase[] = [
     shellTool: "run_shell_command",
     route: "/v1/chat/completions",
     args: (task) => ["-p", task.prompt, "--yolo"],
+  },
+  {
+    agent: "pi",
+    shellTool: "bash",
+    route: "/v1/chat/completions",
+    // pi asks no approval for its tools; `-p` prints the answer and exits.
+    args: (task) => ["-p", task.prompt],
   },
 ];
 

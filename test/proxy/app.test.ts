@@ -143,7 +143,13 @@ describe("POST /v1/chat/completions in-process", () => {
       messages.push({
         role: "assistant",
         content: "",
-        tool_calls: [{ id: `c${index}`, type: "function", function: { name: "search", arguments: "{}" } }],
+        tool_calls: [
+          {
+            id: `c${index}`,
+            type: "function",
+            function: { name: "search", arguments: `{"query":"q${index}"}` },
+          },
+        ],
       });
       messages.push({ role: "tool", tool_call_id: `c${index}`, content: long });
     }
@@ -172,7 +178,13 @@ describe("POST /v1/chat/completions in-process", () => {
         {
           role: "assistant",
           content: "",
-          tool_calls: [{ id: `c${index}`, type: "function", function: { name: "search", arguments: "{}" } }],
+          tool_calls: [
+            {
+              id: `c${index}`,
+              type: "function",
+              function: { name: "search", arguments: `{"query":"q${index}"}` },
+            },
+          ],
         },
         { role: "tool", tool_call_id: `c${index}`, content: result },
       );
@@ -198,7 +210,13 @@ describe("POST /v1/chat/completions in-process", () => {
         {
           role: "assistant",
           content: "",
-          tool_calls: [{ id: `c${index}`, type: "function", function: { name: "search", arguments: "{}" } }],
+          tool_calls: [
+            {
+              id: `c${index}`,
+              type: "function",
+              function: { name: "search", arguments: `{"query":"q${index}"}` },
+            },
+          ],
         },
         { role: "tool", tool_call_id: `c${index}`, content: "x".repeat(2000) },
       ]).flat(),

@@ -149,7 +149,11 @@ describe("access log", () => {
         role: "assistant",
         content: "",
         tool_calls: [
-          { id: `c${index}`, type: "function", function: { name: "get_weather", arguments: "{}" } },
+          {
+            id: `c${index}`,
+            type: "function",
+            function: { name: "get_weather", arguments: `{"city":"c${index}"}` },
+          },
         ],
       });
       messages.push({ role: "tool", tool_call_id: `c${index}`, content: long });

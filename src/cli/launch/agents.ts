@@ -187,6 +187,50 @@ export const qwenRecipe: AgentRecipe = {
 };
 
 /**
+ * pi (`@mariozechner/pi-coding-agent`) reads its config folder from `PI_CODING_AGENT_DIR`: a
+ * `models.json` with a `forge` provider on the proxy's chat-completions route (its key the name
+ * of the variable that holds it, `FORGE_API_KEY`; no `developer` role or `reasoning_effort`, which
+ * local servers do not take) and a `settings.json` that makes it the default; update checks and
+ * telemetry are off (`PI_OFFLINE`, `PI_SKIP_VERSION_CHECK`, `PI_TELEMETRY`).
+ */
+export const piRecipe: AgentRecipe = {
+  name: "pi",
+  title: "pi",
+  binary: "pi",
+  npmPackage: "@mariozechner/pi-coding-agent",
+  plan: (context) => ({
+    env: {
+      PI_CODING_AGENT_DIR: context.configDir,
+      [LAUNCH_API_KEY_ENV]: context.apiKey,
+      PI_OFFLINE: "1",
+      PI_SKIP_VERSION_CHECK: "1",
+      PI_TELEMETRY: "0",
+    },
+    unsetEnv: [],
+    args: [],
+    files: {
+      "models.json": `${JSON.stringify(piModels(context), null, 2)}\n`,
+      "settings.json": `${JSON.stringify({ defaultProvider: "forge", defaultModel: context.model }, null, 2)}\n`,
+    },
+  }),
+};
+
+/** The `models.json` of `piRecipe`. */
+export function piModels(context: Pick<LaunchContext, "proxyUrl" | "model">): Record<string, unknown> {
+  return {
+    providers: {
+      forge: {
+        baseUrl: openaiUrl(context),
+        api: "openai-completions",
+        apiKey: LAUNCH_API_KEY_ENV,
+        compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
+        models: [{ id: context.model, name: context.model }],
+      },
+    },
+  };
+}
+
+/**
  * `forge launch -- <command>`: any program, given the variables OpenAI and Anthropic SDKs read
  * (`OPENAI_BASE_URL`, `OPENAI_API_BASE`, `ANTHROPIC_BASE_URL`) with the run's key as their keys,
  * plus `FORGE_PROXY_URL` and `FORGE_MODEL`.
@@ -211,7 +255,7 @@ export function genericPlan(context: LaunchContext): LaunchPlan {
 
 /** The agents `forge launch <agent>` knows, by name. */
 export const AGENT_RECIPES: Readonly<Record<string, AgentRecipe>> = Object.fromEntries(
-  [claudeRecipe, codexRecipe, opencodeRecipe, qwenRecipe].map((recipe) => [recipe.name, recipe]),
+  [claudeRecipe, codexRecipe, opencodeRecipe, qwenRecipe, piRecipe].map((recipe) => [recipe.name, recipe]),
 );
 
 /** The recipe named `name`, if `forge launch` knows it. */

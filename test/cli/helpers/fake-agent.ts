@@ -49,6 +49,19 @@ function request() {
       text: (answer) => answer.output.find((item) => item.type === "message").content[0].text,
     };
   }
+  if (name === "pi") {
+    const text = readFileSync(env.PI_CODING_AGENT_DIR + "/models.json", "utf8");
+    dump.files["models.json"] = text;
+    dump.files["settings.json"] = readFileSync(env.PI_CODING_AGENT_DIR + "/settings.json", "utf8");
+    dump.configDir = env.PI_CODING_AGENT_DIR;
+    const provider = JSON.parse(text).providers.forge;
+    return {
+      url: provider.baseUrl + "/chat/completions",
+      headers: { ...json, authorization: "Bearer " + env[provider.apiKey] },
+      body: { model: provider.models[0].id, messages: [{ role: "user", content: "hi" }] },
+      text: (answer) => answer.choices[0].message.content,
+    };
+  }
   if (name === "opencode") {
     const text = readFileSync(env.OPENCODE_CONFIG, "utf8");
     dump.files["opencode.json"] = text;

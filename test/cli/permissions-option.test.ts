@@ -1,0 +1,52 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadPermissions, PermissionPolicyError } from "../../src/cli/permissions-option.ts";
+import { proxyCliOptionsSchema } from "../../src/cli/proxy-options.ts";
+import { PERMISSION_PRESETS } from "../../src/proxy/permission-presets.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "forge-permissions-"));
+const file = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+describe("--permissions", () => {
+  it("names a preset", () => {
+    expect(loadPermissions("coding-safe")).toBe(PERMISSION_PRESETS["coding-safe"]);
+  });
+
+  it("reads a JSON policy file, defaults filled in", () => {
+    const path = file(
+      "ok.json",
+      JSON.stringify({ deny: [{ tools: ["Bash"], args: ["command"], match: { glob: "sudo *" } }] }),
+    );
+    expect(loadPermissions(path)).toMatchObject({ default: "allow", allow: [], deny: [{ tools: ["Bash"] }] });
+  });
+
+  it("says what to fix: no such preset or file, not JSON, a bad field", () => {
+    expect(() => loadPermissions("coding-unsafe")).toThrow(/not a preset \(coding-safe\)/);
+    expect(() => loadPermissions(file("bad.json", "{"))).toThrow(/not JSON/);
+    const badRegex = file("regex.json", JSON.stringify({ deny: [{ tools: ["x"], match: { regex: "(" } }] }));
+    expect(() => loadPermissions(badRegex)).toThrow(PermissionPolicyError);
+    expect(() => loadPermissions(badRegex)).toThrow(/deny\.0\.match\.regex/);
+  });
+});
+
+describe("the guard flags", () => {
+  const base = { backendUrl: "http://127.0.0.1:8080" };
+
+  it("default to the loop guard and retry bounds on, no permissions", () => {
+    const options = proxyCliOptionsSchema.parse(base);
+    expect(options).toMatchObject({ loopGuard: true, loopThreshold: 3, loopExempt: [], retryBounds: true });
+    expect(options.retryFactor).toBe(4);
+    expect(options.retryFloor).toBe(256);
+    expect(options.permissions).toBeUndefined();
+  });
+
+  it("refuses a loop threshold under 2", () => {
+    expect(proxyCliOptionsSchema.safeParse({ ...base, loopThreshold: "1" }).success).toBe(false);
+  });
+});
