@@ -30,10 +30,8 @@ export const PROXY_VARIANTS = {
   proxy: {},
   /** Every text answer nudged, as before the prose policy. */
   "proxy-nudge": { prosePolicy: "nudge" },
-  /** No parallel follow-up: the answer holds the calls the model wrote at once. */
-  "proxy-single": { followUpMaxCalls: 1 },
-  /** Both: the proxy as it was before this round's guardrails (near-miss names aside). */
-  "proxy-before": { prosePolicy: "nudge", followUpMaxCalls: 1 },
+  /** With the parallel follow-up (`--follow-up-max-calls 8`, off by default). */
+  "proxy-parallel": { followUpMaxCalls: 8 },
 } as const satisfies Record<string, Partial<ProxyOptions>>;
 
 /** The targets a run can take. */

@@ -96,8 +96,8 @@ export function addGuardOptions(command: Command): Command {
     )
     .option(
       "--follow-up-max-calls <n>",
-      "after an answer with calls, let the model continue its turn until it adds no new call, up to n calls (1: off)",
-      "8",
+      "after an answer with calls, let the model continue its turn until it adds no new call, up to n calls (1: off; try 8 for small models asked for several calls at once)",
+      "1",
     )
     .addOption(
       new Option(

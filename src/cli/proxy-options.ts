@@ -24,7 +24,7 @@ export const proxyCliOptionsObject = z.object({
   maxRetries: z.coerce.number().int().min(0).max(20).default(PROXY_DEFAULTS.maxRetries),
   rescue: z.boolean().default(true),
   prosePolicy: z.enum(["answer", "nudge"]).default("answer"),
-  followUpMaxCalls: z.coerce.number().int().min(1).max(64).default(8),
+  followUpMaxCalls: z.coerce.number().int().min(1).max(64).default(1),
   reasoningReplay: z.enum(["full", "keep-last", "none"]).default("none"),
   serialize: z.boolean().default(false),
   maxBodyBytes: z.coerce.number().int().positive().default(PROXY_DEFAULTS.maxBodyBytes),

@@ -28,9 +28,10 @@ export function normalizeToolName(name: string): string {
  *
  * Tried in order, each only when the one before found nothing: the exact name; the same name once
  * normalized (`Get-Weather`, `get.weather`, `getWeather` → `get_weather`); an offered name that is
- * `called` with a namespace prefix (`read_file` → `mcp__fs__read_file`); `called` with a prefix
- * the offered name lacks (`functions.get_weather` → `get_weather`). A prefix ends at a separator,
- * so `weather` never matches `get_weather`'s tail by accident of letters. Ambiguity is no match.
+ * `called` under a namespace (`read_file` → `mcp__fs__read_file`); `called` under a namespace the
+ * offered name lacks (`functions.get_weather` → `get_weather`). A namespace ends at `.`, `__`, `:`
+ * or `/`, so `weather` is not `get_weather` (a word of the name, not a namespace). Ambiguity is no
+ * match.
  * @example resolveToolName("functions.Get_Weather", ["get_weather", "report"]) // { name: "get_weather", match: "extra_prefix" }
  */
 export function resolveToolName(called: string, offered: readonly string[]): ResolvedToolName | null {
@@ -39,13 +40,23 @@ export function resolveToolName(called: string, offered: readonly string[]): Res
   if (target.length === 0) return null;
   const normalized = offered.filter((name) => normalizeToolName(name) === target);
   if (normalized.length > 0) return only(normalized, "normalized");
-  const missing = offered.filter((name) => normalizeToolName(name).endsWith(`_${target}`));
+  const missing = offered.filter((name) => hasNamespace(name, called));
   if (missing.length > 0) return only(missing, "missing_prefix");
-  const extra = offered.filter((name) => {
-    const candidate = normalizeToolName(name);
-    return candidate.length > 0 && target.endsWith(`_${candidate}`);
-  });
+  const extra = offered.filter((name) => hasNamespace(called, name));
   return extra.length > 0 ? only(extra, "extra_prefix") : null;
+}
+
+/** Namespace separators: `functions.x`, `mcp__server__x`, `server:x`, `server/x`. */
+const NAMESPACE_SEPARATORS = [".", "__", ":", "/"] as const;
+
+/** Whether `full` is `name` under a namespace prefix (case aside, `name`'s separators normalized). */
+function hasNamespace(full: string, name: string): boolean {
+  const lower = full.toLowerCase();
+  const tail = normalizeToolName(name);
+  return NAMESPACE_SEPARATORS.some((separator) => {
+    const at = lower.lastIndexOf(separator);
+    return at > 0 && normalizeToolName(full.slice(at + separator.length)) === tail;
+  });
 }
 
 function only(names: readonly string[], match: NameMatch): ResolvedToolName | null {

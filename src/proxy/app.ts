@@ -62,7 +62,7 @@ export interface ProxyOptions {
   prosePolicy?: ProsePolicy | undefined;
   /**
    * Most calls the parallel follow-up may bring an answer to: after an answer with calls, the model
-   * continues its own turn until it adds no new call (default 8; 1 turns it off;
+   * continues its own turn until it adds no new call, up to this many calls (default 1: off;
    * docs/decisions/026-parallel-follow-up.md).
    */
   followUpMaxCalls?: number | undefined;

@@ -17,7 +17,7 @@ import type { RetryBounds } from "../guardrails/bounded-retry.ts";
 import type { CallLoopRules } from "../guardrails/call-loop.ts";
 import { checkPermission, type PermissionPolicy } from "../guardrails/permission-policy.ts";
 import type { RepairToolCall } from "../guardrails/repair.ts";
-import { DEFAULT_FOLLOW_UP_MAX_CALLS, followUpCalls } from "../loop/follow-up.ts";
+import { followUpCalls } from "../loop/follow-up.ts";
 import { type InferenceResult, runInference } from "../loop/inference.ts";
 import type { HistoryCompactor } from "../machines/workflow.machine.ts";
 import { rescueWithNames } from "../prompts/rescue/index.ts";
@@ -52,7 +52,8 @@ export interface ChatServiceOptions {
   /**
    * Most calls the parallel follow-up may bring an answer to (docs/decisions/026-parallel-follow-up.md):
    * after an answer with calls, the model continues its own turn until it adds no new call.
-   * Default 8; 0 or 1 turn it off. Never with `parallel_tool_calls: false` or a forced tool.
+   * Default 1: off (it costs a backend call per answer with calls); 8 is what BFCL's parallel
+   * categories were measured with. Never with `parallel_tool_calls: false` or a forced tool.
    */
   followUpMaxCalls?: number | undefined;
   /** Which earlier reasoning blocks (the client's `reasoning_content` / thinking) go upstream; default `none`. */
@@ -241,7 +242,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     else if (counting.lastAnswerWasText && !liveClient?.committedProse) stats.rescues += 1;
     stats.renamedTools += renamedCalls(last, tools);
     let calls = result.toolCalls;
-    const maxCalls = options.followUpMaxCalls ?? DEFAULT_FOLLOW_UP_MAX_CALLS;
+    const maxCalls = options.followUpMaxCalls ?? 1;
     if (!prose && last !== null && maxCalls > 1 && allowsFollowUp(request.extraBody, calls)) {
       const followed = await followUpCalls({
         client: prepared.client,

@@ -52,3 +52,14 @@ describe("resolveToolName: near-miss tool names", () => {
     expect(normalizeToolName("getWeatherNow")).toBe("get_weather_now");
   });
 });
+
+describe("resolveToolName: a namespace, not any word", () => {
+  it("does not read a name's last word as the name", () => {
+    expect(resolveToolName("weather", ["get_weather", "respond"])).toBeNull();
+  });
+
+  it("reads namespaces written with ., __, : or /", () => {
+    expect(resolveToolName("fs:read_file", ["read_file"])?.name).toBe("read_file");
+    expect(resolveToolName("read_file", ["server/read_file"])?.name).toBe("server/read_file");
+  });
+});

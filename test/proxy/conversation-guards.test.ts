@@ -377,7 +377,8 @@ describe("bounded retries", () => {
   }
 
   it("caps a retry's max_tokens at max(256, 4 × the first answer), under the client's own", async () => {
-    const prose = "I think the bug is in add. ".repeat(40); // ~270 tokens
+    // Text that names a tool is nudged under the default prose policy (clean prose would be the answer).
+    const prose = "The bug is in add: read_file first. ".repeat(30); // ~270 tokens
     const { backend, options } = recordingBackend([text(prose), toolCall("read_file", { path: "src/a.ts" })]);
     await post(backend, { ...{ messages: [{ role: "user", content: "fix it" }] }, max_tokens: 32_000 });
     expect(options[0]?.sampling?.maxTokens).toBeUndefined();

@@ -33,10 +33,12 @@ async function toolCallsOf(response: Response): Promise<{ function: { name: stri
   return body.choices[0]?.message.tool_calls ?? [];
 }
 
+// The prose policy "nudge" (every text answer nudged): these walk the retry that follows a prose
+// answer; the default policy takes clean prose as the answer (test/proxy/prose-policy.test.ts).
 describe("the proxy's retry after a prose answer", () => {
   it("asks the backend for a required tool call", async () => {
     const backend = createFakeBackend([text(prose), toolCall("search", { query: "xstate" })]);
-    const response = await createProxy({ backend }).request("/v1/chat/completions", request);
+    const response = await createProxy({ backend, prosePolicy: "nudge" }).request("/v1/chat/completions", request);
     expect(response.status).toBe(200);
     expect((await toolCallsOf(response)).map((call) => call.function.name)).toEqual(["search"]);
     expect(backend.scripted.calls.map((call) => call.toolChoice)).toEqual([undefined, "required"]);
@@ -44,7 +46,7 @@ describe("the proxy's retry after a prose answer", () => {
 
   it("leaves the choice to the model with forceToolChoiceOnRetry: false", async () => {
     const backend = createFakeBackend([text(prose), toolCall("search", { query: "xstate" })]);
-    await createProxy({ backend, forceToolChoiceOnRetry: false }).request("/v1/chat/completions", request);
+    await createProxy({ backend, forceToolChoiceOnRetry: false, prosePolicy: "nudge" }).request("/v1/chat/completions", request);
     expect(backend.scripted.calls.map((call) => call.toolChoice)).toEqual([undefined, undefined]);
   });
 

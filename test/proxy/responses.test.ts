@@ -123,7 +123,7 @@ describe("POST /v1/responses in-process, answers", () => {
 
   it("answers prose after the nudges as the answer when tool_choice is auto, saying the guardrail gave up", async () => {
     const backend = createFakeBackend([text("prose"), text("prose"), text("prose")]);
-    const response = await createProxy({ backend, maxRetries: 2 }).request(
+    const response = await createProxy({ backend, maxRetries: 2, prosePolicy: "nudge" }).request(
       "/v1/responses",
       json({ input: "q", tools: [search] }),
     );

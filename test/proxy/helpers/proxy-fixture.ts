@@ -13,10 +13,15 @@ export interface TestProxyOptions extends Omit<StartProxyOptions, "backend" | "h
   backend?: Omit<HttpBackendOptions, "url">;
 }
 
-/** A proxy on 127.0.0.1 with a free port, in front of `backendUrl`. */
+/**
+ * A proxy on 127.0.0.1 with a free port, in front of `backendUrl`. Its prose policy is `nudge`
+ * unless given: the SDK suites script a prose answer to walk the nudge path through each SDK; the
+ * default policy (`answer`) has its own tests (test/proxy/prose-policy.test.ts).
+ */
 export function startTestProxy(options: TestProxyOptions): Promise<RunningProxy> {
   const { backendUrl, backend, ...rest } = options;
   return startProxy({
+    prosePolicy: "nudge",
     ...rest,
     host: "127.0.0.1",
     port: 0,

@@ -1,0 +1,97 @@
+import { describe, expect, it } from "vitest";
+import { toolSpecFromJsonSchema } from "../../src/core/tools.ts";
+import type { LLMClient, LLMResponse, SendOptions } from "../../src/core/types.ts";
+import { continuationOf, followUpCalls, isSameCall } from "../../src/loop/follow-up.ts";
+
+const play = toolSpecFromJsonSchema("spotify_play", "Play", {
+  type: "object",
+  properties: { artist: { type: "string" }, duration: { type: "integer" } },
+});
+const call = (artist: string) =>
+  `\`\`\`json\n{"name": "spotify_play", "arguments": {"artist": "${artist}", "duration": 1}}\n\`\`\``;
+
+/** A client answering from a list, recording each request's last message and token cap. */
+function listClient(answers: LLMResponse[]) {
+  const seen: { last: unknown; maxTokens: number | undefined }[] = [];
+  const client: LLMClient = {
+    apiFormat: "openai",
+    async send(messages, _tools, options?: SendOptions) {
+      seen.push({ last: messages.at(-1), maxTokens: options?.sampling?.maxTokens });
+      const next = answers.shift();
+      if (!next) throw new Error("no answer left");
+      return next;
+    },
+    async *sendStream() {
+      yield* [];
+    },
+    getContextLength: async () => null,
+  };
+  return { client, seen };
+}
+
+describe("continuationOf", () => {
+  it("reads only what follows the prefill, whether or not the server repeats it", () => {
+    const sent = `${call("A")}\n\n`;
+    expect(continuationOf({ content: `${sent}${call("B")}` }, sent, ["spotify_play"]).calls).toEqual([
+      { tool: "spotify_play", args: { artist: "B", duration: 1 } },
+    ]);
+    expect(continuationOf({ content: call("B") }, sent, ["spotify_play"]).calls).toHaveLength(1);
+  });
+
+  it("keeps the complete calls when the token cap cut the last one short", () => {
+    const text = `${call("B")}\n\n\`\`\`json\n{"name": "spotify_play", "arguments": {"artist": "C`;
+    expect(
+      continuationOf({ content: text }, "x", ["spotify_play"]).calls.map((item) => item.args.artist),
+    ).toEqual(["B"]);
+  });
+
+  it("finds no call in prose", () => {
+    expect(
+      continuationOf({ content: "This JSON object represents the call." }, "x", ["spotify_play"]).calls,
+    ).toEqual([]);
+  });
+});
+
+describe("followUpCalls", () => {
+  it("continues until a step adds nothing new, each step capped to about one call", async () => {
+    const first = { content: call("A") };
+    const { client, seen } = listClient([
+      { content: `${call("A")}\n\n${call("B")}` },
+      { content: `${call("A")}\n\n${call("B")}\n\nThat is all.` },
+    ]);
+    const result = await followUpCalls({
+      client,
+      wire: [{ role: "user", content: "play A and B" }],
+      tools: [play],
+      calls: [{ tool: "spotify_play", args: { artist: "A", duration: 1 } }],
+      answer: first,
+    });
+    expect(result.calls.map((item) => item.args.artist)).toEqual(["A", "B"]);
+    expect(result).toMatchObject({ steps: 2, added: 1 });
+    expect(seen[0]?.last).toEqual({ role: "assistant", content: `${call("A")}\n\n` });
+    expect(seen[0]?.maxTokens).toBe(Math.max(48, Math.ceil(call("A").length / 3)));
+  });
+
+  it("stops at maxCalls and at a stop tool", async () => {
+    const { client } = listClient([{ content: `${call("B")}\n\n${call("C")}` }]);
+    const result = await followUpCalls({
+      client,
+      wire: [],
+      tools: [play],
+      calls: [{ tool: "spotify_play", args: { artist: "A", duration: 1 } }],
+      answer: { content: call("A") },
+      maxCalls: 2,
+    });
+    expect(result.calls).toHaveLength(2);
+  });
+
+  it("compares calls by tool and arguments, key order aside", () => {
+    expect(
+      isSameCall(
+        { tool: "t", args: { a: 1, b: [1, { c: 2 }] } },
+        { tool: "t", args: { b: [1, { c: 2 }], a: 1 } },
+      ),
+    ).toBe(true);
+    expect(isSameCall({ tool: "t", args: { a: 1 } }, { tool: "t", args: { a: 2 } })).toBe(false);
+  });
+});
