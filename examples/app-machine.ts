@@ -27,8 +27,8 @@ import {
   type WorkflowMachine,
   type WorkflowOutput,
   WorkflowRunner,
-} from "../src/index.ts";
-import { hangUntilAborted, ScriptedClient, toolCall } from "../src/testing/index.ts";
+} from "forge-guardrails";
+import { hangUntilAborted, ScriptedClient, toolCall } from "forge-guardrails/testing";
 
 /** A desk: the workflow that handles its tickets and the runner (client, limits) that runs it. */
 export interface Desk {

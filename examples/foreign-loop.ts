@@ -24,8 +24,8 @@ import {
   StepEnforcer,
   type ToolCall,
   type ToolDef,
-} from "../src/index.ts";
-import { ScriptedClient, text, toolCall } from "../src/testing/index.ts";
+} from "forge-guardrails";
+import { ScriptedClient, text, toolCall } from "forge-guardrails/testing";
 
 const searchDocs = defineTool({
   name: "search_docs",

@@ -17,9 +17,9 @@ import {
   NoCompact,
   respondTool,
   WorkflowRunner,
-} from "../src/index.ts";
-import { connectMcpServer } from "../src/mcp/index.ts";
-import { ScriptedClient, toolCall } from "../src/testing/index.ts";
+} from "forge-guardrails";
+import { connectMcpServer } from "forge-guardrails/mcp";
+import { ScriptedClient, toolCall } from "forge-guardrails/testing";
 
 /** Connect, run the workflow, close; returns the answer, the tool results and the tools' effects. */
 export async function main(log: (line: string) => void = console.log) {

@@ -11,9 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
-import { ContextManager, defineTool, defineWorkflow, NoCompact, WorkflowRunner } from "../src/index.ts";
-import { createEmbeddedQueue, defineRegistry, startWorker } from "../src/queue/index.ts";
-import { ScriptedClient, toolCall } from "../src/testing/index.ts";
+import { ContextManager, defineTool, defineWorkflow, NoCompact, WorkflowRunner } from "forge-guardrails";
+import { createEmbeddedQueue, defineRegistry, startWorker } from "forge-guardrails/queue";
+import { ScriptedClient, toolCall } from "forge-guardrails/testing";
 
 /** Enqueue two orders (one twice), work them, and return their results and the payments made. */
 export async function main(log: (line: string) => void = console.log) {
