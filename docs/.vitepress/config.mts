@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, posix } from "node:path";
 import { fileURLToPath } from "node:url";
-import { defineConfig, type DefaultTheme } from "vitepress";
+import { type DefaultTheme, defineConfig, type MarkdownRenderer } from "vitepress";
 
 const docsDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 const repositoryUrl = "https://github.com/forge-guardrails/forge-guardrails";
@@ -107,17 +107,61 @@ const sidebar: DefaultTheme.Sidebar = [
   },
 ];
 
+/** HTML tags a page may use as HTML; anything else in angle brackets is text (`<agent>`, `<n>`). */
+const HTML_TAGS = new Set(
+  "a b br code details div em hr i img kbd li ol p pre span strong sub summary sup table tbody td th thead tr ul".split(" "),
+);
+
+interface MarkdownToken {
+  type: string;
+  content: string;
+  children: MarkdownToken[] | null;
+  attrGet(name: string): string | null;
+  attrSet(name: string, value: string): void;
+}
+
+/**
+ * VitePress compiles each page as a Vue template, so a placeholder written bare in prose
+ * (`<agent>`, `<n>` in the older pages) would be an unclosed element and `{{` an interpolation.
+ * Such raw HTML becomes text here, before the anchor plugin adds its own HTML.
+ */
+function textNotTemplates(md: MarkdownRenderer) {
+  md.core.ruler.after("inline", "forge_text_not_templates", (state) => {
+    const visit = (tokens: MarkdownToken[]) => {
+      for (const token of tokens) {
+        if (token.type === "html_inline" || token.type === "html_block") {
+          const tag = /^<\/?([a-zA-Z][a-zA-Z0-9-]*)/.exec(token.content)?.[1]?.toLowerCase();
+          const isComment = token.content.startsWith("<!--");
+          if (!isComment && (tag === undefined || !HTML_TAGS.has(tag))) {
+            token.type = token.type === "html_block" ? "forge_text_block" : "text";
+          }
+        }
+        if (token.children) visit(token.children);
+      }
+    };
+    visit(state.tokens as unknown as MarkdownToken[]);
+  });
+  md.renderer.rules.forge_text_block = (tokens, index) =>
+    `<p>${md.utils.escapeHtml(tokens[index]?.content ?? "")}</p>\n`;
+  for (const rule of ["text", "code_inline"] as const) {
+    const render = md.renderer.rules[rule];
+    md.renderer.rules[rule] = (tokens, index, options, env, self) => {
+      const html = render
+        ? render(tokens, index, options, env, self)
+        : md.utils.escapeHtml(tokens[index]?.content ?? "");
+      return html.replace(/\{\{/g, "&#123;&#123;").replace(/\}\}/g, "&#125;&#125;");
+    };
+  }
+}
+
 /**
  * Links that leave docs/ (`../src/x.ts`, `../README.md`) point at the repository on GitHub: the
  * site holds only docs/, and test/architecture/doc-paths.test.ts checks those paths exist.
  */
-function repositoryLinks(md: { core: { ruler: { push(name: string, rule: (state: never) => void): void } } }) {
-  md.core.ruler.push("forge_repository_links", (state: {
-    env: { relativePath?: string };
-    tokens: { children: { type: string; attrGet(name: string): string | null; attrSet(name: string, value: string): void }[] | null }[];
-  }) => {
-    const page = state.env.relativePath ?? "index.md";
-    for (const block of state.tokens) {
+function repositoryLinks(md: MarkdownRenderer) {
+  md.core.ruler.push("forge_repository_links", (state) => {
+    const page = (state.env as { relativePath?: string }).relativePath ?? "index.md";
+    for (const block of state.tokens as unknown as MarkdownToken[]) {
       for (const token of block.children ?? []) {
         if (token.type !== "link_open") continue;
         const href = token.attrGet("href");
@@ -142,7 +186,10 @@ export default defineConfig({
   srcExclude: ["**/node_modules/**"],
   markdown: {
     anchor: { slugify: githubSlug },
-    config: (md) => repositoryLinks(md as never),
+    config: (md) => {
+      textNotTemplates(md);
+      repositoryLinks(md);
+    },
   },
   // VitePress 1's Vite 5 runs on the project's esbuild 0.28, whose default target no longer
   // lowers destructuring; the site targets current browsers anyway.
