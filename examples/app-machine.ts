@@ -8,17 +8,6 @@
  */
 import { pathToFileURL } from "node:url";
 import {
-  createActor,
-  type DoneActorEvent,
-  type ErrorActorEvent,
-  enqueueActions,
-  sendTo,
-  setup,
-  toPromise,
-  waitFor,
-} from "xstate";
-import { z } from "zod";
-import {
   defineTool,
   defineWorkflow,
   errorFromOutput,
@@ -29,6 +18,17 @@ import {
   WorkflowRunner,
 } from "forge-guardrails";
 import { hangUntilAborted, ScriptedClient, toolCall } from "forge-guardrails/testing";
+import {
+  createActor,
+  type DoneActorEvent,
+  type ErrorActorEvent,
+  enqueueActions,
+  sendTo,
+  setup,
+  toPromise,
+  waitFor,
+} from "xstate";
+import { z } from "zod";
 
 /** A desk: the workflow that handles its tickets and the runner (client, limits) that runs it. */
 export interface Desk {

@@ -11,7 +11,6 @@
  * Run it: `npx tsx examples/foreign-loop.ts`
  */
 import { pathToFileURL } from "node:url";
-import { z } from "zod";
 import {
   defineTool,
   ErrorTracker,
@@ -26,6 +25,7 @@ import {
   type ToolDef,
 } from "forge-guardrails";
 import { ScriptedClient, text, toolCall } from "forge-guardrails/testing";
+import { z } from "zod";
 
 const searchDocs = defineTool({
   name: "search_docs",

@@ -30,11 +30,11 @@ import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { createInspectorServer } from "@statelyai/inspect/server";
-import type { InspectionEvent, Observer } from "xstate";
-import { z } from "zod";
 import { defineTool, defineWorkflow, type Message, WorkflowRunner } from "forge-guardrails";
 import { ScriptedClient, text, toolCall } from "forge-guardrails/testing";
 import { createWatchReporter, startWatchServer, type WatchReporter } from "forge-guardrails/watch";
+import type { InspectionEvent, Observer } from "xstate";
+import { z } from "zod";
 
 /** One state a machine actor entered. */
 export interface Transition {

@@ -19,7 +19,8 @@ export async function main(log: (line: string) => void = console.log, env: NodeJ
   const runner = new WorkflowRunner({
     client,
     contextManager: new ContextManager({ strategy: new TieredCompact(), budgetTokens }),
-    onMessage: (message) => log(`${message.metadata.type}: ${message.content || JSON.stringify(message.toolCalls)}`),
+    onMessage: (message) =>
+      log(`${message.metadata.type}: ${message.content || JSON.stringify(message.toolCalls)}`),
   });
   const result = await runner.run(weather, "What's the weather in Paris?");
   log(`result: ${String(result)}`);

@@ -24,7 +24,9 @@ function scriptedWeatherAnswer(call: RecordedCall): LLMResponse {
 }
 
 // Two calls per run: enough scripted answers for 500 runs of one worker process.
-const { client, budgetTokens } = await exampleBackend(Array.from({ length: 1000 }, () => scriptedWeatherAnswer));
+const { client, budgetTokens } = await exampleBackend(
+  Array.from({ length: 1000 }, () => scriptedWeatherAnswer),
+);
 
 const runner = new WorkflowRunner({
   client,

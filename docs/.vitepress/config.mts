@@ -109,7 +109,9 @@ const sidebar: DefaultTheme.Sidebar = [
 
 /** HTML tags a page may use as HTML; anything else in angle brackets is text (`<agent>`, `<n>`). */
 const HTML_TAGS = new Set(
-  "a b br code details div em hr i img kbd li ol p pre span strong sub summary sup table tbody td th thead tr ul".split(" "),
+  "a b br code details div em hr i img kbd li ol p pre span strong sub summary sup table tbody td th thead tr ul".split(
+    " ",
+  ),
 );
 
 interface MarkdownToken {
