@@ -5,7 +5,7 @@
  * but not on a dead anchor; this catches both. Run by `npm run docs:build` after the build.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, posix, relative } from "node:path";
+import { dirname, join, posix, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -86,7 +86,8 @@ export function siteProblems(): string[] {
 /** Problems with the relative links of a Markdown file outside the site (README.md and co). */
 export function markdownProblems(file: string): string[] {
   const problems: string[] = [];
-  const text = readFileSync(join(root, file), "utf8").replace(/```[\s\S]*?```/g, "");
+  const absolute = resolve(root, file);
+  const text = readFileSync(absolute, "utf8").replace(/```[\s\S]*?```/g, "");
   const ownIds = new Set<string>();
   for (const [, heading] of text.matchAll(/^#{1,6} (.+)$/gm)) ownIds.add(githubSlug(heading as string));
   for (const [, raw] of text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
@@ -97,14 +98,15 @@ export function markdownProblems(file: string): string[] {
       if (fragment && !ownIds.has(fragment)) problems.push(`${file}: link to a missing anchor: ${href}`);
       continue;
     }
-    const target = posix.normalize(posix.join(posix.dirname(file), pathPart));
-    if (!existsSync(join(root, target))) {
+    const target = resolve(dirname(absolute), decodeURIComponent(pathPart));
+    if (!existsSync(target)) {
       problems.push(`${file}: link to a missing file: ${href}`);
       continue;
     }
-    if (fragment && target.startsWith("docs/") && target.endsWith(".md")) {
-      const built = join(dist, target.slice("docs/".length).replace(/\.md$/, ".html"));
-      if (!existsSync(built)) problems.push(`${file}: ${target} is not a page of the site`);
+    const inDocs = relative(join(root, "docs"), target).split("\\").join("/");
+    if (fragment && !inDocs.startsWith("..") && inDocs.endsWith(".md")) {
+      const built = join(dist, inDocs.replace(/\.md$/, ".html"));
+      if (!existsSync(built)) problems.push(`${file}: ${inDocs} is not a page of the site`);
       else if (!idsOf(built).has(fragment)) problems.push(`${file}: link to a missing anchor: ${href}`);
     }
   }

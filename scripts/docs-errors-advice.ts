@@ -12,8 +12,7 @@ export const ADVICE: Readonly<Record<string, string>> = {
     "Read `statusCode` and `body`. 503: the server is unreachable (is it running, is `baseUrl` right?); 408: raise `timeoutMs`; 400 with a context message: a smaller history or a larger window; 429/5xx are retried already ([client retries](../guides/production.md#client-retries)).",
   BudgetResolutionError:
     "Pass the budget yourself: `budgetMode: BudgetMode.MANUAL` with `manualTokens`, or start the server with an explicit context (`-c`).",
-  BullmqMissingError:
-    "`npm install bullmq@6 ioredis@5`.",
+  BullmqMissingError: "`npm install bullmq@6 ioredis@5`.",
   CheckpointMismatchError:
     "The workflow changed since the run started (`field`, `expected`, `found`). Resume with the definition it started under, or start the run afresh.",
   ContextBudgetExceeded:
@@ -44,8 +43,7 @@ export const ADVICE: Readonly<Record<string, string>> = {
     "Install llama.cpp (`brew install llama.cpp`, a release build), put `llama-server` on `PATH` or set `LLAMA_SERVER_PATH`; in a clone, `npm run setup:llama-server`.",
   MaxIterationsError:
     "The model did not finish within `maxIterations` LLM calls (`completedSteps`, `pendingSteps` say how far it got). Raise the limit, simplify the workflow, or try a stronger model ([tuning](../guides/tuning-guardrails.md)).",
-  McpSdkMissingError:
-    "`npm install @modelcontextprotocol/sdk@1`.",
+  McpSdkMissingError: "`npm install @modelcontextprotocol/sdk@1`.",
   McpToolError:
     "Not thrown at you: the model reads it as a tool error and may retry. Check the server's message if runs keep failing on it.",
   McpToolNameCollisionError:
@@ -54,30 +52,25 @@ export const ADVICE: Readonly<Record<string, string>> = {
     "The server removed the tool mid-run; the model reads it as a tool error. Build the next workflow from a fresh `mcpToolDefs`.",
   McpToolTimeoutError:
     "Raise `timeoutMs` on the connection or in `mcpToolDefs`, or make the server's tool faster.",
-  ModelNotFoundError:
-    "Check `modelPath`: the GGUF file must exist and be a file.",
-  NodeLlamaCppMissingError:
-    "`npm install node-llama-cpp@3`.",
+  ModelNotFoundError: "Check `modelPath`: the GGUF file must exist and be a file.",
+  NodeLlamaCppMissingError: "`npm install node-llama-cpp@3`.",
   OutcomeUnknownError:
     "An `unsafe` call may or may not have happened before the crash (`toolName`, `callId`): check the effect by its idempotency key, then resume with the default `unsafeInterrupted` (tell the model) or start afresh.",
   PortInUseError:
     "Another process listens on `port`: stop it or choose another port (`--port`, `--backend-port`).",
-  PostgresMissingError:
-    "`npm install bullmq@6 pg@8` (`missing` names what is absent).",
+  PostgresMissingError: "`npm install bullmq@6 pg@8` (`missing` names what is absent).",
   PrerequisiteError:
-    "The model kept skipping a prerequisite (`missingPrereqs`): describe the order in the system prompt, raise `maxPrereqViolations`, or offer fewer tools (`toolSubsets: \"steps\"`).",
+    'The model kept skipping a prerequisite (`missingPrereqs`): describe the order in the system prompt, raise `maxPrereqViolations`, or offer fewer tools (`toolSubsets: "steps"`).',
   PromptTemplateError:
     "Every `{name}` in the system prompt needs a `promptVars.name`, and every var a placeholder; write `{{` and `}}` for literal braces.",
   ProxyHttpError:
     "What a proxy client receives as an HTTP error: see [proxy endpoints and headers](proxy-http.md#errors) for each `kind`.",
   QueueFencedError:
     "This process lost the embedded queue's directory to another (it was frozen past the lock's 10 s). Its worker stops (`forge worker` exits 1); restart it, and keep one worker process per directory.",
-  RankConflictError:
-    "Name only `rank` (lower is served first); drop the deprecated `priority`.",
+  RankConflictError: "Name only `rank` (lower is served first); drop the deprecated `priority`.",
   RunPayloadTooLargeError:
     "The run's input is over `maxPayloadBytes` (`sizeBytes` > `limitBytes`): put large inputs in a file or store the tools read, and a reference in the message.",
-  RunQueueClosedError:
-    "Open the queue again; close it only after the last call on it.",
+  RunQueueClosedError: "Open the queue again; close it only after the last call on it.",
   RunQueueConnectionError:
     "Redis or PostgreSQL could not be reached: check the URL, that the server runs, and its credentials.",
   RunQueueStateError:
@@ -88,14 +81,12 @@ export const ADVICE: Readonly<Record<string, string>> = {
     "llama-server died (`exitCode`, `signal`, `stderrTail`): often out of memory (a smaller `-c` or model, fewer GPU layers). `supervision: {}` restarts it.",
   ServerStartError:
     "llama-server did not become ready (`kind`, `stderrTail`): a bad model path, too little memory, or a start-up timeout on a slow disk.",
-  SlotWorkerError:
-    "Call `start()` before `submit()`, and do not use a worker after `stop()`.",
+  SlotWorkerError: "Call `start()` before `submit()`, and do not use a worker after `stop()`.",
   StepEnforcementError:
-    "The model kept calling the terminal tool before the required steps (`pendingSteps`): name the steps in the system prompt, raise `maxPrematureAttempts`, or try `toolSubsets: \"steps\"`.",
+    'The model kept calling the terminal tool before the required steps (`pendingSteps`): name the steps in the system prompt, raise `maxPrematureAttempts`, or try `toolSubsets: "steps"`.',
   StreamError:
     "The server's stream was cut or malformed; streams are retried (`streamRetries`). Persistent: check a proxy or load balancer between you and the server.",
-  ThinkingNotSupportedError:
-    "The model cannot think: drop `think: true` (leave it unset for auto).",
+  ThinkingNotSupportedError: "The model cannot think: drop `think: true` (leave it unset for auto).",
   ToolCallError:
     "The model answered without a valid call after every nudge (`rawResponse` is its last answer). Try `forceToolChoiceOnRetry`, a `repairToolCall` hook, clearer tool descriptions, or a stronger model.",
   ToolCallRepairError:

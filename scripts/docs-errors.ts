@@ -66,7 +66,9 @@ function baseChain(checker: ts.TypeChecker, declaration: ts.ClassDeclaration): s
   const chain: string[] = [];
   let current: ts.ClassDeclaration | undefined = declaration;
   while (current) {
-    const extendsClause = current.heritageClauses?.find((clause) => clause.token === ts.SyntaxKind.ExtendsKeyword);
+    const extendsClause = current.heritageClauses?.find(
+      (clause) => clause.token === ts.SyntaxKind.ExtendsKeyword,
+    );
     const expression = extendsClause?.types[0]?.expression;
     if (!expression) break;
     chain.push(expression.getText());
@@ -82,7 +84,8 @@ function ownFields(declaration: ts.ClassDeclaration): string[] {
   for (const member of declaration.members) {
     const isPublic = (modifiers: readonly ts.ModifierLike[] | undefined) =>
       !modifiers?.some(
-        (modifier) => modifier.kind === ts.SyntaxKind.PrivateKeyword || modifier.kind === ts.SyntaxKind.ProtectedKeyword,
+        (modifier) =>
+          modifier.kind === ts.SyntaxKind.PrivateKeyword || modifier.kind === ts.SyntaxKind.ProtectedKeyword,
       );
     if (ts.isPropertyDeclaration(member) && ts.isIdentifier(member.name) && isPublic(member.modifiers)) {
       if (member.name.text !== "name") fields.push(member.name.text);
@@ -90,15 +93,16 @@ function ownFields(declaration: ts.ClassDeclaration): string[] {
     if (ts.isConstructorDeclaration(member)) {
       for (const parameter of member.parameters) {
         const isProperty = parameter.modifiers?.some(
-          (modifier) => modifier.kind === ts.SyntaxKind.ReadonlyKeyword || modifier.kind === ts.SyntaxKind.PublicKeyword,
+          (modifier) =>
+            modifier.kind === ts.SyntaxKind.ReadonlyKeyword || modifier.kind === ts.SyntaxKind.PublicKeyword,
         );
-        if (isProperty && ts.isIdentifier(parameter.name) && isPublic(parameter.modifiers)) fields.push(parameter.name.text);
+        if (isProperty && ts.isIdentifier(parameter.name) && isPublic(parameter.modifiers))
+          fields.push(parameter.name.text);
       }
     }
   }
   return fields;
 }
-
 
 /** The page: one section per error, grouped by import path. */
 export function errorsPage(errors: readonly ErrorDoc[] = exportedErrors()): string {
@@ -119,7 +123,8 @@ export function errorsPage(errors: readonly ErrorDoc[] = exportedErrors()): stri
     for (const error of group) {
       lines.push(`### ${error.name}`, "");
       lines.push(error.summary.replace(/\n(?!\n)/g, " ") || "(No TSDoc.)", "");
-      const fields = error.fields.length > 0 ? error.fields.map((field) => `\`${field}\``).join(", ") : "none of its own";
+      const fields =
+        error.fields.length > 0 ? error.fields.map((field) => `\`${field}\``).join(", ") : "none of its own";
       lines.push(`Extends \`${error.base}\`. Fields: ${fields}.`, "");
       lines.push(`**What to do:** ${ADVICE[error.name] ?? "(no advice yet)"}`, "");
     }
