@@ -12,7 +12,12 @@ import { ARCHITECTURE_DOC, statechartSection, withSection } from "../../scripts/
 const repo = resolve(import.meta.dirname, "../..");
 const ROOTS = ["src", "test", "docs", "scripts", "bench", "eval", "examples", "models", "tools", "bin"];
 /** Generated at `npm run docs:build` (git-ignored), and history: not checked. */
-const UNCHECKED = ["docs/decisions", "docs/reference/api", "docs/reference/cli.md", "docs/reference/errors.md"];
+const UNCHECKED = [
+  "docs/decisions",
+  "docs/reference/api",
+  "docs/reference/cli.md",
+  "docs/reference/errors.md",
+];
 
 function markdownUnder(dir: string): string[] {
   return readdirSync(join(repo, dir), { withFileTypes: true }).flatMap((entry) => {
