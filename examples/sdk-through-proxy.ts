@@ -1,12 +1,12 @@
 /**
  * The official OpenAI SDK through the guardrail proxy: the SDK is unchanged but for its base URL.
- * The proxy stands in front of `FORGE_BASE_URL` (llama-server, vLLM, any OpenAI-compatible server)
- * when set; otherwise in front of a scripted model that first answers in prose and then writes
+ * The proxy stands in front of `FORGE_BASE_URL` (llama-server, vLLM, any OpenAI-compatible server;
+ * with or without its `/v1`) when set; otherwise in front of a scripted model that first answers in prose and then writes
  * its tool call as text, which the proxy nudges and rescues. Either way the SDK gets clean
  * `tool_calls`.
  *
  * Run it: `npx tsx examples/sdk-through-proxy.ts`
- *   or    `FORGE_BASE_URL=http://127.0.0.1:8080 npx tsx examples/sdk-through-proxy.ts`
+ *   or    `FORGE_BASE_URL=http://127.0.0.1:8080/v1 npx tsx examples/sdk-through-proxy.ts`
  * The same proxy from the command line: `npx forge proxy --backend-url http://127.0.0.1:8080`.
  */
 import { pathToFileURL } from "node:url";
@@ -36,7 +36,9 @@ function scriptedBackend(): ProxyBackend {
 
 /** Start a proxy, ask for a tool call through the OpenAI SDK, and return the calls it got. */
 export async function main(log: (line: string) => void = console.log, env: NodeJS.ProcessEnv = process.env) {
-  const backend = env.FORGE_BASE_URL ? createHttpBackend({ url: env.FORGE_BASE_URL }) : scriptedBackend();
+  // The proxy wants the server's root (`forge proxy --backend-url http://127.0.0.1:8080`).
+  const backendUrl = env.FORGE_BASE_URL?.replace(/\/v1\/?$/, "");
+  const backend = backendUrl ? createHttpBackend({ url: backendUrl }) : scriptedBackend();
   const proxy = await startProxy({ backend, port: 0 }); // port 0: a free one
   try {
     const openai = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: "unused" });
