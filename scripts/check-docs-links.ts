@@ -114,7 +114,7 @@ export function markdownProblems(file: string): string[] {
 }
 
 /** The Markdown files outside docs/ whose links are checked. */
-export const REPOSITORY_PAGES = ["README.md", "CONTRIBUTING.md", "examples/README.md"];
+export const REPOSITORY_PAGES = ["README.md", "CONTRIBUTING.md", "examples/README.md", "docs/README.md"];
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (!existsSync(dist)) {

@@ -185,7 +185,8 @@ export default defineConfig({
   lastUpdated: false,
   // localhost URLs in prose are servers the reader runs, not pages of this site.
   ignoreDeadLinks: ["localhostLinks"],
-  srcExclude: ["**/node_modules/**"],
+  // docs/README.md is the map for GitHub readers; the site has its sidebar.
+  srcExclude: ["**/node_modules/**", "README.md"],
   markdown: {
     anchor: { slugify: githubSlug },
     config: (md) => {

@@ -31,6 +31,7 @@ const USER_DOCS = [
   "README.md",
   "CONTRIBUTING.md",
   "examples/README.md",
+  "docs/README.md",
   "docs/troubleshooting.md",
   "docs/reference/index.md",
   "docs/reference/proxy-http.md",
