@@ -25,7 +25,11 @@ export function flagsOf(help: string): string[] {
   return [...new Set([...help.matchAll(/(?<![\w-])--[a-z][a-z0-9-]*/g)].map(([flag]) => flag))];
 }
 
+/** Columns the help is wrapped to, whatever the terminal: the page reads the same everywhere. */
+const HELP_WIDTH = 80;
+
 function walk(command: Command, words: readonly string[], into: CommandHelp[]): void {
+  command.configureHelp({ ...command.configureHelp(), helpWidth: HELP_WIDTH });
   const help = command.helpInformation();
   into.push({ invocation: words.join(" "), help, flags: flagsOf(help) });
   for (const child of command.commands) {
