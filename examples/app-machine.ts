@@ -8,6 +8,17 @@
  */
 import { pathToFileURL } from "node:url";
 import {
+  defineTool,
+  defineWorkflow,
+  errorFromOutput,
+  respondTool,
+  type Workflow,
+  type WorkflowMachine,
+  type WorkflowOutput,
+  WorkflowRunner,
+} from "forge-guardrails";
+import { hangUntilAborted, ScriptedClient, toolCall } from "forge-guardrails/testing";
+import {
   createActor,
   type DoneActorEvent,
   type ErrorActorEvent,
@@ -18,17 +29,6 @@ import {
   waitFor,
 } from "xstate";
 import { z } from "zod";
-import {
-  defineTool,
-  defineWorkflow,
-  errorFromOutput,
-  respondTool,
-  type Workflow,
-  type WorkflowMachine,
-  type WorkflowOutput,
-  WorkflowRunner,
-} from "../src/index.ts";
-import { hangUntilAborted, ScriptedClient, toolCall } from "../src/testing/index.ts";
 
 /** A desk: the workflow that handles its tickets and the runner (client, limits) that runs it. */
 export interface Desk {

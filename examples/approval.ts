@@ -11,10 +11,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { AwaitingApprovalError, defineTool, defineWorkflow, WorkflowRunner } from "forge-guardrails";
+import { createEmbeddedQueue, defineRegistry, startWorker } from "forge-guardrails/queue";
+import { ScriptedClient, toolCall } from "forge-guardrails/testing";
 import { z } from "zod";
-import { AwaitingApprovalError, defineTool, defineWorkflow, WorkflowRunner } from "../src/index.ts";
-import { createEmbeddedQueue, defineRegistry, startWorker } from "../src/queue/index.ts";
-import { ScriptedClient, toolCall } from "../src/testing/index.ts";
 
 /** Run the refund workflow both ways; returns what happened for the test to check. */
 export async function main(log: (line: string) => void = console.log) {

@@ -11,7 +11,6 @@
  * Run it: `npx tsx examples/foreign-loop.ts`
  */
 import { pathToFileURL } from "node:url";
-import { z } from "zod";
 import {
   defineTool,
   ErrorTracker,
@@ -24,8 +23,9 @@ import {
   StepEnforcer,
   type ToolCall,
   type ToolDef,
-} from "../src/index.ts";
-import { ScriptedClient, text, toolCall } from "../src/testing/index.ts";
+} from "forge-guardrails";
+import { ScriptedClient, text, toolCall } from "forge-guardrails/testing";
+import { z } from "zod";
 
 const searchDocs = defineTool({
   name: "search_docs",

@@ -30,11 +30,11 @@ import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { createInspectorServer } from "@statelyai/inspect/server";
+import { defineTool, defineWorkflow, type Message, WorkflowRunner } from "forge-guardrails";
+import { ScriptedClient, text, toolCall } from "forge-guardrails/testing";
+import { createWatchReporter, startWatchServer, type WatchReporter } from "forge-guardrails/watch";
 import type { InspectionEvent, Observer } from "xstate";
 import { z } from "zod";
-import { defineTool, defineWorkflow, type Message, WorkflowRunner } from "../src/index.ts";
-import { ScriptedClient, text, toolCall } from "../src/testing/index.ts";
-import { createWatchReporter, startWatchServer, type WatchReporter } from "../src/watch/index.ts";
 
 /** One state a machine actor entered. */
 export interface Transition {

@@ -4,7 +4,8 @@
  * workflow needs); a scripted model looks an order up, tries to cancel a shipped one (the server's
  * `isError` answer comes back as a tool error), cancels another, and answers.
  *
- * The model is a ScriptedClient; swap in any `LLMClient`. Needs `@modelcontextprotocol/sdk`.
+ * The model is scripted unless the environment names a real one (examples/backend.ts). Needs
+ * `@modelcontextprotocol/sdk`.
  *
  * Run it: `npx tsx examples/mcp.ts`
  */
@@ -17,12 +18,13 @@ import {
   NoCompact,
   respondTool,
   WorkflowRunner,
-} from "../src/index.ts";
-import { connectMcpServer } from "../src/mcp/index.ts";
-import { ScriptedClient, toolCall } from "../src/testing/index.ts";
+} from "forge-guardrails";
+import { connectMcpServer } from "forge-guardrails/mcp";
+import { toolCall } from "forge-guardrails/testing";
+import { exampleBackend } from "./backend.ts";
 
 /** Connect, run the workflow, close; returns the answer, the tool results and the tools' effects. */
-export async function main(log: (line: string) => void = console.log) {
+export async function main(log: (line: string) => void = console.log, env: NodeJS.ProcessEnv = process.env) {
   await using desk = await connectMcpServer({
     name: "desk",
     command: process.execPath,
@@ -41,16 +43,19 @@ export async function main(log: (line: string) => void = console.log) {
     terminalTool: "respond",
     systemPrompt: "You help customers with their orders. Look an order up before acting on it.",
   });
-  const client = new ScriptedClient([
-    toolCall("desk_lookup_order", { orderId: "A17" }),
-    toolCall("desk_cancel_order", { orderId: "A17" }),
-    toolCall("desk_cancel_order", { orderId: "B2" }),
-    toolCall("respond", { message: "A17 has shipped and cannot be cancelled; B2 is cancelled." }),
-  ]);
+  const { client, budgetTokens } = await exampleBackend(
+    [
+      toolCall("desk_lookup_order", { orderId: "A17" }),
+      toolCall("desk_cancel_order", { orderId: "A17" }),
+      toolCall("desk_cancel_order", { orderId: "B2" }),
+      toolCall("respond", { message: "A17 has shipped and cannot be cancelled; B2 is cancelled." }),
+    ],
+    env,
+  );
   const results: string[] = [];
   const runner = new WorkflowRunner({
     client,
-    contextManager: new ContextManager({ strategy: new NoCompact(), budgetTokens: 8192 }),
+    contextManager: new ContextManager({ strategy: new NoCompact(), budgetTokens }),
     onMessage: (message: Message) => {
       if (message.metadata.type !== "tool_result") return;
       results.push(message.content);

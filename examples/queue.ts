@@ -2,7 +2,8 @@
  * Durable runs on the embedded queue: a producer enqueues runs by id (twice the same id: one run),
  * a worker runs them with checkpoints, a tool gets its idempotency key, and results come back.
  * Closing the worker hands unfinished runs back to the queue; the next worker resumes them from
- * their last checkpoint. Here the model is a ScriptedClient; swap in any `LLMClient`.
+ * their last checkpoint. The model is scripted unless the environment names a real one
+ * (examples/backend.ts).
  *
  * Run it: `npx tsx examples/queue.ts`
  */
@@ -10,13 +11,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { ContextManager, defineTool, defineWorkflow, NoCompact, WorkflowRunner } from "forge-guardrails";
+import { createEmbeddedQueue, defineRegistry, startWorker } from "forge-guardrails/queue";
+import { toolCall } from "forge-guardrails/testing";
 import { z } from "zod";
-import { ContextManager, defineTool, defineWorkflow, NoCompact, WorkflowRunner } from "../src/index.ts";
-import { createEmbeddedQueue, defineRegistry, startWorker } from "../src/queue/index.ts";
-import { ScriptedClient, toolCall } from "../src/testing/index.ts";
+import { exampleBackend } from "./backend.ts";
 
 /** Enqueue two orders (one twice), work them, and return their results and the payments made. */
-export async function main(log: (line: string) => void = console.log) {
+export async function main(log: (line: string) => void = console.log, env: NodeJS.ProcessEnv = process.env) {
   const payments: string[] = [];
   const charge = defineTool({
     name: "charge_card",
@@ -43,15 +45,16 @@ export async function main(log: (line: string) => void = console.log) {
     systemPrompt: "You run checkouts.",
   });
   // Two runs' worth of answers (a scripted model answers in order, whichever run asks).
-  const client = new ScriptedClient(
+  const { client, budgetTokens } = await exampleBackend(
     ["A1", "B2"].flatMap((order) => [
       toolCall("charge_card", { order, amount: 10 }),
       toolCall("confirm", { message: `Order ${order} is paid.` }),
     ]),
+    env,
   );
   const runner = new WorkflowRunner({
     client,
-    contextManager: new ContextManager({ strategy: new NoCompact(), budgetTokens: 8192 }),
+    contextManager: new ContextManager({ strategy: new NoCompact(), budgetTokens }),
   });
   const dir = mkdtempSync(join(tmpdir(), "forge-queue-example-"));
   const queue = await createEmbeddedQueue({ dir });

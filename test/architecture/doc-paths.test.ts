@@ -1,5 +1,5 @@
 /**
- * Docs that cannot drift (ADR 016): every repository path the README and `docs/*.md` name exists,
+ * Docs that cannot drift (ADR 016): every repository path the README, CONTRIBUTING.md and `docs/**` name exists,
  * and the statechart in docs/architecture.md is the one `createWorkflowMachine` defines
  * (`tsx scripts/architecture-doc.ts --write` regenerates it). Decision records are history and may
  * name what has moved since; CHANGELOG.md likewise.
@@ -11,16 +11,36 @@ import { ARCHITECTURE_DOC, statechartSection, withSection } from "../../scripts/
 
 const repo = resolve(import.meta.dirname, "../..");
 const ROOTS = ["src", "test", "docs", "scripts", "bench", "eval", "examples", "models", "tools", "bin"];
-const docs = [
-  "README.md",
-  ...readdirSync(join(repo, "docs"))
-    .filter((name) => name.endsWith(".md"))
-    .map((name) => `docs/${name}`),
+/** Generated at `npm run docs:build` (git-ignored), and history: not checked. */
+const UNCHECKED = [
+  "docs/decisions",
+  "docs/reference/api",
+  "docs/reference/cli.md",
+  "docs/reference/errors.md",
 ];
 
-/** What the reader makes or fetches: eval output (`eval/results/`, git-ignored) and model files. */
+function markdownUnder(dir: string): string[] {
+  return readdirSync(join(repo, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${dir}/${entry.name}`;
+    if (UNCHECKED.includes(path) || entry.name.startsWith(".")) return [];
+    if (entry.isDirectory()) return markdownUnder(path);
+    return entry.name.endsWith(".md") ? [path] : [];
+  });
+}
+
+const docs = ["README.md", "CONTRIBUTING.md", "examples/README.md", ...markdownUnder("docs")];
+
+/**
+ * What the reader makes or fetches: eval output (`eval/results/`, git-ignored), model files, and
+ * what `npm run docs:build` writes (the built site, the generated reference).
+ */
 function isReadersOwn(path: string): boolean {
-  return path.startsWith("eval/results/") || path.endsWith(".gguf");
+  return (
+    path.startsWith("eval/results/") ||
+    path.endsWith(".gguf") ||
+    path.startsWith("docs/.vitepress/dist") ||
+    UNCHECKED.slice(1).some((generated) => path.startsWith(generated))
+  );
 }
 
 /** Paths under a repository folder, as written in the doc (`src/clients/retry.ts`, `test/queue/`). */
