@@ -1,0 +1,33 @@
+/**
+ * The bounds of one in-process generation: how many tool calls one answer may hold and how many
+ * tokens it may generate. node-llama-cpp bounds neither by default, and a small model that repeats
+ * itself then generates until the context is full (issue 36). Pure.
+ */
+
+/**
+ * Tokens one answer may generate when neither the client's `maxTokens` nor the call's
+ * `SendOptions.sampling.maxTokens` says: a tool call or a short answer fits many times over, and a
+ * runaway generation stops in seconds to minutes instead of filling an 8192-token context.
+ */
+export const DEFAULT_MAX_TOKENS = 1024;
+
+/**
+ * The most tool calls one answer may hold (node-llama-cpp's `maxParallelFunctionCalls`;
+ * `undefined`: no limit but the token cap). After each call node-llama-cpp takes any token but the
+ * end of the turn as the start of another call, so unbounded answers of a small model run on as one
+ * call after another. One call per answer, as llama-server keeps `parallel_tool_calls` off, unless
+ * the call asks for parallel calls (`parallelToolCalls: true`, the loop's `toolConcurrency` > 1) or
+ * the client is configured with `maxParallelToolCalls`; `parallelToolCalls: false` is always one.
+ * @example
+ * callsPerAnswer(undefined, undefined); // 1
+ * callsPerAnswer(undefined, true); // undefined (no limit)
+ * callsPerAnswer(3, undefined); // 3
+ */
+export function callsPerAnswer(
+  maxParallelToolCalls: number | undefined,
+  parallelToolCalls: boolean | undefined,
+): number | undefined {
+  if (parallelToolCalls === false) return 1;
+  if (maxParallelToolCalls !== undefined) return maxParallelToolCalls;
+  return parallelToolCalls === true ? undefined : 1;
+}
