@@ -3,7 +3,7 @@
  * the eval does not have, run by WorkflowRunner through LlamaCppClient (functions mode, greedy) on
  * a real GGUF with 1 thread. Prints each run's outcome, calls, output tokens and time.
  *
- *   nice -n 19 npx tsx scripts/repro-two-step.ts [--subsets steps|all] [--runs n] [--max-tokens n] [--verbose]
+ *   nice -n 19 npx tsx scripts/repro-two-step.ts [--subsets steps|all] [--runs n] [--case k] [--max-tokens n] [--verbose]
  */
 import { parseArgs } from "node:util";
 import { z } from "zod";
@@ -26,6 +26,8 @@ const { values } = parseArgs({
     model: { type: "string", default: ".cache/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf" },
     subsets: { type: "string", default: "steps" },
     runs: { type: "string", default: "8" },
+    /** Start at this case (1-based) instead of the first. */
+    case: { type: "string", default: "1" },
     "max-tokens": { type: "string" },
     "max-iterations": { type: "string", default: "8" },
     verbose: { type: "boolean", default: false },
@@ -146,7 +148,7 @@ let finished = 0;
 const runs = Number(values.runs);
 const all = cases();
 for (let run = 0; run < runs; run += 1) {
-  const testCase = all[run % all.length] as Case;
+  const testCase = all[(run + Number(values.case) - 1) % all.length] as Case;
   const started = performance.now();
   const before = client.usage;
   const runner = new WorkflowRunner({

@@ -3,7 +3,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LlamaCppClient, ModelNotFoundError } from "../../src/clients/llama-cpp/client.ts";
 import { toChatHistory } from "../../src/clients/llama-cpp/history.ts";
-import { callsPerAnswer, DEFAULT_MAX_TOKENS } from "../../src/clients/llama-cpp/limits.ts";
+import {
+  callsPerAnswer,
+  DEFAULT_MAX_TOKENS,
+  endsRepeating,
+  REPEAT_TIMES,
+} from "../../src/clients/llama-cpp/limits.ts";
 import { toLLMResponse } from "../../src/clients/llama-cpp/response.ts";
 import {
   dropOmittedOptionals,
@@ -550,5 +555,24 @@ describe("callsPerAnswer", () => {
   it("is one call when the call turns parallel calls off, whatever the client's limit", () => {
     expect(callsPerAnswer(3, false)).toBe(1);
     expect(callsPerAnswer(undefined, false)).toBe(1);
+  });
+});
+
+describe("endsRepeating", () => {
+  const call = '{"name": "count_stock", "arguments": {"medicine": "amoxicillin"}} ';
+
+  it("is true once one stretch ends the text REPEAT_TIMES times in a row, wherever the copies start", () => {
+    expect(endsRepeating(`Here: ${call.repeat(REPEAT_TIMES)}`)).toBe(true);
+    // Cut inside a copy: the last stretches are still copies of one another.
+    expect(endsRepeating(`${call.repeat(REPEAT_TIMES + 1)}{"name": "cou`)).toBe(true);
+  });
+
+  it("is false for fewer copies, short repeats and ordinary text", () => {
+    expect(endsRepeating(call.repeat(REPEAT_TIMES - 1))).toBe(false);
+    expect(endsRepeating("ha ".repeat(20))).toBe(false);
+    expect(
+      endsRepeating("The order A-1042 has shipped; it left the warehouse on Monday and arrives Friday."),
+    ).toBe(false);
+    expect(endsRepeating(`${call.repeat(REPEAT_TIMES - 1)}{"name": "report", "arguments": {}}`)).toBe(false);
   });
 });

@@ -35,7 +35,7 @@ import {
   releaseModel,
 } from "./engine.ts";
 import { toChatHistory } from "./history.ts";
-import { callsPerAnswer, DEFAULT_MAX_TOKENS } from "./limits.ts";
+import { callsPerAnswer, DEFAULT_MAX_TOKENS, endsRepeating } from "./limits.ts";
 import { type LlamaCppMode, toLLMResponse } from "./response.ts";
 import { toChatModelFunctions } from "./schema.ts";
 import { describeFunctions, forceFunctionCall } from "./wrapper.ts";
@@ -127,7 +127,8 @@ interface Listeners {
  * frees it. Each call builds a fresh chat history from `messages` (nothing is remembered between
  * calls) on one context sequence, so a history that grows by appending reuses the KV cache. Calls
  * on one client run one at a time. An answer is bounded: at most `maxTokens` tokens (default
- * 1024) and, in functions mode, one call unless parallel calls are asked for (`maxParallelToolCalls`).
+ * 1024), in functions mode one call unless parallel calls are asked for (`maxParallelToolCalls`),
+ * and text that repeats one stretch four times in a row is stopped there (`endsRepeating`).
  *
  * Errors: engine failures are `BackendError(500)`; an aborted `signal` rejects with its reason.
  * @example
@@ -298,11 +299,25 @@ export class LlamaCppClient implements LLMClient {
       const markFirstToken = (): void => {
         firstToken ??= performance.now() - started;
       };
+      // A text answer that repeats itself is stopped and returned as it is (see endsRepeating).
+      const repeating = new AbortController();
+      let text = "";
+      const watched: Listeners = {
+        ...listeners,
+        onText: (chunk) => {
+          text += chunk;
+          if (endsRepeating(text)) repeating.abort(new Error("The answer repeats itself"));
+          listeners.onText?.(chunk);
+        },
+      };
       try {
         const result = await chat.generateResponse(toChatHistory(messages), {
-          ...this.#generationOptions(functions, listeners, markFirstToken, options),
-          signal,
+          ...this.#generationOptions(functions, watched, markFirstToken, options),
+          signal: signal ? AbortSignal.any([signal, repeating.signal]) : repeating.signal,
+          stopOnAbortSignal: true,
         });
+        // Stopped by the caller's signal: reject with its reason, not with the text so far.
+        signal?.throwIfAborted();
         return toLLMResponse(result, tools, this.mode);
       } catch (error) {
         if (signal?.aborted) throw signal.reason;

@@ -31,3 +31,29 @@ export function callsPerAnswer(
   if (maxParallelToolCalls !== undefined) return maxParallelToolCalls;
   return parallelToolCalls === true ? undefined : 1;
 }
+
+/** A text answer stops once its last {@link REPEAT_TIMES} stretches of one length are the same. */
+export const REPEAT_TIMES = 4;
+const REPEAT_MIN_LENGTH = 24;
+const REPEAT_MAX_LENGTH = 512;
+
+/**
+ * Whether `text` ends with one stretch of 24 to 512 characters written {@link REPEAT_TIMES} times in
+ * a row. A small model on greedy decoding that writes a call as text (`{"name": …}`, no call
+ * token, so no grammar and no call limit) tends to write it again and again until the token cap;
+ * the client stops the answer here and returns the text so far.
+ * @example
+ * endsRepeating('{"name": "count_stock"} '.repeat(4)); // true
+ * endsRepeating("The order has shipped."); // false
+ */
+export function endsRepeating(text: string): boolean {
+  for (let length = REPEAT_MIN_LENGTH; length <= REPEAT_MAX_LENGTH; length += 1) {
+    const start = text.length - length * REPEAT_TIMES;
+    if (start < 0) return false;
+    const unit = text.slice(text.length - length);
+    let copies = 1;
+    while (copies < REPEAT_TIMES && text.startsWith(unit, text.length - length * (copies + 1))) copies += 1;
+    if (copies === REPEAT_TIMES) return true;
+  }
+  return false;
+}
