@@ -1,7 +1,7 @@
 /**
  * Guardrails: the two-call facade (`check` then `record`) for callers who run their own loop.
  */
-import type { Prerequisite } from "../core/tools.ts";
+import type { Prerequisite, ToolSpec } from "../core/tools.ts";
 import type { LLMResponse, ToolCall } from "../core/types.ts";
 import { decideResponse } from "./decisions.ts";
 import { ErrorTracker } from "./error-tracker.ts";
@@ -34,6 +34,8 @@ export interface GuardrailsOptions {
   maxPrereqViolations?: number;
   rescueEnabled?: boolean;
   retryNudge?: RetryNudge;
+  /** The tools' specs: with them, a premature terminal call's nudge writes out the pending step's call. */
+  tools?: readonly ToolSpec[];
 }
 
 /**
@@ -70,6 +72,7 @@ export class Guardrails {
         maxPrematureAttempts: options.maxPrematureAttempts,
       }),
       ...(options.maxPrereqViolations !== undefined && { maxPrereqViolations: options.maxPrereqViolations }),
+      ...(options.tools !== undefined && { tools: options.tools }),
     });
     this.errors = new ErrorTracker({
       ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),

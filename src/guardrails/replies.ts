@@ -3,6 +3,7 @@
  * The workflow machine appends them as role-`tool` messages; the middleware joins them into one
  * Nudge. Pure; the wording lives in prompts/nudges.ts.
  */
+import { type ToolSpec, toolJsonSchema } from "../core/tools.ts";
 import type { ToolCall } from "../core/types.ts";
 import {
   malformedArgumentsNudge,
@@ -11,6 +12,7 @@ import {
   stepNudge,
   unknownToolNudge,
 } from "../prompts/nudges.ts";
+import { callShape } from "./call-shape.ts";
 import type { Decision } from "./decisions.ts";
 
 /** The decisions that reject a batch on the tool channel. */
@@ -28,15 +30,24 @@ export type RejectDecision = Extract<
   }
 >;
 
-/** One reply per call of a rejected batch, in call order. */
-export function rejectionReplies(decision: RejectDecision, availableTools: readonly string[]): string[] {
-  const reply = replierFor(decision, availableTools);
+/**
+ * One reply per call of a rejected batch, in call order. With `tools` (the workflow's specs), a
+ * premature terminal call's reply writes out the first pending step's call ({@link callShape}),
+ * its arguments taken from the terminal call where the names match.
+ */
+export function rejectionReplies(
+  decision: RejectDecision,
+  availableTools: readonly string[],
+  tools: readonly ToolSpec[] = [],
+): string[] {
+  const reply = replierFor(decision, availableTools, tools);
   return decision.calls.map((call, index) => reply(call, index));
 }
 
 function replierFor(
   decision: RejectDecision,
   availableTools: readonly string[],
+  tools: readonly ToolSpec[],
 ): (call: ToolCall, index: number) => string {
   switch (decision.kind) {
     case "unknown_tools": {
@@ -59,9 +70,15 @@ function replierFor(
     case "premature":
     case "premature_exhausted": {
       const reason = `${decision.terminalTool} was called before the required steps`;
+      const step = tools.find((tool) => tool.name === decision.pending[0]);
       return (call) =>
         call.tool === decision.terminalTool
-          ? stepNudge(decision.terminalTool, decision.pending, decision.tier)
+          ? stepNudge(
+              decision.terminalTool,
+              decision.pending,
+              decision.tier,
+              step && callShape(step.name, toolJsonSchema(step), call.args),
+            )
           : `[StepEnforcementError] ${notRunNudge(call.tool, reason)}`;
     }
     case "prerequisite":

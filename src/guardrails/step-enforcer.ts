@@ -2,7 +2,7 @@
  * StepEnforcer: required steps before the terminal tool, with escalating nudges, and tool
  * prerequisites. Wraps the pure step-state functions.
  */
-import type { Prerequisite } from "../core/tools.ts";
+import type { Prerequisite, ToolSpec } from "../core/tools.ts";
 import type { ToolCall } from "../core/types.ts";
 import { decidePremature, decidePrerequisites, isBudgetExceeded, MAX_STEP_TIER } from "./decisions.ts";
 import { assertCount } from "./error-tracker.ts";
@@ -31,6 +31,8 @@ export interface StepEnforcerOptions {
   maxPrematureAttempts?: number;
   /** Prerequisite violations tolerated in a row; the next one exhausts it. */
   maxPrereqViolations?: number;
+  /** The tools' specs: with them, a premature terminal call's nudge writes out the pending step's call. */
+  tools?: readonly ToolSpec[];
 }
 
 export { MAX_STEP_TIER };
@@ -45,6 +47,7 @@ export class StepEnforcer {
   readonly toolPrerequisites: Readonly<Record<string, readonly Prerequisite[]>>;
   readonly maxPrematureAttempts: number;
   readonly maxPrereqViolations: number;
+  readonly tools: readonly ToolSpec[];
   #progress: StepProgress = createStepProgress();
   #premature = 0;
   #prereq = 0;
@@ -53,6 +56,7 @@ export class StepEnforcer {
     this.requiredSteps = [...options.requiredSteps];
     this.terminalTools = [...options.terminalTools];
     this.toolPrerequisites = options.toolPrerequisites ?? {};
+    this.tools = options.tools ?? [];
     this.maxPrematureAttempts = assertCount(
       "maxPrematureAttempts",
       options.maxPrematureAttempts ?? DEFAULT_LIMITS.maxPrematureAttempts,
@@ -74,7 +78,7 @@ export class StepEnforcer {
     });
     if (!decision) return { nudge: null, needsNudge: false };
     this.#premature = decision.kind === "premature" ? decision.attempt : decision.attempts;
-    const content = rejectionReplies(decision, []).join("\n");
+    const content = rejectionReplies(decision, [], this.tools).join("\n");
     return { nudge: { role: "tool", content, kind: "step", tier: decision.tier }, needsNudge: true };
   }
 

@@ -47,6 +47,24 @@ export function stepToolSubset(rules: SubsetRules, progress: StepProgress): stri
   return rules.toolNames.filter((name) => wanted.has(name));
 }
 
+/**
+ * The tools of `offered` outside the step subset ({@link stepToolSubset}): what a request leaves
+ * out after a premature terminal call, so it offers only the pending steps and their
+ * prerequisites (docs/decisions/025). A small model that a step nudge alone did not turn is then
+ * shown only the tools that can make progress; the loop still accepts a call to a left-out tool.
+ * @example
+ * toolsOutsideSteps(rules, { completedSteps: [], calls: [] }, ["lookup_order_status", "report_status"])
+ * // ["report_status"]
+ */
+export function toolsOutsideSteps(
+  rules: SubsetRules,
+  progress: StepProgress,
+  offered: readonly string[],
+): string[] {
+  const steps = stepToolSubset(rules, progress);
+  return offered.filter((name) => !steps.includes(name));
+}
+
 /** What a user's `activeTools` function is given, once per LLM call. */
 export interface ActiveToolsState {
   /** The LLM call about to be made (1-based). */

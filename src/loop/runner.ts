@@ -167,9 +167,10 @@ export interface WorkflowRunnerOptions {
    */
   repairToolCall?: RepairToolCall;
   /**
-   * Default true: the request after a prose answer asks the client for a tool call
-   * (`SendOptions.toolChoice: "required"`: `tool_choice` on OpenAI-compatible servers and Anthropic;
-   * ignored by Ollama). Off: every request leaves the choice to the model.
+   * Default true: the request after a prose answer, and each request after a premature terminal
+   * call until a clean batch (it offers only the pending steps' tools, ADR 025), asks the client
+   * for a tool call (`SendOptions.toolChoice: "required"`: `tool_choice` on OpenAI-compatible
+   * servers and Anthropic; ignored by Ollama). Off: every request leaves the choice to the model.
    */
   forceToolChoiceOnRetry?: boolean;
   /** An inspector, e.g. `createBrowserInspector().inspect` from `@statelyai/inspect`. */

@@ -40,8 +40,9 @@ export interface WorkflowConfig extends GuardRules {
   /** A call's timeout in ms when its tool sets none (`WorkflowRunnerOptions.toolTimeoutMs`); absent: none. */
   toolTimeoutMs?: number;
   /**
-   * On (default): the request after a prose answer (a retry nudge) asks the client for a tool
-   * call (`SendOptions.toolChoice: "required"`). Absent in snapshots older than the option: on.
+   * On (default): the request after a prose answer (a retry nudge), and each request after a
+   * premature terminal call until a clean batch, asks the client for a tool call
+   * (`SendOptions.toolChoice: "required"`). Absent in snapshots older than the option: on.
    */
   forceToolChoiceOnRetry?: boolean;
   /**

@@ -23,7 +23,7 @@ import { createEscalationRecord, escalateFor } from "../guardrails/escalation.ts
 import { type ComparedCall, isSameCall, repeatedCallNote } from "../guardrails/repeated-call.ts";
 import { type RejectDecision, rejectionReplies } from "../guardrails/replies.ts";
 import { argMatchedTools, pendingSteps, recordStep, type StepProgress } from "../guardrails/step-state.ts";
-import { type ActiveTools, chooseActiveTools } from "../guardrails/tool-subset.ts";
+import { type ActiveTools, chooseActiveTools, toolsOutsideSteps } from "../guardrails/tool-subset.ts";
 import { contextWarningNudge } from "../prompts/nudges.ts";
 import type { ToolOutcome, WorkflowContext, WorkflowFailure } from "./workflow-context.ts";
 import * as build from "./workflow-messages.ts";
@@ -82,9 +82,10 @@ export function offeredToolNames(context: WorkflowContext): readonly string[] {
 
 /**
  * What a request carries: the context's history, plus this pass's transient context warning,
- * `toolChoice: "required"` when it retries after a prose answer (`forceToolChoiceOnRetry`), the
- * tool subset (`tools`), the tools to leave out after a repeated call (`withoutTools`), and the
- * escalation tier that serves it (`client`).
+ * `toolChoice: "required"` when it retries after a prose answer or follows a premature terminal
+ * call (`forceToolChoiceOnRetry`), the tool subset (`tools`), the tools to leave out after a
+ * repeated call or a premature terminal call (`withoutTools`), and the escalation tier that serves
+ * it (`client`).
  */
 export function inferenceRequest(context: WorkflowContext): {
   messages: Message[];
@@ -94,8 +95,15 @@ export function inferenceRequest(context: WorkflowContext): {
   withoutTools?: string[];
   client?: number;
 } {
-  const force = context.decision?.kind === "retry" && context.config.forceToolChoiceOnRetry !== false;
-  const withoutTools = repeatedTools(context);
+  const focus = inPrematureStreak(context);
+  const force =
+    (context.decision?.kind === "retry" || focus) && context.config.forceToolChoiceOnRetry !== false;
+  const withoutTools = [
+    ...new Set([
+      ...repeatedTools(context),
+      ...(focus ? toolsOutsideSteps(context.config, context.progress, offeredToolNames(context)) : []),
+    ]),
+  ];
   const tier = context.escalation?.tier ?? 0;
   const request = {
     messages: context.messages,
@@ -128,6 +136,16 @@ function repeatedTools(context: WorkflowContext): string[] {
       previous.some((before) => isSameCall(before, call)),
   );
   return [...new Set(repeated.map((call) => call.tool))];
+}
+
+/**
+ * Whether the model called a terminal tool early and has not run a clean batch since: the request
+ * then offers only the pending steps' tools (the others go to `withoutTools`; a call to one is
+ * still judged as before) and asks for a call, so a model that writes the terminal call as text
+ * is made to call a step (docs/decisions/025).
+ */
+function inPrematureStreak(context: WorkflowContext): boolean {
+  return context.config.stepEnforcement && context.prematureAttempts > 0;
 }
 
 function comparedCall(call: { name: string; args: Record<string, unknown> }): ComparedCall {
@@ -170,10 +188,13 @@ export function appendRetry(context: WorkflowContext, nudge: string): ContextUpd
   return append(context, build.retryMessages(raw, nudge, stepOf(context)));
 }
 
-/** A rejected batch: its TOOL_CALL message and one tool-channel reply per call. */
-export function appendRejection(context: WorkflowContext): ContextUpdate {
+/**
+ * A rejected batch: its TOOL_CALL message and one tool-channel reply per call (a premature
+ * terminal call's reply writes out the pending step's call, from `tools`).
+ */
+export function appendRejection(context: WorkflowContext, tools: readonly ToolSpec[] = []): ContextUpdate {
   const decision = context.decision as RejectDecision;
-  const replies = rejectionReplies(decision, offeredToolNames(context));
+  const replies = rejectionReplies(decision, offeredToolNames(context), tools);
   return append(
     context,
     build.rejectedBatchMessages(decision.calls, replies, decision.kind, context.runId, stepOf(context)),

@@ -140,7 +140,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
           buildRetryNudge(raw, depsOf(self).retryNudge, update.offeredToolNames(context)),
         );
       }),
-      appendRejection: assign(({ context }) => update.appendRejection(context)),
+      appendRejection: assign(({ context, self }) => update.appendRejection(context, depsOf(self).toolSpecs)),
       appendToolCall: assign(({ context }) => update.appendToolCall(context)),
       markStarted: assign(({ context, event }) =>
         event.type === "tools.started" ? update.markStarted(context, event.callId) : {},

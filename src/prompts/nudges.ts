@@ -60,17 +60,27 @@ export function notRunNudge(toolName: string, reason: string): string {
 
 /**
  * Tool-error reply for a premature terminal call, escalating over three tiers:
- * 1 explains, 2 demands one of the pending tools now, 3 says STOP.
+ * 1 explains, 2 demands one of the pending tools now, 3 says STOP. `nextCall`, when given, is the
+ * first pending step's call written out (`callShape`); the reply ends by asking for exactly it.
+ * @example
+ * stepNudge("report_status", ["lookup_order_status"], 1, 'lookup_order_status({"order_id": "A-1042"})')
+ * // "… Call them first, then call report_status. Call lookup_order_status({"order_id": "A-1042"}) now."
  */
-export function stepNudge(terminalTool: string, pendingSteps: readonly string[], tier: number): string {
+export function stepNudge(
+  terminalTool: string,
+  pendingSteps: readonly string[],
+  tier: number,
+  nextCall?: string,
+): string {
   const pending = pendingSteps.join(", ");
+  const shown = nextCall === undefined ? "" : ` Call ${nextCall} now.`;
   if (tier <= 1) {
-    return `[StepEnforcementError] You cannot call ${terminalTool} yet. These required steps are not done: ${pending}. Call them first, then call ${terminalTool}.`;
+    return `[StepEnforcementError] You cannot call ${terminalTool} yet. These required steps are not done: ${pending}. Call them first, then call ${terminalTool}.${shown}`;
   }
   if (tier === 2) {
-    return `[StepEnforcementError] ${terminalTool} was rejected again. You must call one of these tools now: ${pending}. Do not call ${terminalTool} until they are done.`;
+    return `[StepEnforcementError] ${terminalTool} was rejected again. You must call one of these tools now: ${pending}. Do not call ${terminalTool} until they are done.${shown}`;
   }
-  return `[StepEnforcementError] STOP. Calling ${terminalTool} will keep failing. Your next call must be ${pendingSteps[0] ?? pending}. Required steps still missing: ${pending}.`;
+  return `[StepEnforcementError] STOP. Calling ${terminalTool} will keep failing. Your next call must be ${pendingSteps[0] ?? pending}. Required steps still missing: ${pending}.${shown}`;
 }
 
 /**

@@ -3,6 +3,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LlamaCppClient, ModelNotFoundError } from "../../src/clients/llama-cpp/client.ts";
 import { toChatHistory } from "../../src/clients/llama-cpp/history.ts";
+import {
+  callsPerAnswer,
+  DEFAULT_MAX_TOKENS,
+  endsRepeating,
+  REPEAT_TIMES,
+} from "../../src/clients/llama-cpp/limits.ts";
 import { toLLMResponse } from "../../src/clients/llama-cpp/response.ts";
 import {
   dropOmittedOptionals,
@@ -10,9 +16,14 @@ import {
   toGbnfSchema,
 } from "../../src/clients/llama-cpp/schema.ts";
 import { describeFunctions, forceFunctionCall } from "../../src/clients/llama-cpp/wrapper.ts";
-import { ForgeError, UnsupportedModelError } from "../../src/core/errors.ts";
+import { ContextManager } from "../../src/context/context-manager.ts";
+import { TieredCompact } from "../../src/context/tiered-compact.ts";
+import { BackendError, ForgeError, UnsupportedModelError } from "../../src/core/errors.ts";
+import { MessageType } from "../../src/core/messages.ts";
 import { defineTool, type ToolSpec, toolJsonSchema } from "../../src/core/tools.ts";
 import { ChunkType, type LLMResponse, type StreamChunk, type ToolCall } from "../../src/core/types.ts";
+import { defineWorkflow } from "../../src/core/workflow.ts";
+import { WorkflowRunner } from "../../src/loop/runner.ts";
 import { beforeAllOrFail } from "../helpers/before-all-or-fail.ts";
 import { ensureTestModel } from "../helpers/test-model.ts";
 
@@ -137,6 +148,91 @@ describe("LlamaCppClient on the tiny random test model", () => {
     );
     expect(named.map((call) => call.tool)).toEqual(["get_weather"]);
     expect(Array.isArray(await client.send(question, tools, { toolChoice: "none" }))).toBe(false);
+  });
+
+  it("answers a forced call with one call, not one call after another until the token cap (issue 36)", async () => {
+    // node-llama-cpp starts another call after each call unless the model ends its turn at once:
+    // the random model never does, so an unbounded answer is a run of calls until maxTokens.
+    for (const seed of [1, 2, 3]) {
+      const client = makeClient({ temperature: 0.8, seed, maxTokens: 200 });
+      const calls = expectValidCalls(await client.send(question, [report], { toolChoice: "required" }), [
+        report,
+      ]);
+      expect(calls).toHaveLength(1);
+      expect(client.usage.outputTokens).toBeLessThan(100);
+    }
+  });
+
+  it("lets an answer hold several calls when the call asks for parallel calls", async () => {
+    const counts: number[] = [];
+    for (const seed of [1, 2, 3]) {
+      const client = makeClient({ temperature: 0.8, seed, maxTokens: 200 });
+      const response = await client.send(question, [report], {
+        toolChoice: "required",
+        parallelToolCalls: true,
+      });
+      counts.push(expectValidCalls(response, [report]).length);
+      const capped = makeClient({ temperature: 0.8, seed, maxTokens: 200, maxParallelToolCalls: 2 });
+      const twoAtMost = await capped.send(question, [report], {
+        toolChoice: "required",
+        parallelToolCalls: true,
+      });
+      expect(expectValidCalls(twoAtMost, [report]).length).toBeLessThanOrEqual(2);
+    }
+    expect(Math.max(...counts)).toBeGreaterThan(2);
+  });
+
+  it("bounds an answer by DEFAULT_MAX_TOKENS when no maxTokens is given", async () => {
+    // Functions mode with parallel calls on: the random model calls until something stops it.
+    const client = makeClient({ temperature: 0.8, seed: 1, maxTokens: undefined, contextSize: 4096 });
+    await client.send(question, [report], { toolChoice: "required", parallelToolCalls: true });
+    expect(client.usage.outputTokens).toBe(DEFAULT_MAX_TOKENS);
+  });
+
+  it("runs a two-step workflow with toolSubsets: steps to its end in seconds, one call per answer (issue 36)", async () => {
+    // The issue's setup: functions mode, no maxTokens, no maxParallelToolCalls, a per-step subset.
+    const client = makeClient({ temperature: 0.8, seed: 1, maxTokens: undefined, contextSize: 4096 });
+    const lookup = defineTool({
+      name: "lookup_order_status",
+      description: "Look up an order's status",
+      parameters: z.object({ order_id: z.string() }),
+      execute: ({ order_id }) => `Order ${order_id}: shipped`,
+    });
+    const reportStatus = defineTool({
+      name: "report_status",
+      description: "Report the order's status",
+      parameters: z.object({ order_id: z.string(), status: z.string() }),
+      execute: ({ order_id, status }) => ({ order_id, status }),
+    });
+    const workflow = defineWorkflow({
+      name: "order-status",
+      description: "Look up an order, then report it",
+      tools: [lookup, reportStatus],
+      requiredSteps: ["lookup_order_status"],
+      terminalTool: "report_status",
+      systemPrompt: "Look up the order, then report its status.",
+    });
+    const batches: number[] = [];
+    const runner = new WorkflowRunner({
+      client,
+      contextManager: new ContextManager({ strategy: new TieredCompact(), budgetTokens: 3000 }),
+      maxIterations: 8,
+      toolSubsets: "steps",
+      onMessage: (message) => {
+        if (message.metadata.type === MessageType.TOOL_CALL) batches.push(message.toolCalls?.length ?? 0);
+      },
+    });
+    const started = performance.now();
+    const outcome = await runner.run(workflow, "Status of order A-1042?").catch((error: unknown) => error);
+    expect(performance.now() - started).toBeLessThan(20_000);
+    // Finished, or stopped by a guardrail budget: never the engine failing on a full context.
+    if (outcome instanceof Error) {
+      expect(outcome).toBeInstanceOf(ForgeError);
+      expect(outcome).not.toBeInstanceOf(BackendError);
+    }
+    expect(batches.every((size) => size === 1)).toBe(true);
+    expect(client.usage.calls).toBeLessThanOrEqual(8);
+    expect(client.usage.outputTokens).toBeLessThanOrEqual(8 * DEFAULT_MAX_TOKENS);
   });
 
   it("renders a whole tool-calling history, unknown tools and nudges included", async () => {
@@ -445,5 +541,38 @@ describe("chat wrapper views", () => {
     expect(forced).toMatchObject({ noPrefixTrigger: { type: "functionCall" } });
     const inject = (forced as { noPrefixTrigger: { inject: { toString(): string } } }).noPrefixTrigger.inject;
     expect(inject.toString()).toContain(LlamaText(wrapper.settings.functions.call.prefix).toString());
+  });
+});
+
+describe("callsPerAnswer", () => {
+  it("is one call unless the call asks for parallel calls or the client sets a limit", () => {
+    expect(callsPerAnswer(undefined, undefined)).toBe(1);
+    expect(callsPerAnswer(undefined, true)).toBeUndefined();
+    expect(callsPerAnswer(3, undefined)).toBe(3);
+    expect(callsPerAnswer(3, true)).toBe(3);
+  });
+
+  it("is one call when the call turns parallel calls off, whatever the client's limit", () => {
+    expect(callsPerAnswer(3, false)).toBe(1);
+    expect(callsPerAnswer(undefined, false)).toBe(1);
+  });
+});
+
+describe("endsRepeating", () => {
+  const call = '{"name": "count_stock", "arguments": {"medicine": "amoxicillin"}} ';
+
+  it("is true once one stretch ends the text REPEAT_TIMES times in a row, wherever the copies start", () => {
+    expect(endsRepeating(`Here: ${call.repeat(REPEAT_TIMES)}`)).toBe(true);
+    // Cut inside a copy: the last stretches are still copies of one another.
+    expect(endsRepeating(`${call.repeat(REPEAT_TIMES + 1)}{"name": "cou`)).toBe(true);
+  });
+
+  it("is false for fewer copies, short repeats and ordinary text", () => {
+    expect(endsRepeating(call.repeat(REPEAT_TIMES - 1))).toBe(false);
+    expect(endsRepeating("ha ".repeat(20))).toBe(false);
+    expect(
+      endsRepeating("The order A-1042 has shipped; it left the warehouse on Monday and arrives Friday."),
+    ).toBe(false);
+    expect(endsRepeating(`${call.repeat(REPEAT_TIMES - 1)}{"name": "report", "arguments": {}}`)).toBe(false);
   });
 });

@@ -135,6 +135,7 @@ function viaFacade(letters: readonly Letter[], limits: Limits): Outcome {
     terminalTool: "answer",
     requiredSteps: ["search", "fetch"],
     toolPrerequisites: PREREQUISITES,
+    tools: Object.values(researchWorkflow().tools).map((tool) => tool.spec),
     ...limits,
   });
   const steps: Step[] = [];

@@ -5,7 +5,12 @@
 import { describe, expect, it } from "vitest";
 import { WorkflowDefinitionError } from "../../src/core/errors.ts";
 import { createStepProgress, recordStep } from "../../src/guardrails/step-state.ts";
-import { chooseActiveTools, type SubsetRules, stepToolSubset } from "../../src/guardrails/tool-subset.ts";
+import {
+  chooseActiveTools,
+  type SubsetRules,
+  stepToolSubset,
+  toolsOutsideSteps,
+} from "../../src/guardrails/tool-subset.ts";
 
 const rules: SubsetRules = {
   toolNames: ["search_flights", "get_flight_status", "get_gate_info", "book_hotel", "notify", "respond"],
@@ -91,5 +96,23 @@ describe("chooseActiveTools", () => {
     expect(() => chooseActiveTools(rules, progressAfter(), 1, () => ["notify", "get_weather"])).toThrow(
       /"get_weather", not tools of this workflow \(its tools: search_flights, get_flight_status/,
     );
+  });
+});
+
+describe("toolsOutsideSteps", () => {
+  it("leaves out what the step subset does not hold: the terminal tool and the optional ones", () => {
+    expect(toolsOutsideSteps(rules, progressAfter(), rules.toolNames)).toEqual([
+      "search_flights",
+      "book_hotel",
+      "notify",
+    ]);
+    expect(toolsOutsideSteps(rules, progressAfter("get_flight_status"), ["get_gate_info", "notify"])).toEqual(
+      ["notify"],
+    );
+  });
+
+  it("leaves out nothing of an offer that is already the step subset", () => {
+    const offered = stepToolSubset(rules, progressAfter());
+    expect(toolsOutsideSteps(rules, progressAfter(), offered)).toEqual([]);
   });
 });

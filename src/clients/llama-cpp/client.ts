@@ -35,6 +35,7 @@ import {
   releaseModel,
 } from "./engine.ts";
 import { toChatHistory } from "./history.ts";
+import { callsPerAnswer, DEFAULT_MAX_TOKENS, endsRepeating } from "./limits.ts";
 import { type LlamaCppMode, toLLMResponse } from "./response.ts";
 import { toChatModelFunctions } from "./schema.ts";
 import { describeFunctions, forceFunctionCall } from "./wrapper.ts";
@@ -64,7 +65,13 @@ export interface LlamaCppClientOptions extends SamplingOverrides {
    * grammar): there the choice is ignored.
    */
   toolChoice?: "auto" | "required";
-  /** Functions mode only: the most calls in one answer (node-llama-cpp's default: no limit). */
+  /**
+   * Functions mode only: the most calls in one answer. Default: one, unless a call asks for
+   * parallel calls (`SendOptions.parallelToolCalls: true`, which the loop sets when
+   * `toolConcurrency` is above 1): then no limit but the token cap. `parallelToolCalls: false` is
+   * always one. (node-llama-cpp, left unbounded, starts another call after each call unless the
+   * model ends its turn at once, so a small model can repeat one call until the context is full.)
+   */
   maxParallelToolCalls?: number;
   /** The chat wrapper; default `"auto"`: node-llama-cpp picks one from the model's metadata and template. */
   chatWrapper?: "auto" | ChatWrapper;
@@ -119,7 +126,9 @@ interface Listeners {
  * binary, one shared model per path). The model loads on first use, or on `load()`; `dispose()`
  * frees it. Each call builds a fresh chat history from `messages` (nothing is remembered between
  * calls) on one context sequence, so a history that grows by appending reuses the KV cache. Calls
- * on one client run one at a time.
+ * on one client run one at a time. An answer is bounded: at most `maxTokens` tokens (default
+ * 1024), in functions mode one call unless parallel calls are asked for (`maxParallelToolCalls`),
+ * and text that repeats one stretch four times in a row is stopped there (`endsRepeating`).
  *
  * Errors: engine failures are `BackendError(500)`; an aborted `signal` rejects with its reason.
  * @example
@@ -184,7 +193,7 @@ export class LlamaCppClient implements LLMClient {
     tools: ToolSpec[] = [],
     options: SendOptions = {},
   ): Promise<LLMResponse> {
-    return this.#generate(messages, tools, options.signal, {}, options.sampling, options.toolChoice);
+    return this.#generate(messages, tools, options, {});
   }
 
   async *sendStream(
@@ -205,13 +214,11 @@ export class LlamaCppClient implements LLMClient {
     const generation = this.#generate(
       messages,
       tools,
-      signal,
+      { ...options, signal },
       {
         onText: (text) => push({ type: ChunkType.TEXT_DELTA, content: text }),
         onToolCallDelta: (text) => push({ type: ChunkType.TOOL_CALL_DELTA, content: text }),
       },
-      options.sampling,
-      options.toolChoice,
     ).finally(() => {
       settled = true;
       wake?.();
@@ -272,16 +279,15 @@ export class LlamaCppClient implements LLMClient {
   #generate(
     messages: Record<string, unknown>[],
     tools: ToolSpec[],
-    signal: AbortSignal | undefined,
+    options: SendOptions,
     listeners: Listeners,
-    overrides: SamplingOverrides | undefined,
-    toolChoice: ToolChoice | undefined,
   ): Promise<LLMResponse> {
+    const { signal } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
     return this.#enqueue(async () => {
       const engine = await this.#load();
       signal?.throwIfAborted();
-      const choice = this.#choiceFor(tools, toolChoice);
+      const choice = this.#choiceFor(tools, options.toolChoice);
       const functions = choice.offered.length > 0 ? toChatModelFunctions(choice.offered) : undefined;
       const chat = new engine.module.LlamaChat({
         contextSequence: engine.sequence,
@@ -293,11 +299,25 @@ export class LlamaCppClient implements LLMClient {
       const markFirstToken = (): void => {
         firstToken ??= performance.now() - started;
       };
+      // A text answer that repeats itself is stopped and returned as it is (see endsRepeating).
+      const repeating = new AbortController();
+      let text = "";
+      const watched: Listeners = {
+        ...listeners,
+        onText: (chunk) => {
+          text += chunk;
+          if (endsRepeating(text)) repeating.abort(new Error("The answer repeats itself"));
+          listeners.onText?.(chunk);
+        },
+      };
       try {
         const result = await chat.generateResponse(toChatHistory(messages), {
-          ...this.#generationOptions(functions, listeners, markFirstToken, overrides),
-          signal,
+          ...this.#generationOptions(functions, watched, markFirstToken, options),
+          signal: signal ? AbortSignal.any([signal, repeating.signal]) : repeating.signal,
+          stopOnAbortSignal: true,
         });
+        // Stopped by the caller's signal: reject with its reason, not with the text so far.
+        signal?.throwIfAborted();
         return toLLMResponse(result, tools, this.mode);
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
@@ -340,12 +360,11 @@ export class LlamaCppClient implements LLMClient {
     functions: ChatModelFunctions | undefined,
     listeners: Listeners,
     markFirstToken: () => void,
-    overrides: SamplingOverrides | undefined,
+    options: SendOptions,
   ): LLamaChatGenerateResponseOptions<ChatModelFunctions> {
-    const { maxParallelToolCalls } = this.#options;
     const { repeatPenalty, presencePenalty, maxTokens, seed, ...basic } = withSamplingOverrides(
       { ...this.sampling, maxTokens: this.#options.maxTokens, seed: this.#options.seed },
-      overrides,
+      options.sampling,
     );
     const penalties = repeatPenalty !== undefined || presencePenalty !== undefined;
     const sampling = {
@@ -356,7 +375,8 @@ export class LlamaCppClient implements LLMClient {
           ...(presencePenalty !== undefined && { presencePenalty }),
         },
       }),
-      ...(maxTokens !== undefined && { maxTokens }),
+      // Never unbounded: node-llama-cpp's default generates until the context is full.
+      maxTokens: maxTokens ?? DEFAULT_MAX_TOKENS,
       ...(seed !== undefined && { seed }),
       onToken: markFirstToken,
       onTextChunk: (text: string) => {
@@ -365,11 +385,12 @@ export class LlamaCppClient implements LLMClient {
       },
     };
     if (!functions || this.mode === "free") return sampling;
+    const maxCalls = callsPerAnswer(this.#options.maxParallelToolCalls, options.parallelToolCalls);
     return {
       ...sampling,
       functions,
       documentFunctionParams: true,
-      ...(maxParallelToolCalls !== undefined && { maxParallelFunctionCalls: maxParallelToolCalls }),
+      ...(maxCalls !== undefined && { maxParallelFunctionCalls: maxCalls }),
       onFunctionCallParamsChunk: (chunk) => {
         markFirstToken();
         if (chunk.paramsChunk.length > 0) listeners.onToolCallDelta?.(chunk.paramsChunk);
