@@ -1,6 +1,6 @@
 /**
- * Where the harness sends a BFCL case: the model server directly, `forge proxy` in front of the same
- * server (started here on a free loopback port, as a user would run it), or the guarded front half
+ * Where the harness sends a BFCL case: the model server directly, the proxy in front of the same
+ * server (its Hono app in process: the routes, chat service and guardrails of `forge proxy`), or the guarded front half
  * in process (`runInference` with the proxy's `respond` tool, the prose policy and the parallel
  * follow-up). Each sends what BFCL's OpenAI FC handler sends — the first turn's messages, the
  * tools, temperature 0 and no `tool_choice` (auto) — and answers in the FC handler's terms: the
@@ -12,13 +12,7 @@ import { ToolCallError } from "../../src/core/errors.ts";
 import { createMessage, type Message, MessageType } from "../../src/core/messages.ts";
 import { type JsonSchema, toolSpecFromJsonSchema } from "../../src/core/tools.ts";
 import { runInference } from "../../src/loop/inference.ts";
-import type { AccessRecord } from "../../src/proxy/access-log.ts";
-import {
-  createHttpBackend,
-  type ProxyOptions,
-  type RunningProxy,
-  startProxy,
-} from "../../src/proxy/index.ts";
+import { createHttpBackend, createProxy, type ProxyOptions } from "../../src/proxy/index.ts";
 import { RESPOND_TOOL_NAME, respondTool } from "../../src/tools/respond.ts";
 import type { BfclCase } from "./cases.ts";
 
@@ -105,41 +99,55 @@ export async function startTarget(name: BfclTargetName, server: BfclServer): Pro
     case "loop":
       return loopTarget(server);
     default: {
-      const records: AccessRecord[] = [];
-      const proxy = await startProxy({
+      // In process (`app.request`), so each request's access line is written before its answer
+      // is read: the same Hono app, chat service and guardrails as `forge proxy`, without the socket.
+      const records: AccessLine[] = [];
+      const app = createProxy({
         ...PROXY_VARIANTS[name],
         backend: createHttpBackend({ url: server.baseUrl }),
-        port: 0,
         serialize: true,
-        accessLog: { format: "json", write: (line) => records.push(JSON.parse(line) as AccessRecord) },
+        accessLog: { format: "json", write: (line) => records.push(JSON.parse(line) as AccessLine) },
       });
-      return chatTarget(name, `${proxy.url}/v1/chat/completions`, server, proxy, records);
+      return chatTarget(
+        name,
+        "/v1/chat/completions",
+        server,
+        async (url, init) => app.request(url, init),
+        records,
+      );
     }
   }
+}
+
+/** The access log's JSON line, as far as the harness reads it. */
+interface AccessLine {
+  retries: number;
+  rescues: number;
+  nudges: number;
+  guardrail: string | null;
+  prose?: number;
+  renamed?: number;
+  follow_up?: number;
 }
 
 function chatTarget(
   name: BfclTargetName,
   url: string,
   server: BfclServer,
-  proxy?: RunningProxy,
-  records?: AccessRecord[],
+  send: (url: string, init: RequestInit) => Promise<Response> = fetch,
+  records?: AccessLine[],
 ): BfclTarget {
   return {
     name,
     async ask(item, signal) {
-      const response = await fetch(url, {
+      const before = records?.length ?? 0;
+      const response = await send(url, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify(requestBody(item, server)),
         signal,
       });
-      const before = records?.length ?? 0;
       const body = (await response.json()) as ChatCompletion;
-      // The access line is written once the answer's connection closes: wait for it (briefly).
-      for (let waited = 0; records && records.length === before && waited < 2000; waited += 10) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
       const record = records && records.length > before ? records.at(-1) : undefined;
       if (!response.ok) {
         // A refusal (422 retries_exhausted) is the target's answer: no call.
@@ -154,13 +162,11 @@ function chatTarget(
       }));
       return { ...emptyAnswer(record), calls, text: choice?.content ?? "" };
     },
-    async close() {
-      await proxy?.close();
-    },
+    async close() {},
   };
 }
 
-function emptyAnswer(record: AccessRecord | undefined): BfclAnswer {
+function emptyAnswer(record: AccessLine | undefined): BfclAnswer {
   return {
     calls: [],
     text: "",
@@ -168,8 +174,8 @@ function emptyAnswer(record: AccessRecord | undefined): BfclAnswer {
     nudges: record?.nudges ?? 0,
     rescues: record?.rescues ?? 0,
     gaveUp: record?.guardrail === "gave_up",
-    prose: (record?.proseAnswers ?? 0) > 0,
-    renamed: record?.renamedTools ?? 0,
+    prose: (record?.prose ?? 0) > 0,
+    renamed: record?.renamed ?? 0,
   };
 }
 
