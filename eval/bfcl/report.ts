@@ -185,7 +185,7 @@ export function buildReport(
       errors,
     });
   }
-  const order = ["direct", "proxy", "loop"];
+  const order = ["direct", "proxy", "proxy-parallel", "proxy-nudge", "loop"];
   targets.sort((a, b) => a.model.localeCompare(b.model) || order.indexOf(a.target) - order.indexOf(b.target));
   return { targets, categories };
 }
