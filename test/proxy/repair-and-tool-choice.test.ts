@@ -38,7 +38,10 @@ async function toolCallsOf(response: Response): Promise<{ function: { name: stri
 describe("the proxy's retry after a prose answer", () => {
   it("asks the backend for a required tool call", async () => {
     const backend = createFakeBackend([text(prose), toolCall("search", { query: "xstate" })]);
-    const response = await createProxy({ backend, prosePolicy: "nudge" }).request("/v1/chat/completions", request);
+    const response = await createProxy({ backend, prosePolicy: "nudge" }).request(
+      "/v1/chat/completions",
+      request,
+    );
     expect(response.status).toBe(200);
     expect((await toolCallsOf(response)).map((call) => call.function.name)).toEqual(["search"]);
     expect(backend.scripted.calls.map((call) => call.toolChoice)).toEqual([undefined, "required"]);
@@ -46,7 +49,10 @@ describe("the proxy's retry after a prose answer", () => {
 
   it("leaves the choice to the model with forceToolChoiceOnRetry: false", async () => {
     const backend = createFakeBackend([text(prose), toolCall("search", { query: "xstate" })]);
-    await createProxy({ backend, forceToolChoiceOnRetry: false, prosePolicy: "nudge" }).request("/v1/chat/completions", request);
+    await createProxy({ backend, forceToolChoiceOnRetry: false, prosePolicy: "nudge" }).request(
+      "/v1/chat/completions",
+      request,
+    );
     expect(backend.scripted.calls.map((call) => call.toolChoice)).toEqual([undefined, undefined]);
   });
 
