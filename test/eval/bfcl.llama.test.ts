@@ -79,7 +79,7 @@ describe("BFCL through the guardrails on the real model", () => {
     expect(valid("proxy-parallel", "parallel_0")).toBe(true);
     const report = buildReport(rows, verdicts);
     expect(report.targets.map((target) => target.target)).toEqual(["direct", "proxy", "proxy-parallel"]);
-  });
+  }, 120_000);
 
   it("fails a wrong answer: the checker is not a formality", async () => {
     const wrong = rows
@@ -91,5 +91,5 @@ describe("BFCL through the guardrails on the real model", () => {
       }));
     const verdicts = await scoreRows(install, wrong, new Map(cases.map((item) => [item.id, item])));
     expect(verdicts.get(wrong[0]?.key ?? "")).toMatchObject({ valid: false });
-  });
+  }, 120_000);
 });
