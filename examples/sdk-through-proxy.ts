@@ -1,7 +1,7 @@
 /**
  * The official OpenAI SDK through the guardrail proxy: the SDK is unchanged but for its base URL.
  * The proxy stands in front of `FORGE_BASE_URL` (llama-server, vLLM, any OpenAI-compatible server;
- * with or without its `/v1`) when set; otherwise in front of a scripted model that first answers in prose and then writes
+ * with or without its `/v1`) when set; otherwise in front of a scripted model that first answers in prose naming the tool and then writes
  * its tool call as text, which the proxy nudges and rescues. Either way the SDK gets clean
  * `tool_calls`.
  *
@@ -17,7 +17,9 @@ import OpenAI from "openai";
 /** A backend answering from a script, for running the example without a model server. */
 function scriptedBackend(): ProxyBackend {
   const model = new ScriptedClient([
-    text("Let me think about the weather in Paris."), // prose: the proxy nudges for a call
+    // Prose that names a tool shows a call attempt: the proxy nudges for the call (clean prose,
+    // under tool_choice auto, would be the answer as it stands: the prose policy).
+    text("Let me check get_weather for Paris."),
     text('[TOOL_CALLS]get_weather{"city": "Paris"}'), // a call written as text: rescued
   ]);
   return {
