@@ -7,20 +7,13 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, posix, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { githubSlug } from "./github-slug.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dist = join(root, "docs", ".vitepress", "dist");
 const base = process.env.DOCS_BASE ?? "/";
 
-/** GitHub's heading slug (the site's config uses the same rule). */
-export function githubSlug(text: string): string {
-  return text
-    .trim()
-    .toLowerCase()
-    .replace(/<[^>]*>/g, "")
-    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, "")
-    .replace(/ /g, "-");
-}
+export { githubSlug };
 
 function htmlFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -8,19 +8,12 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, posix } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type DefaultTheme, defineConfig, type MarkdownRenderer } from "vitepress";
+import { githubSlug } from "../../scripts/github-slug.ts";
 
 const docsDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 const repositoryUrl = "https://github.com/forge-guardrails/forge-guardrails";
 
-/** GitHub's heading slugs, so one `#anchor` works on GitHub and on the site alike. */
-export function githubSlug(text: string): string {
-  return text
-    .trim()
-    .toLowerCase()
-    .replace(/<[^>]*>/g, "")
-    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, "")
-    .replace(/ /g, "-");
-}
+export { githubSlug };
 
 /** The first `# heading` of a page, for sidebar entries built from a folder. */
 function titleOf(file: string): string {
