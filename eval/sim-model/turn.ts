@@ -153,10 +153,13 @@ export function withWrongType(args: Record<string, unknown>): Record<string, unk
   return { ...args, [key]: wrong };
 }
 
-/** A plausible wrong name for a tool: camelCase, or a `_v2` suffix; never one of `taken`. */
+/**
+ * A plausible wrong name for a tool, a `_v2` suffix, never one of `taken`. Not a near miss
+ * (camelCase, a namespace): the loop reads those as the tool they mean without a nudge
+ * (docs/decisions/019-near-miss-tool-names.md), so they would test nothing here.
+ */
 export function hallucinate(name: string, taken: readonly string[]): string {
-  const camel = name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
-  let candidate = camel !== name ? camel : `${name}_v2`;
+  let candidate = `${name}_v2`;
   while (taken.includes(candidate)) candidate = `${candidate}_v2`;
   return candidate;
 }

@@ -21,6 +21,7 @@ import {
 } from "../../eval/sim-model/turn.ts";
 import { parseSimModel, simModelName, type WireMessage } from "../../eval/sim-model/wire.ts";
 import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
+import { resolveToolName } from "../../src/core/tool-names.ts";
 import { ChunkType } from "../../src/core/types.ts";
 import { rescueToolCall } from "../../src/prompts/index.ts";
 import { runInProcess, scenario, scripted } from "./helpers.ts";
@@ -64,8 +65,9 @@ describe("fault formats against rescue", () => {
     },
   );
 
-  it("hallucinated names are plausible and never a real tool; wrong types change exactly one argument's type", () => {
-    expect(hallucinate("get_weather", [])).toBe("getWeather");
+  it("hallucinated names are plausible, never a real tool nor a near miss; wrong types change exactly one argument's type", () => {
+    expect(hallucinate("get_weather", [])).toBe("get_weather_v2");
+    expect(resolveToolName(hallucinate("get_weather", []), ["get_weather"])).toBeNull();
     expect(hallucinate("decline", ["decline_v2"])).toBe("decline_v2_v2");
     expect(withWrongType({ amount: 250, to: "x" })).toEqual({ amount: "250", to: "x" });
     expect(withWrongType({ city: "Lisbon" })).toEqual({ city: ["Lisbon"] });
