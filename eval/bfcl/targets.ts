@@ -6,12 +6,14 @@
  * tools, temperature 0 and no `tool_choice` (auto) — and answers in the FC handler's terms: the
  * calls as `{name, arguments}` with arguments as JSON text, else the text.
  */
+import { callFormatOfServer } from "../../src/clients/llama-server/call-format.ts";
 import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { ContextManager, NoCompact } from "../../src/context/index.ts";
-import { ToolCallError } from "../../src/core/errors.ts";
+import { ContextDiscoveryError, ToolCallError } from "../../src/core/errors.ts";
 import { createMessage, type Message, MessageType } from "../../src/core/messages.ts";
 import { type JsonSchema, toolSpecFromJsonSchema } from "../../src/core/tools.ts";
 import { runInference } from "../../src/loop/inference.ts";
+import { callFormatFromTemplate, type TemplateCallFormat } from "../../src/prompts/chat-template.ts";
 import { createHttpBackend, createProxy, type ProxyOptions } from "../../src/proxy/index.ts";
 import { RESPOND_TOOL_NAME, respondTool } from "../../src/tools/respond.ts";
 import type { BfclCase } from "./cases.ts";
@@ -26,6 +28,8 @@ export const PROXY_VARIANTS = {
   "proxy-nudge": { prosePolicy: "nudge" },
   /** With the parallel follow-up (`--follow-up-max-calls 8`, off by default). */
   "proxy-parallel": { followUpMaxCalls: 8 },
+  /** Without the call format read from the model's chat template (`--chat-template off`). */
+  "proxy-no-template": { callFormat: null },
 } as const satisfies Record<string, Partial<ProxyOptions>>;
 
 /** The targets a run can take. */
@@ -97,14 +101,18 @@ export async function startTarget(name: BfclTargetName, server: BfclServer): Pro
     case "direct":
       return chatTarget("direct", `${server.baseUrl.replace(/\/+$/, "")}/chat/completions`, server);
     case "loop":
-      return loopTarget(server);
+      return loopTarget(server, await serverCallFormat(server.baseUrl));
     default: {
       // In process (`app.request`), so each request's access line is written before its answer
       // is read: the same Hono app, chat service and guardrails as `forge proxy`, without the socket.
       const records: AccessLine[] = [];
+      const backend = createHttpBackend({ url: server.baseUrl });
+      // As `forge proxy --chat-template auto`: the call format the server's chat template shows.
+      const template = await backend.chatTemplate?.();
       const app = createProxy({
+        callFormat: template ? callFormatFromTemplate(template) : null,
         ...PROXY_VARIANTS[name],
-        backend: createHttpBackend({ url: server.baseUrl }),
+        backend,
         serialize: true,
         accessLog: { format: "json", write: (line) => records.push(JSON.parse(line) as AccessLine) },
       });
@@ -186,8 +194,18 @@ interface ChatCompletion {
   error?: { message?: string };
 }
 
+/** The call format of a llama-server's chat template; none from a server without `/props`. */
+async function serverCallFormat(baseUrl: string): Promise<TemplateCallFormat | null> {
+  try {
+    return await callFormatOfServer(baseUrl);
+  } catch (error) {
+    if (error instanceof ContextDiscoveryError) return null;
+    throw error;
+  }
+}
+
 /** The guarded front half in process, with the proxy's `respond` tool for a text answer. */
-function loopTarget(server: BfclServer): BfclTarget {
+function loopTarget(server: BfclServer, callFormat: TemplateCallFormat | null): BfclTarget {
   const client = new OpenAICompatibleClient({
     baseUrl: server.baseUrl,
     model: server.model,
@@ -221,6 +239,7 @@ function loopTarget(server: BfclServer): BfclTarget {
           messages: (item.turns[0] ?? []).map(toMessage),
           tools,
           proseAnswerTool: RESPOND_TOOL_NAME,
+          ...(callFormat && { callFormat }),
           observers: [observer],
           signal,
         });

@@ -7,6 +7,7 @@ import { type Command, Option } from "commander";
 import type { ProxyBackend } from "../proxy/backend/index.ts";
 import type { RunningProxy } from "../proxy/server.ts";
 import { PortInUseError, ServerStartError } from "../server/errors.ts";
+import { callFormatFor, describeCallFormat } from "./chat-template-option.ts";
 import { loadPermissions } from "./permissions-option.ts";
 import { flagName, type ProxyCliOptions, proxyCliOptionsSchema } from "./proxy-options.ts";
 
@@ -95,6 +96,11 @@ export function addGuardOptions(command: Command): Command {
       "answer",
     )
     .option(
+      "--chat-template <source>",
+      "how the model writes a tool call: auto (read the template from a llama-server backend's /props), off, or the path of a Jinja chat template",
+      "auto",
+    )
+    .option(
       "--follow-up-max-calls <n>",
       "after an answer with calls, let the model continue its turn until it adds no new call, up to n calls (1: off; try 8 for small models asked for several calls at once)",
       "1",
@@ -179,6 +185,7 @@ export async function runProxy(
   const { startProxy } = await import("../proxy/server.ts");
   const backend = await backendFor(options);
   try {
+    const callFormat = await callFormatFor(options.chatTemplate, backend);
     const proxy = await startProxy({
       backend,
       host: options.host,
@@ -192,6 +199,7 @@ export async function runProxy(
       rescueEnabled: options.rescue,
       prosePolicy: options.prosePolicy,
       followUpMaxCalls: options.followUpMaxCalls,
+      callFormat,
       reasoningReplay: options.reasoningReplay,
       serialize: options.serialize,
       maxBodyBytes: options.maxBodyBytes,
@@ -212,7 +220,7 @@ export async function runProxy(
       ...(options.watch !== undefined && { watch: { url: options.watch } }),
     });
     output.info(
-      `forge proxy listening on ${proxy.url} (OpenAI: ${proxy.url}/v1, Anthropic: ${proxy.url}) → ${backend.url} [${backend.format}]${options.watch ? `, runs reported to ${options.watch}` : ""}`,
+      `forge proxy listening on ${proxy.url} (OpenAI: ${proxy.url}/v1, Anthropic: ${proxy.url}) → ${backend.url} [${backend.format}]${callFormat ? `, calls read as ${describeCallFormat(callFormat)} (its chat template)` : ""}${options.watch ? `, runs reported to ${options.watch}` : ""}`,
     );
     return proxy;
   } catch (error) {

@@ -25,6 +25,7 @@ export const proxyCliOptionsObject = z.object({
   rescue: z.boolean().default(true),
   prosePolicy: z.enum(["answer", "nudge"]).default("answer"),
   followUpMaxCalls: z.coerce.number().int().min(1).max(64).default(1),
+  chatTemplate: z.string().min(1).default("auto"),
   reasoningReplay: z.enum(["full", "keep-last", "none"]).default("none"),
   serialize: z.boolean().default(false),
   maxBodyBytes: z.coerce.number().int().positive().default(PROXY_DEFAULTS.maxBodyBytes),

@@ -7,6 +7,7 @@
  */
 import type { Prerequisite, ToolSpec } from "../core/tools.ts";
 import type { LLMResponse, ToolCall } from "../core/types.ts";
+import type { TemplateCallFormat } from "../prompts/chat-template.ts";
 import { showsCallAttempt } from "../prompts/rescue/call-attempt.ts";
 import type { GuardLimits } from "./limits.ts";
 import {
@@ -33,6 +34,11 @@ export interface GuardRules extends Omit<GuardLimits, "maxIterations"> {
    * every text answer is nudged.
    */
   proseAnswerTool?: string;
+  /**
+   * How the model writes a call, read from its chat template (`callFormatFromTemplate`): the rescue
+   * reads it before the built-in formats (docs/decisions/027-call-format-from-the-chat-template.md).
+   */
+  callFormat?: TemplateCallFormat;
 }
 
 /** Consecutive-failure counters, each reset by the success that ends its streak. */
@@ -142,7 +148,7 @@ export function decideResponse(
   response: LLMResponse,
   rules: Pick<
     GuardRules,
-    "toolNames" | "rescueEnabled" | "maxRetriesPerStep" | "maxToolErrors" | "proseAnswerTool"
+    "toolNames" | "rescueEnabled" | "maxRetriesPerStep" | "maxToolErrors" | "proseAnswerTool" | "callFormat"
   >,
   state: Pick<GuardCounters, "consecutiveRetries" | "consecutiveToolErrors">,
   tools?: readonly ToolSpec[],
@@ -151,6 +157,7 @@ export function decideResponse(
     toolNames: rules.toolNames,
     rescueEnabled: rules.rescueEnabled,
     ...(tools && { tools }),
+    ...(rules.callFormat && { callFormat: rules.callFormat }),
   });
   if (verdict.kind === "calls") {
     const malformed = malformedCalls(verdict.calls);

@@ -5,6 +5,7 @@
 import { ToolCallRepairError } from "../core/errors.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import { isLLMResponse, type LLMResponse, type ToolCall } from "../core/types.ts";
+import type { TemplateCallFormat } from "../prompts/chat-template.ts";
 import { validateResponse } from "./validate-response.ts";
 
 /** Why a response needs repair. */
@@ -49,6 +50,8 @@ export interface RepairContext {
   toolNames: readonly string[];
   rescueEnabled: boolean;
   tools: readonly ToolSpec[];
+  /** How the model writes a call, read from its chat template (`ValidateOptions.callFormat`). */
+  callFormat?: TemplateCallFormat;
 }
 
 /**

@@ -6,6 +6,7 @@
 import { type ResolvedToolName, resolveToolName } from "../core/tool-names.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMResponse, ToolCall } from "../core/types.ts";
+import type { TemplateCallFormat } from "../prompts/chat-template.ts";
 import { rescueWithNames } from "../prompts/rescue/index.ts";
 
 /** What a response turned out to be. JSON-serializable. */
@@ -20,6 +21,8 @@ export interface ValidateOptions {
   rescueEnabled: boolean;
   /** The tools' specs: rescued Qwen-Coder values are converted by their JSON Schemas (else strings). */
   tools?: readonly ToolSpec[];
+  /** How the model writes a call, read from its chat template: rescued first (`RescueOptions.callFormat`). */
+  callFormat?: TemplateCallFormat | undefined;
 }
 
 /**
@@ -33,6 +36,7 @@ export function validateResponse(response: LLMResponse, options: ValidateOptions
     if (options.rescueEnabled) {
       const rescued = rescueWithNames(response.content, options.toolNames, {
         ...(options.tools && { tools: options.tools }),
+        ...(options.callFormat && { callFormat: options.callFormat }),
       });
       if (rescued && rescued.calls.length > 0) {
         return { kind: "calls", calls: rescued.calls, rescued: true, ...renamedField(rescued.renamed) };

@@ -11,6 +11,7 @@
 import { resolveToolName } from "../core/tool-names.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, LLMResponse, ToolCall } from "../core/types.ts";
+import type { TemplateCallFormat } from "../prompts/chat-template.ts";
 import { rescueWithNames } from "../prompts/rescue/index.ts";
 
 /** Options of {@link followUpCalls}. */
@@ -29,6 +30,8 @@ export interface FollowUpOptions {
   maxCalls?: number;
   /** Token cap of one step (default: about the length of the answer so far, at least 48). */
   maxTokens?: number;
+  /** How the model writes a call, read from its chat template: its continuation is rescued with it. */
+  callFormat?: TemplateCallFormat | undefined;
   signal?: AbortSignal;
 }
 
@@ -67,7 +70,7 @@ export async function followUpCalls(options: FollowUpOptions): Promise<FollowUpR
       ...(options.signal && { signal: options.signal }),
       sampling: { maxTokens },
     });
-    const step = continuationOf(response, sent, names, options.tools);
+    const step = continuationOf(response, sent, names, options.tools, options.callFormat);
     const fresh = step.calls.filter(
       (call) => !stop.has(call.tool) && !calls.some((known) => isSameCall(known, call)),
     );
@@ -91,6 +94,7 @@ export function continuationOf(
   sent: string,
   toolNames: readonly string[],
   tools: readonly ToolSpec[] = [],
+  callFormat?: TemplateCallFormat,
 ): { text: string; calls: ToolCall[] } {
   if (Array.isArray(response)) {
     return { text: `\n${renderCalls(response)}`, calls: continuationCalls(response, toolNames, tools) };
@@ -102,7 +106,7 @@ export function continuationOf(
       ? content.slice(sent.trimEnd().length)
       : content;
   for (const end of completeEnds(text)) {
-    const calls = continuationCalls({ content: text.slice(0, end) }, toolNames, tools);
+    const calls = continuationCalls({ content: text.slice(0, end) }, toolNames, tools, callFormat);
     if (calls.length > 0) return { text: text.slice(0, end), calls };
   }
   return { text, calls: [] };
@@ -121,6 +125,7 @@ export function continuationCalls(
   response: LLMResponse,
   toolNames: readonly string[],
   tools: readonly ToolSpec[] = [],
+  callFormat?: TemplateCallFormat,
 ): ToolCall[] {
   if (Array.isArray(response)) {
     const resolved: ToolCall[] = [];
@@ -132,7 +137,7 @@ export function continuationCalls(
     return resolved;
   }
   if (response.content.trim().length === 0) return [];
-  return rescueWithNames(response.content, toolNames, { tools })?.calls ?? [];
+  return rescueWithNames(response.content, toolNames, { tools, callFormat })?.calls ?? [];
 }
 
 /** An answer's text as the model wrote it, or its native calls in the Hermes form. */

@@ -15,6 +15,7 @@ import type { RepairToolCall } from "../guardrails/repair.ts";
 import type { RetryNudge } from "../guardrails/response-validator.ts";
 import type { HistoryCompactor, WorkflowMachineDeps, WorkflowOutput } from "../machines/workflow.machine.ts";
 import { createWorkflowConfig } from "../machines/workflow-context.ts";
+import type { TemplateCallFormat } from "../prompts/chat-template.ts";
 import { BoundMachine, startActor } from "./bound-machine.ts";
 import { errorFromOutput } from "./failure.ts";
 
@@ -39,6 +40,11 @@ export interface RunInferenceOptions {
    * Absent (default): every text answer is nudged.
    */
   proseAnswerTool?: string;
+  /**
+   * How the model writes a call, read from its chat template (`callFormatFromTemplate`): the
+   * rescue reads it before the built-in formats. Absent: the built-in formats only.
+   */
+  callFormat?: TemplateCallFormat | undefined;
   stream?: boolean;
   /** Which earlier reasoning blocks the request re-sends: `full` (default), `keep-last` or `none`. */
   reasoningReplay?: ReasoningReplay;
@@ -83,6 +89,7 @@ export async function runInference(options: RunInferenceOptions): Promise<Infere
     inferenceOnly: true,
     forceToolChoiceOnRetry: options.forceToolChoiceOnRetry ?? true,
     ...(options.proseAnswerTool !== undefined && { proseAnswerTool: options.proseAnswerTool }),
+    ...(options.callFormat && { callFormat: options.callFormat }),
   });
   const observer = createObserverSet(options.observers ?? [], options.logger);
   const deps: WorkflowMachineDeps = {

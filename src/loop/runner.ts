@@ -36,6 +36,7 @@ import {
   type WorkflowConfig,
   type WorkflowInput,
 } from "../machines/workflow-context.ts";
+import type { TemplateCallFormat } from "../prompts/chat-template.ts";
 import { assertDecisionsFit, settleOrPark } from "./approval-park.ts";
 import { type ActorStart, BoundMachine } from "./bound-machine.ts";
 import {
@@ -95,6 +96,12 @@ export interface WorkflowRunnerOptions {
   /** Where an observer's first error in a run is logged, one line. Default `console.warn`. */
   logger?: ObserverLogger;
   rescueEnabled?: boolean;
+  /**
+   * How the model writes a call, read from its chat template (`callFormatFromTemplate`, or
+   * `callFormatOfServer` for a running llama-server): the rescue reads it before the built-in
+   * formats (docs/decisions/027-call-format-from-the-chat-template.md). Absent: built-in formats only.
+   */
+  callFormat?: TemplateCallFormat | undefined;
   /** Off: premature terminal calls and prerequisites are not enforced (for ablation). */
   stepEnforcement?: boolean;
   /**
@@ -306,6 +313,7 @@ export class WorkflowRunner {
       forceToolChoiceOnRetry: options.forceToolChoiceOnRetry ?? true,
       ...(options.toolSubsets !== undefined && { toolSubsets: options.toolSubsets }),
       ...(this.#escalation && { escalation: this.#escalation.rules }),
+      ...(options.callFormat && { callFormat: options.callFormat }),
     });
   }
 

@@ -149,6 +149,7 @@ export function createInferenceLogic(
           context?.activeTools ?? context?.config.toolNames ?? deps.toolSpecs.map((spec) => spec.name),
         rescueEnabled: context?.config.rescueEnabled ?? true,
         tools: deps.toolSpecs,
+        ...(context?.config.callFormat && { callFormat: context.config.callFormat }),
       });
       signal.throwIfAborted();
       return repaired;

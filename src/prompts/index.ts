@@ -1,4 +1,6 @@
 /** Prompts: nudge builders, the prompt-injected tool prompt and rescue parsing. */
+
+export { callFormatFromTemplate, type TemplateCallFormat } from "./chat-template.ts";
 export { notRunNudge, prerequisiteNudge, retryNudge, stepNudge, unknownToolNudge } from "./nudges.ts";
 export {
   detectToolCalls,

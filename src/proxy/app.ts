@@ -13,6 +13,7 @@ import { type CallLoopRules, callLoopRulesSchema } from "../guardrails/call-loop
 import { DEFAULT_LIMITS } from "../guardrails/limits.ts";
 import { type PermissionPolicyInput, permissionPolicySchema } from "../guardrails/permission-policy.ts";
 import type { RepairToolCall } from "../guardrails/repair.ts";
+import type { TemplateCallFormat } from "../prompts/chat-template.ts";
 import { type AccessLogOptions, observeRequests } from "./access-log.ts";
 import { createTokenCounter } from "./anthropic/index.ts";
 import type { BackendHealth, ProxyBackend } from "./backend/index.ts";
@@ -66,6 +67,13 @@ export interface ProxyOptions {
    * docs/decisions/026-parallel-follow-up.md).
    */
   followUpMaxCalls?: number | undefined;
+  /**
+   * How the backend's model writes a tool call, read from its chat template (`callFormatOfServer`
+   * for llama-server, `callFormatFromTemplate` for any template): the rescue reads it before the
+   * built-in formats (docs/decisions/027-call-format-from-the-chat-template.md). `forge proxy`
+   * reads it from a llama-server backend by default (`--chat-template`). Absent: built-in formats only.
+   */
+  callFormat?: TemplateCallFormat | null | undefined;
   /**
    * Which of the reasoning blocks clients send back (OpenAI `reasoning_content`, Anthropic
    * `thinking`) go upstream with the history: `none` (default: what earlier versions did),
@@ -186,6 +194,7 @@ export function createProxy(options: ProxyOptions): Hono {
     forceToolChoiceOnRetry: options.forceToolChoiceOnRetry,
     prosePolicy: options.prosePolicy,
     followUpMaxCalls: options.followUpMaxCalls,
+    callFormat: options.callFormat,
     reasoningReplay: options.reasoningReplay,
     budgetTokens: options.budgetTokens,
     serialGate,

@@ -20,6 +20,7 @@ import type { RepairToolCall } from "../guardrails/repair.ts";
 import { followUpCalls } from "../loop/follow-up.ts";
 import { type InferenceResult, runInference } from "../loop/inference.ts";
 import type { HistoryCompactor } from "../machines/workflow.machine.ts";
+import type { TemplateCallFormat } from "../prompts/chat-template.ts";
 import { rescueWithNames } from "../prompts/rescue/index.ts";
 import { RESPOND_TOOL_NAME, respondTool } from "../tools/respond.ts";
 import { answerFromCalls, answerFromResponse, type ProxyAnswer } from "./answer.ts";
@@ -58,6 +59,8 @@ export interface ChatServiceOptions {
   followUpMaxCalls?: number | undefined;
   /** Which earlier reasoning blocks (the client's `reasoning_content` / thinking) go upstream; default `none`. */
   reasoningReplay?: ReasoningReplay | undefined;
+  /** How the backend's model writes a call, read from its chat template (`ProxyOptions.callFormat`). */
+  callFormat?: TemplateCallFormat | null | undefined;
   /**
    * The context window compaction works in; when absent, the backend's context length (if it
    * reports one). Each request's prompt limit is this less the reply's reserve (`replyReserve`);
@@ -105,6 +108,7 @@ const BUDGET_RETRY_MS = 60_000;
 /** Build the service the routes call. */
 export function createChatService(options: ChatServiceOptions): ChatService {
   const { backend, serialGate } = options;
+  const callFormat = options.callFormat ?? undefined;
   const budget = createBudgetSource(options);
   const counter = createExactCounter(backend.tokenizer?.());
 
@@ -177,6 +181,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
             toolNames: tools.map((tool) => tool.name),
             respondName: RESPOND_TOOL_NAME,
             rescueEnabled: options.rescueEnabled,
+            ...(callFormat && { callFormat }),
             sink: live,
           })
         : undefined;
@@ -207,6 +212,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
               forceToolChoiceOnRetry: options.forceToolChoiceOnRetry,
             }),
             ...(proseAllowed && { proseAnswerTool: RESPOND_TOOL_NAME }),
+            ...(callFormat && { callFormat }),
             observers: [counting, wireSeen],
             signal,
           }),
@@ -240,7 +246,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     // A batch accepted from a text answer is one the rescue parsed out of the text (text that
     // went out live and became the answer, or that the prose policy took, was no rescue).
     else if (counting.lastAnswerWasText && !liveClient?.committedProse) stats.rescues += 1;
-    stats.renamedTools += renamedCalls(last, tools);
+    stats.renamedTools += renamedCalls(last, tools, callFormat);
     let calls = result.toolCalls;
     const maxCalls = options.followUpMaxCalls ?? 1;
     if (!prose && last !== null && maxCalls > 1 && allowsFollowUp(request.extraBody, calls)) {
@@ -252,6 +258,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         answer: last,
         stopTools: [RESPOND_TOOL_NAME],
         maxCalls,
+        ...(callFormat && { callFormat }),
         signal,
       });
       // A call the follow-up adds is held to the permission policy like the first ones: a denied one is dropped.
@@ -352,10 +359,14 @@ function isProseAnswer(calls: readonly ToolCall[], last: LLMResponse | null): bo
 }
 
 /** How many calls of the accepted answer named a tool only nearly (`resolveToolName`). */
-function renamedCalls(last: LLMResponse | null, tools: readonly ToolSpec[]): number {
+function renamedCalls(
+  last: LLMResponse | null,
+  tools: readonly ToolSpec[],
+  callFormat: TemplateCallFormat | undefined,
+): number {
   if (last === null) return 0;
   const names = tools.map((tool) => tool.name);
-  if (!Array.isArray(last)) return rescueWithNames(last.content, names)?.renamed ?? 0;
+  if (!Array.isArray(last)) return rescueWithNames(last.content, names, { callFormat })?.renamed ?? 0;
   return last.filter((call) => !names.includes(call.tool)).length;
 }
 

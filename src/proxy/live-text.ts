@@ -15,6 +15,7 @@ import {
   type SendOptions,
   type StreamChunk,
 } from "../core/types.ts";
+import type { TemplateCallFormat } from "../prompts/chat-template.ts";
 import { detectToolCalls } from "../prompts/rescue/index.ts";
 import { gateText } from "./stream-gate.ts";
 
@@ -31,6 +32,8 @@ export interface LiveTextOptions {
   respondName: string;
   /** Off: no call is read out of text, so text that went out is always the answer. */
   rescueEnabled: boolean;
+  /** How the model writes a call, read from its chat template: such text is a call, not an answer. */
+  callFormat?: TemplateCallFormat | undefined;
   sink: LiveText;
 }
 
@@ -135,8 +138,8 @@ export class LiveTextClient implements LLMClient {
   #settle(response: LLMResponse, text: string): LLMResponse {
     if (this.#attemptSent === 0 || Array.isArray(response)) return response;
     // Held text that reads as a call (valid, garbled or of an unknown tool) is the loop's to judge.
-    const { rescueEnabled, toolNames } = this.#options;
-    if (rescueEnabled && detectToolCalls(text, toolNames).status !== "absent") return response;
+    const { rescueEnabled, toolNames, callFormat } = this.#options;
+    if (rescueEnabled && detectToolCalls(text, toolNames, callFormat).status !== "absent") return response;
     this.committedProse = true;
     return [{ tool: this.#options.respondName, args: { message: text } }];
   }

@@ -15,6 +15,7 @@ export const propsWireSchema = z.looseObject({
   model_path: z.string().nullish(),
   model_alias: z.string().nullish(),
   build_info: z.string().nullish(),
+  chat_template: z.string().nullish(),
 });
 
 /** What a running llama-server reports about itself. */
@@ -24,6 +25,8 @@ export interface ServerProps {
   totalSlots: number | null;
   modelPath: string | null;
   buildInfo: string | null;
+  /** The Jinja chat template the server formats prompts with (the model's own unless overridden). */
+  chatTemplate?: string | null;
 }
 
 /**
@@ -49,6 +52,7 @@ export function parseServerProps(body: string, url: string): ServerProps {
     totalSlots: parsed.data.total_slots ?? null,
     modelPath: parsed.data.model_path ?? null,
     buildInfo: parsed.data.build_info ?? null,
+    chatTemplate: parsed.data.chat_template ?? null,
   };
 }
 

@@ -3,6 +3,7 @@
 import { resolveToolName } from "../../core/tool-names.ts";
 import { type ToolSpec, toolJsonSchema } from "../../core/tools.ts";
 import type { ToolCall } from "../../core/types.ts";
+import type { TemplateCallFormat } from "../chat-template.ts";
 import { coerceTextArgs } from "./coerce-args.ts";
 import { parseFenced } from "./fenced.ts";
 import { parseFunctionGemma } from "./function-gemma.ts";
@@ -16,6 +17,7 @@ import { parsePythonTag } from "./python-tag.ts";
 import { parsePythonic } from "./pythonic.ts";
 import { parseQwenCoder } from "./qwen-coder.ts";
 import { parseRehearsal } from "./rehearsal.ts";
+import { parseTemplateCalls } from "./template-calls.ts";
 import { stripThinking } from "./thinking.ts";
 import { parseToolCode } from "./tool-code.ts";
 
@@ -29,6 +31,12 @@ export interface RescueOptions {
    * values stay strings.
    */
   tools?: readonly ToolSpec[];
+  /**
+   * How the model writes a call, read from its chat template (`callFormatFromTemplate`): tried
+   * before the built-in formats, so a family whose calls are JSON between markers needs no
+   * parser of its own (docs/decisions/027-call-format-from-the-chat-template.md).
+   */
+  callFormat?: TemplateCallFormat | undefined;
 }
 
 /**
@@ -102,7 +110,7 @@ export function rescueWithNames(
   options: RescueOptions = {},
 ): RescuedCalls | null {
   if (typeof text !== "string" || toolNames.length === 0) return null;
-  const outcome = detectToolCalls(text, toolNames);
+  const outcome = detectToolCalls(text, toolNames, options.callFormat);
   if (outcome.status !== "found") return null;
   let renamed = 0;
   const named: ToolCall[] = [];
@@ -128,10 +136,20 @@ export function rescueWithNames(
  * What rescue makes of `text` before tool names are checked: the first format present and its
  * calls (Qwen-Coder values as the strings the model wrote, their indexes in `textValued`), or why
  * it is garbled. For logging and debugging a failed rescue. Without `toolNames`, the formats that
- * have no marker (bare pythonic calls, FunctionGemma without its tokens) are not looked for.
+ * have no marker (bare pythonic calls, FunctionGemma without its tokens) are not looked for. With
+ * `callFormat` (read from the model's chat template), its calls are looked for first; when that
+ * format is absent or garbled, the built-in formats are tried as without it.
  */
-export function detectToolCalls(text: string, toolNames: readonly string[] = []): RescueOutcome {
+export function detectToolCalls(
+  text: string,
+  toolNames: readonly string[] = [],
+  callFormat?: TemplateCallFormat,
+): RescueOutcome {
   const answer = stripThinking(text);
+  if (callFormat) {
+    const outcome = parseTemplateCalls(answer, callFormat);
+    if (outcome.status === "found") return outcome;
+  }
   const context = { toolNames };
   for (const parse of RESCUE_PARSERS) {
     const outcome = parse(answer, context);

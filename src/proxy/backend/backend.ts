@@ -57,6 +57,12 @@ export interface ProxyBackend {
    * decide on compaction and to refuse a prompt that does not fit; absent: estimates only.
    */
   tokenizer?(): PromptTokenizer | undefined;
+  /**
+   * The Jinja chat template the backend formats prompts with (llama-server's `/props`), from which
+   * `callFormatFromTemplate` reads how its model writes a call; `null` when it reports none, absent
+   * when the backend cannot tell.
+   */
+  chatTemplate?(): Promise<string | null>;
   health(): Promise<BackendHealth>;
   /** Release what the backend holds (a managed server process). */
   close?(): Promise<void>;

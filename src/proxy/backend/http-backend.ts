@@ -4,8 +4,10 @@
  * guardrail path.
  */
 
+import { fetchServerProps } from "../../clients/llama-server/props.ts";
 import { createLlamaServerTokenizer } from "../../clients/llama-server/tokenizer.ts";
 import { OpenAICompatibleClient } from "../../clients/openai/compatible-client.ts";
+import { ContextDiscoveryError } from "../../core/errors.ts";
 import type { LLMClient } from "../../core/types.ts";
 import type { BackendCall, BackendFormat, BackendHealth, ForwardRequest, ProxyBackend } from "./backend.ts";
 import { anthropicClientFactory, ollamaClientFactory } from "./client-factories.ts";
@@ -114,6 +116,17 @@ export function createHttpBackend(options: HttpBackendOptions): ProxyBackend {
     client: (call) => createClient(call, config),
     forward,
     tokenizer: () => tokenizer,
+    async chatTemplate() {
+      if (format !== "openai") return null;
+      try {
+        const props = await fetchServerProps(url.replace(/\/v1\/?$/, ""), undefined, options.apiKey);
+        return props.chatTemplate ?? null;
+      } catch (error) {
+        // Not a llama-server (no /props), or not up yet: no template to read.
+        if (error instanceof ContextDiscoveryError) return null;
+        throw error;
+      }
+    },
     async contextLength() {
       try {
         if (format === "openai" && !options.createClient) {

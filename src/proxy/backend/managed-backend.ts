@@ -103,6 +103,7 @@ export async function startManagedBackend(options: ManagedBackendOptions): Promi
     },
     contextLength: () => current.contextLength(),
     tokenizer: () => current.tokenizer?.(),
+    chatTemplate: async () => manager.info?.props?.chatTemplate ?? (await current.chatTemplate?.()) ?? null,
     health: () => current.health(),
     async close() {
       await current.close?.();

@@ -1,0 +1,54 @@
+/**
+ * Rescue calls written in the format the model's own chat template shows (`TemplateCallFormat`,
+ * docs/decisions/027-call-format-from-the-chat-template.md).
+ */
+import type { TemplateCallFormat } from "../chat-template.ts";
+import { isJsonObject } from "./call-shape.ts";
+import { tryParseJson } from "./json-scan.ts";
+import { ABSENT, found, garbled, type RescueOutcome } from "./outcome.ts";
+
+/**
+ * Read every call of `format` in `text`, in order: the JSON object after each opening marker, up
+ * to its closing marker (or, when the model stopped before closing it, to the next opening marker
+ * or the end). With `doubledBraces`, an object written `{{…}}` loses one brace pair first; one
+ * written with single braces is read as it is. A block that is not one call of the format's keys
+ * makes the text `garbled`; a text without the opening marker is `absent`.
+ * @example
+ * parseTemplateCalls('<tool_call>\n{{"name": "f", "arguments": {"x": 1}}}\n</tool_call>', qwen15Format)
+ * // { status: "found", calls: [{ tool: "f", args: { x: 1 } }] }
+ */
+export function parseTemplateCalls(text: string, format: TemplateCallFormat): RescueOutcome {
+  const { open, close } = format;
+  if (open.length === 0 || !text.includes(open)) return ABSENT;
+  const calls = [];
+  let position = text.indexOf(open);
+  while (position !== -1) {
+    const bodyStart = position + open.length;
+    const nextOpen = text.indexOf(open, bodyStart);
+    const closeAt = close.length > 0 ? text.indexOf(close, bodyStart) : -1;
+    const bodyEnd = closeAt !== -1 && (nextOpen === -1 || closeAt < nextOpen) ? closeAt : nextOpen;
+    const body = text.slice(bodyStart, bodyEnd === -1 ? text.length : bodyEnd).trim();
+    const call = readCall(body, format);
+    if (typeof call === "string") return garbled(call);
+    calls.push(call);
+    position = nextOpen;
+  }
+  return found(calls);
+}
+
+function readCall(body: string, format: TemplateCallFormat) {
+  const single =
+    format.doubledBraces && body.startsWith("{{") && body.endsWith("}}") ? body.slice(1, -1) : body;
+  const parsed = tryParseJson(single);
+  if (!parsed.ok || !isJsonObject(parsed.value)) return `a ${format.open} block does not hold a JSON object`;
+  const name = parsed.value[format.nameKey];
+  if (typeof name !== "string" || name.trim().length === 0) {
+    return `a ${format.open} block has no "${format.nameKey}"`;
+  }
+  const raw = parsed.value[format.argumentsKey] ?? {};
+  const args = typeof raw === "string" ? tryParseJson(raw) : { ok: true as const, value: raw };
+  if (!args.ok || !isJsonObject(args.value)) {
+    return `a ${format.open} block's "${format.argumentsKey}" is not a JSON object`;
+  }
+  return { tool: name, args: args.value };
+}
