@@ -12,6 +12,7 @@ import { OllamaClient } from "../../src/clients/ollama/client.ts";
 import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import type { SamplingParams } from "../../src/clients/sampling.ts";
 import type { LLMClient } from "../../src/core/types.ts";
+import type { TemplateCallFormat } from "../../src/prompts/chat-template.ts";
 import type { BackendSettings } from "../batch/backend-settings.ts";
 import { createLlamaServerTokenizer, type PromptTokenizer } from "../run/context-limit.ts";
 import type { PeerEndpoint } from "../run/peer-run.ts";
@@ -19,6 +20,7 @@ import type { EvalScenario } from "../scenarios/scenario.ts";
 import { DEFAULT_PROFILE, profileByName } from "../sim-model/profiles.ts";
 import { startSimModel } from "../sim-model/server.ts";
 import { simModelName } from "../sim-model/wire.ts";
+import { serverCallFormat } from "./call-format.ts";
 
 /** The sampling the eval sets (`--temperature`, `--top-p`, `--top-k`); an absent field is the backend's default. */
 export type EvalSampling = Pick<SamplingParams, "temperature" | "topP" | "topK">;
@@ -85,6 +87,12 @@ export interface BackendSession {
    * `context_exceeded`. Absent: the scenario's budget holds as is.
    */
   tokenizer?: PromptTokenizer;
+  /**
+   * How the model writes a call, read from the server's chat template (ADR 027): the runs' rescue
+   * reads it first, as `forge proxy --chat-template auto` does. Read once, on the first run that
+   * needs it. Absent, or `null`: the built-in formats only.
+   */
+  callFormat?(): Promise<TemplateCallFormat | null>;
   /** The OpenAI-compatible endpoint the AI SDK peer uses; absent when the backend has none. */
   peerEndpoint?(target: RunTarget): PeerEndpoint;
   /** Options a worker thread starts the same backend with (the sim-model: its URL). */
@@ -305,6 +313,7 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
       const apiKey = options.apiKey && { apiKey: options.apiKey };
       // llama-server's /props, /apply-template and /tokenize; a server without /props caps nothing.
       const props = new OpenAICompatibleClient({ baseUrl: baseURL, model, logger: quiet, ...apiKey });
+      let callFormat: Promise<TemplateCallFormat | null> | undefined;
       return {
         backend: "openai-compatible",
         model,
@@ -322,6 +331,10 @@ export const BACKENDS: Readonly<Record<string, BackendDefinition>> = {
             seed: target.seed,
             ...apiKey,
           }),
+        callFormat: () => {
+          callFormat ??= serverCallFormat(baseURL, options.apiKey);
+          return callFormat;
+        },
         tokenizer: createLlamaServerTokenizer({
           baseUrl: baseURL,
           ...apiKey,

@@ -248,6 +248,7 @@ export async function executeTask(
       });
     }
     const client = session.createClient(target);
+    const callFormat = (await session.callFormat?.()) ?? null;
     try {
       return await runForge({
         key: task.key,
@@ -257,6 +258,7 @@ export async function executeTask(
         runId,
         stream,
         ...(session.tokenizer && { tokenizer: session.tokenizer }),
+        ...(callFormat && { callFormat }),
         ...(task.config.escalation &&
           session.createEscalationClient && {
             escalationClient: session.createEscalationClient(target, task.config.escalation.profile),

@@ -6,16 +6,16 @@
  * tools, temperature 0 and no `tool_choice` (auto) — and answers in the FC handler's terms: the
  * calls as `{name, arguments}` with arguments as JSON text, else the text.
  */
-import { callFormatOfServer } from "../../src/clients/llama-server/call-format.ts";
 import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { ContextManager, NoCompact } from "../../src/context/index.ts";
-import { ContextDiscoveryError, ToolCallError } from "../../src/core/errors.ts";
+import { ToolCallError } from "../../src/core/errors.ts";
 import { createMessage, type Message, MessageType } from "../../src/core/messages.ts";
 import { type JsonSchema, toolSpecFromJsonSchema } from "../../src/core/tools.ts";
 import { runInference } from "../../src/loop/inference.ts";
 import { callFormatFromTemplate, type TemplateCallFormat } from "../../src/prompts/chat-template.ts";
 import { createHttpBackend, createProxy, type ProxyOptions } from "../../src/proxy/index.ts";
 import { RESPOND_TOOL_NAME, respondTool } from "../../src/tools/respond.ts";
+import { serverCallFormat } from "../backends/call-format.ts";
 import type { BfclCase } from "./cases.ts";
 
 /**
@@ -192,16 +192,6 @@ interface ChatCompletion {
     message?: { content?: string | null; tool_calls?: { function: { name: string; arguments: string } }[] };
   }[];
   error?: { message?: string };
-}
-
-/** The call format of a llama-server's chat template; none from a server without `/props`. */
-async function serverCallFormat(baseUrl: string): Promise<TemplateCallFormat | null> {
-  try {
-    return await callFormatOfServer(baseUrl);
-  } catch (error) {
-    if (error instanceof ContextDiscoveryError) return null;
-    throw error;
-  }
 }
 
 /** The guarded front half in process, with the proxy's `respond` tool for a text answer. */

@@ -19,6 +19,7 @@ import { escalationCount } from "../../src/guardrails/escalation.ts";
 import type { EscalationTier } from "../../src/loop/loop-controls.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
 import type { WorkflowOutput, WorkflowSnapshot } from "../../src/machines/workflow.machine.ts";
+import type { TemplateCallFormat } from "../../src/prompts/chat-template.ts";
 import type { CompactStrategyName, LoopConfig } from "../ablation.ts";
 import {
   countNudges,
@@ -60,6 +61,8 @@ export interface ForgeRunInput {
   tokenizer?: PromptTokenizer;
   /** The ContextManager's `compactTarget` (default: its own, 2/3 of the threshold). */
   compactTarget?: number;
+  /** How the model writes a call, read from its chat template (`BackendSession.callFormat`). */
+  callFormat?: TemplateCallFormat;
   /** The stronger client of a config with `escalation` (required then). */
   escalationClient?: LLMClient;
 }
@@ -118,6 +121,7 @@ export async function runForge(input: ForgeRunInput): Promise<RunOutcome> {
     maxRetriesPerStep: config.maxRetriesPerStep,
     maxToolErrors: config.maxToolErrors ?? 2,
     rescueEnabled: config.rescueEnabled,
+    ...(input.callFormat && { callFormat: input.callFormat }),
     stepEnforcement: config.stepEnforcement,
     stream: input.stream ?? false,
     onMessage: (message: Message) => appended.push({ at: since(), message }),
