@@ -1,4 +1,4 @@
-/** The call format of the model behind an OpenAI-compatible server, for the eval's runs (ADR 027). */
+/** The call format of the model behind an OpenAI-compatible server, for the eval's runs (ADR 035). */
 import { callFormatOfServer } from "../../src/clients/llama-server/call-format.ts";
 import { ContextDiscoveryError } from "../../src/core/errors.ts";
 import type { TemplateCallFormat } from "../../src/prompts/chat-template.ts";

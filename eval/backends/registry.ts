@@ -88,7 +88,7 @@ export interface BackendSession {
    */
   tokenizer?: PromptTokenizer;
   /**
-   * How the model writes a call, read from the server's chat template (ADR 027): the runs' rescue
+   * How the model writes a call, read from the server's chat template (ADR 035): the runs' rescue
    * reads it first, as `forge proxy --chat-template auto` does. Read once, on the first run that
    * needs it. Absent, or `null`: the built-in formats only.
    */

@@ -1,6 +1,6 @@
 /**
  * `--chat-template <source>`: where `forge proxy` reads how the backend's model writes a tool call
- * (docs/decisions/027-call-format-from-the-chat-template.md). `auto` (default) asks an
+ * (docs/decisions/035-call-format-from-the-chat-template.md). `auto` (default) asks an
  * OpenAI-format backend's `/props` (llama-server) and goes without when it has none; `off` never
  * reads one; anything else is the path of a Jinja template file, which must show a call.
  */

@@ -36,7 +36,7 @@ export interface GuardRules extends Omit<GuardLimits, "maxIterations"> {
   proseAnswerTool?: string;
   /**
    * How the model writes a call, read from its chat template (`callFormatFromTemplate`): the rescue
-   * reads it before the built-in formats (docs/decisions/027-call-format-from-the-chat-template.md).
+   * reads it before the built-in formats (docs/decisions/035-call-format-from-the-chat-template.md).
    */
   callFormat?: TemplateCallFormat;
 }

@@ -99,7 +99,7 @@ export interface WorkflowRunnerOptions {
   /**
    * How the model writes a call, read from its chat template (`callFormatFromTemplate`, or
    * `callFormatOfServer` for a running llama-server): the rescue reads it before the built-in
-   * formats (docs/decisions/027-call-format-from-the-chat-template.md). Absent: built-in formats only.
+   * formats (docs/decisions/035-call-format-from-the-chat-template.md). Absent: built-in formats only.
    */
   callFormat?: TemplateCallFormat | undefined;
   /** Off: premature terminal calls and prerequisites are not enforced (for ablation). */

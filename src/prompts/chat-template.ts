@@ -1,5 +1,5 @@
 /**
- * How a model writes a tool call, read from its own chat template (docs/decisions/027-call-format-from-the-chat-template.md).
+ * How a model writes a tool call, read from its own chat template (docs/decisions/035-call-format-from-the-chat-template.md).
  *
  * A GGUF carries its Jinja chat template. Rendered, the template shows how a call is written back
  * into history (the markers and the JSON keys) and, in the system prompt it builds from the tools,

@@ -70,7 +70,7 @@ export interface ProxyOptions {
   /**
    * How the backend's model writes a tool call, read from its chat template (`callFormatOfServer`
    * for llama-server, `callFormatFromTemplate` for any template): the rescue reads it before the
-   * built-in formats (docs/decisions/027-call-format-from-the-chat-template.md). `forge proxy`
+   * built-in formats (docs/decisions/035-call-format-from-the-chat-template.md). `forge proxy`
    * reads it from a llama-server backend by default (`--chat-template`). Absent: built-in formats only.
    */
   callFormat?: TemplateCallFormat | null | undefined;

@@ -1,5 +1,5 @@
 /**
- * The call format read from the model's chat template (ADR 027) on the proxy's guarded path: in
+ * The call format read from the model's chat template (ADR 035) on the proxy's guarded path: in
  * process with a scripted backend for the path, and a real HTTP server on 127.0.0.1 answering
  * `/props` (llama-server's shape, with the real 1.5B GGUF's template) for `--chat-template auto`.
  */
@@ -62,7 +62,7 @@ describe("the proxy with the model's call format", () => {
     expect(log).toMatchObject({ rescues: 1, nudges: 0 });
   });
 
-  it("without it, nudges the same answer (the behaviour before ADR 027)", async () => {
+  it("without it, nudges the same answer (the behaviour before ADR 035)", async () => {
     const backend = createFakeBackend([text(doubled), toolCall("get_weather", { city: "Paris" })]);
     const { calls, log } = await post(backend, { callFormat: null });
     expect(calls.map((call) => call.function.name)).toEqual(["get_weather"]);

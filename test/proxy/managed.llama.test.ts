@@ -112,7 +112,7 @@ describe("forge proxy --backend llamaserver (CLI)", () => {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       const url = output().match(listening)?.[1];
-      // The call format read from the GGUF's own chat template (ADR 027), through /props.
+      // The call format read from the GGUF's own chat template (ADR 035), through /props.
       expect(output()).toContain("calls read as <tool_call>{…}</tool_call> (its chat template)");
       const health = (await (await fetch(`${url}/forge/health`, AUTH)).json()) as {
         backend: { status: string; detail: { pid: number | null } };

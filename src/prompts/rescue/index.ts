@@ -34,7 +34,7 @@ export interface RescueOptions {
   /**
    * How the model writes a call, read from its chat template (`callFormatFromTemplate`): tried
    * before the built-in formats, so a family whose calls are JSON between markers needs no
-   * parser of its own (docs/decisions/027-call-format-from-the-chat-template.md).
+   * parser of its own (docs/decisions/035-call-format-from-the-chat-template.md).
    */
   callFormat?: TemplateCallFormat | undefined;
 }

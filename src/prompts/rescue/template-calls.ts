@@ -1,6 +1,6 @@
 /**
  * Rescue calls written in the format the model's own chat template shows (`TemplateCallFormat`,
- * docs/decisions/027-call-format-from-the-chat-template.md).
+ * docs/decisions/035-call-format-from-the-chat-template.md).
  */
 import type { TemplateCallFormat } from "../chat-template.ts";
 import { isJsonObject } from "./call-shape.ts";
