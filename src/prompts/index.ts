@@ -6,6 +6,8 @@ export {
   type RescueOptions,
   type RescueOutcome,
   type RescueParser,
+  type RescuedCalls,
   rescueToolCall,
 } from "./rescue/index.ts";
+export { readThinkCall } from "./rescue/think-call.ts";
 export { buildToolPrompt, extractToolCall } from "./tool-prompt.ts";
