@@ -42,7 +42,6 @@ export {
   type ValidationResult,
 } from "./response-validator.ts";
 export { MAX_STEP_TIER, type StepCheck, StepEnforcer, type StepEnforcerOptions } from "./step-enforcer.ts";
-export { type ActiveTools, type ActiveToolsState, ToolSubsets } from "./tool-subset.ts";
 export {
   type NarrowedTools,
   narrowTools,
@@ -50,4 +49,5 @@ export {
   type ToolNarrowingRules,
   toolNarrowingRulesSchema,
 } from "./tool-narrowing.ts";
+export { type ActiveTools, type ActiveToolsState, ToolSubsets } from "./tool-subset.ts";
 export { type ValidateOptions, type Verdict, validateResponse } from "./validate-response.ts";

@@ -3,10 +3,10 @@ export { notRunNudge, prerequisiteNudge, retryNudge, stepNudge, unknownToolNudge
 export {
   detectToolCalls,
   type RescueContext,
+  type RescuedCalls,
   type RescueOptions,
   type RescueOutcome,
   type RescueParser,
-  type RescuedCalls,
   rescueToolCall,
 } from "./rescue/index.ts";
 export { readThinkCall } from "./rescue/think-call.ts";
