@@ -162,7 +162,27 @@ export function addGuardOptions(command: Command): Command {
       "a retry's max_tokens: at most this many times the first answer's tokens",
       "4",
     )
-    .option("--retry-floor <tokens>", "a retry's max_tokens is never capped below this", "256");
+    .option("--retry-floor <tokens>", "a retry's max_tokens is never capped below this", "256")
+    .option(
+      "--think-calls",
+      "read a call written at the end of an unclosed <think> (nothing after it, the call complete)",
+    )
+    .option(
+      "--narrow-tools <k>",
+      "send at most k of a request's tools, the most relevant to its latest turn (calls to the others still pass)",
+    )
+    .option(
+      "--always-offer <tools>",
+      "tools --narrow-tools always sends (comma-separated; repeatable)",
+      (value: string, previous: string[]) => [
+        ...previous,
+        ...value
+          .split(",")
+          .map((name) => name.trim())
+          .filter(Boolean),
+      ],
+      [] as string[],
+    );
 }
 
 /** Where `runProxy` writes: its one "listening" line, and the access log (unless `--quiet`). */
@@ -216,6 +236,10 @@ export async function runProxy(
         retryFactor: options.retryFactor,
         retryFloorTokens: options.retryFloor,
       },
+      thinkCalls: options.thinkCalls,
+      ...(options.narrowTools !== undefined && {
+        toolNarrowing: { maxTools: options.narrowTools, alwaysOffer: options.alwaysOffer },
+      }),
       ...(options.permissions !== undefined && { permissions: loadPermissions(options.permissions) }),
       ...(options.watch !== undefined && { watch: { url: options.watch } }),
     });

@@ -42,5 +42,12 @@ export {
   type ValidationResult,
 } from "./response-validator.ts";
 export { MAX_STEP_TIER, type StepCheck, StepEnforcer, type StepEnforcerOptions } from "./step-enforcer.ts";
+export {
+  type NarrowedTools,
+  narrowTools,
+  rankTools,
+  type ToolNarrowingRules,
+  toolNarrowingRulesSchema,
+} from "./tool-narrowing.ts";
 export { type ActiveTools, type ActiveToolsState, ToolSubsets } from "./tool-subset.ts";
 export { type ValidateOptions, type Verdict, validateResponse } from "./validate-response.ts";

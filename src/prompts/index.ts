@@ -5,9 +5,11 @@ export { notRunNudge, prerequisiteNudge, retryNudge, stepNudge, unknownToolNudge
 export {
   detectToolCalls,
   type RescueContext,
+  type RescuedCalls,
   type RescueOptions,
   type RescueOutcome,
   type RescueParser,
   rescueToolCall,
 } from "./rescue/index.ts";
+export { readThinkCall } from "./rescue/think-call.ts";
 export { buildToolPrompt, extractToolCall } from "./tool-prompt.ts";

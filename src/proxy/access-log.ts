@@ -50,13 +50,17 @@ export interface AccessRecord {
   denied?: number | undefined;
   /** Generations cut off as degenerate repetition (ADR 022). */
   degenerate?: number | undefined;
+  /** Answers whose calls were read from unclosed reasoning (ADR 027). */
+  thinkCalls?: number | undefined;
+  /** Tools the request had and tools sent, when narrowing left some out (ADR 028). */
+  narrowed?: { total: number; offered: number } | undefined;
 }
 
 /**
  * The line of one record.
  * @example
  * formatAccessLine(record, "text");
- * // time=2026-01-01T00:00:00.000Z id=5f0c… method=POST path=/v1/chat/completions status=200 ms=812.4 model="qwen3:8b" backend_ms=809.9 retries=1 rescues=0 nudges=1 compactions=0 guardrail=- images_omitted=0 loop_guard=- denied=0 degenerate=0
+ * // time=2026-01-01T00:00:00.000Z id=5f0c… method=POST path=/v1/chat/completions status=200 ms=812.4 model="qwen3:8b" backend_ms=809.9 retries=1 rescues=0 nudges=1 compactions=0 guardrail=- images_omitted=0 loop_guard=- denied=0 degenerate=0 think_calls=0 narrowed=-
  */
 export function formatAccessLine(record: AccessRecord, format: AccessLogFormat): string {
   const fields: [string, string | number | null][] = [
@@ -80,6 +84,8 @@ export function formatAccessLine(record: AccessRecord, format: AccessLogFormat):
     ["loop_guard", record.loopGuard ?? null],
     ["denied", record.denied ?? 0],
     ["degenerate", record.degenerate ?? 0],
+    ["think_calls", record.thinkCalls ?? 0],
+    ["narrowed", record.narrowed ? `${record.narrowed.total}>${record.narrowed.offered}` : null],
   ];
   if (format === "json") return JSON.stringify(Object.fromEntries(fields));
   // Client-given text (path, model) is quoted when it could break the line or the pairs.
@@ -166,6 +172,8 @@ function recordOf(
     loopGuard: stats.loopGuard,
     denied: stats.deniedCalls,
     degenerate: stats.degenerate,
+    thinkCalls: stats.thinkCalls,
+    narrowed: stats.narrowed,
   };
 }
 

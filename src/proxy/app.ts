@@ -13,6 +13,7 @@ import { type CallLoopRules, callLoopRulesSchema } from "../guardrails/call-loop
 import { DEFAULT_LIMITS } from "../guardrails/limits.ts";
 import { type PermissionPolicyInput, permissionPolicySchema } from "../guardrails/permission-policy.ts";
 import type { RepairToolCall } from "../guardrails/repair.ts";
+import { toolNarrowingRulesSchema } from "../guardrails/tool-narrowing.ts";
 import type { TemplateCallFormat } from "../prompts/chat-template.ts";
 import { type AccessLogOptions, observeRequests } from "./access-log.ts";
 import { createTokenCounter } from "./anthropic/index.ts";
@@ -128,6 +129,17 @@ export interface ProxyOptions {
    * answer's tokens), and generations cut off when their text loops. Default on; `false`: off.
    */
   retryBounds?: Partial<RetryBounds> | false | undefined;
+  /**
+   * Read the call a text answer ends its unclosed `<think>` with, when nothing follows it and it is
+   * complete (ADR 027); counted as `think_calls`. Default false: reasoning is dropped, calls in it too.
+   */
+  thinkCalls?: boolean | undefined;
+  /**
+   * Tool-set narrowing (ADR 028): a request with more than `maxTools` tools is sent with the
+   * `maxTools` most relevant to its latest user turn and recent calls (BM25), plus `alwaysOffer`;
+   * a call to a tool left out is still accepted. Default none (every tool is sent).
+   */
+  toolNarrowing?: { maxTools: number; alwaysOffer?: readonly string[] | undefined } | undefined;
   /** Report each guarded request as a run to a watch server (`forge watch`); default none. */
   watch?: ProxyWatchOptions | undefined;
   /**
@@ -202,6 +214,8 @@ export function createProxy(options: ProxyOptions): Hono {
     permissions: options.permissions && permissionPolicySchema.parse(options.permissions),
     retryBounds:
       options.retryBounds === false ? undefined : retryBoundsSchema.parse(options.retryBounds ?? {}),
+    thinkCalls: options.thinkCalls,
+    narrowing: options.toolNarrowing && toolNarrowingRulesSchema.parse(options.toolNarrowing),
   });
   const service = options.watch ? watchChatService(chatService, options.watch) : chatService;
   const deps: RouteDeps = {

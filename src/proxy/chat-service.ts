@@ -17,6 +17,7 @@ import type { RetryBounds } from "../guardrails/bounded-retry.ts";
 import type { CallLoopRules } from "../guardrails/call-loop.ts";
 import { checkPermission, type PermissionPolicy } from "../guardrails/permission-policy.ts";
 import type { RepairToolCall } from "../guardrails/repair.ts";
+import type { ToolNarrowingRules } from "../guardrails/tool-narrowing.ts";
 import { followUpCalls } from "../loop/follow-up.ts";
 import { type InferenceResult, runInference } from "../loop/inference.ts";
 import type { HistoryCompactor } from "../machines/workflow.machine.ts";
@@ -34,6 +35,8 @@ import { inferWithPolicy, placesOf } from "./permission-gate.ts";
 import { askedReplyTokens, createExactCounter, PromptLimitedClient, replyReserve } from "./prompt-limit.ts";
 import type { ProxyRequest } from "./proxy-request.ts";
 import { createRequestStats, observeRequestStats, type RequestStats } from "./request-stats.ts";
+import { ThinkCallClient } from "./think-calls.ts";
+import { withToolNarrowing } from "./tool-narrowing.ts";
 
 /** Options of `createChatService`. */
 export interface ChatServiceOptions {
@@ -75,6 +78,13 @@ export interface ChatServiceOptions {
   permissions?: PermissionPolicy | undefined;
   /** Bounds on retries and degenerate repetition (ADR 022); absent: none. */
   retryBounds?: RetryBounds | undefined;
+  /**
+   * Read the call a text answer ends its unclosed `<think>` with (ADR 027); default false: the
+   * reasoning is dropped, calls in it too.
+   */
+  thinkCalls?: boolean | undefined;
+  /** Send at most `maxTools` of a request's tools, the most relevant, plus `alwaysOffer` (ADR 028); absent: all. */
+  narrowing?: ToolNarrowingRules | undefined;
 }
 
 /** What the proxy does with a text answer under `tool_choice: auto` (see `ChatServiceOptions.prosePolicy`). */
@@ -168,6 +178,10 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const tools = respondInjected ? [...request.tools, RESPOND_SPEC] : request.tools;
     const prepared = await prepare(request, tools, signal, stats);
     const { compactor } = prepared;
+    // Narrowing changes only what goes upstream; the loop validates against `tools`, all of them.
+    const narrowed = withToolNarrowing(prepared.client, request, options.narrowing, stats);
+    const thinking = options.thinkCalls ? new ThinkCallClient(narrowed, tools) : undefined;
+    const requestClient = thinking ?? narrowed;
     const counting = observeRequestStats(stats);
     let lastWire: readonly Record<string, unknown>[] = [];
     const wireSeen = {
@@ -177,7 +191,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     // Text goes out live only where it may be the answer: the proxy's own respond, text allowed.
     const liveClient =
       live && respondInjected && allowsTextAnswer(request.extraBody)
-        ? new LiveTextClient(prepared.client, {
+        ? new LiveTextClient(requestClient, {
             toolNames: tools.map((tool) => tool.name),
             respondName: RESPOND_TOOL_NAME,
             rescueEnabled: options.rescueEnabled,
@@ -185,7 +199,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
             sink: live,
           })
         : undefined;
-    const client = liveClient ?? prepared.client;
+    const client = liveClient ?? requestClient;
     const proseAllowed =
       respondInjected &&
       allowsTextAnswer(request.extraBody) &&
@@ -241,6 +255,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       return withSentText({ ...answer, gaveUp: true }, sent());
     }
     const last = counting.lastResponse;
+    if (thinking?.lastWasThinkCall) stats.thinkCalls += 1;
     const prose = proseAllowed && isProseAnswer(result.toolCalls, last);
     if (prose) stats.proseAnswers += 1;
     // A batch accepted from a text answer is one the rescue parsed out of the text (text that
@@ -251,7 +266,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const maxCalls = options.followUpMaxCalls ?? 1;
     if (!prose && last !== null && maxCalls > 1 && allowsFollowUp(request.extraBody, calls)) {
       const followed = await followUpCalls({
-        client: prepared.client,
+        client: requestClient,
         wire: lastWire,
         tools,
         calls,

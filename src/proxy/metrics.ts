@@ -1,7 +1,8 @@
 /**
  * The proxy's Prometheus metrics (`GET /forge/metrics`), with prom-client: requests by route and
  * status, total and backend latency histograms, the guardrails' retries, rescues, nudges,
- * compactions, call-loop actions, denied calls and degenerate generations, and the requests in
+ * compactions, call-loop actions, denied calls, degenerate generations, calls read from unclosed
+ * reasoning and narrowed tool sets, and the requests in
  * flight. One registry per proxy, so two proxies in one process
  * (tests, embedding) count apart.
  */
@@ -50,6 +51,9 @@ export class ProxyMetrics {
   readonly #loopGuard: Counter<"route" | "action">;
   readonly #denied: Counter<"route">;
   readonly #degenerate: Counter<"route">;
+  readonly #thinkCalls: Counter<"route">;
+  readonly #narrowed: Counter<"route">;
+  readonly #toolsLeftOut: Counter<"route">;
   readonly #inFlight: Gauge;
   readonly #collections: Counter;
 
@@ -114,6 +118,18 @@ export class ProxyMetrics {
       "forge_proxy_degenerate_total",
       "Generations cut off because their text looped (degenerate repetition)",
     );
+    this.#thinkCalls = counter(
+      "forge_proxy_think_calls_total",
+      "Answers whose tool calls were read from the end of unclosed reasoning (--think-calls)",
+    );
+    this.#narrowed = counter(
+      "forge_proxy_narrowed_total",
+      "Requests sent with fewer tools than they offered (tool-set narrowing, --narrow-tools)",
+    );
+    this.#toolsLeftOut = counter(
+      "forge_proxy_tools_left_out_total",
+      "Tools left out of requests by tool-set narrowing",
+    );
     this.#inFlight = new Gauge({
       name: "forge_proxy_requests_in_flight",
       help: "Requests being served (streamed answers until their end)",
@@ -154,6 +170,11 @@ export class ProxyMetrics {
     if (stats.loopGuard) this.#loopGuard.inc({ route, action: stats.loopGuard });
     if (stats.deniedCalls > 0) this.#denied.inc({ route }, stats.deniedCalls);
     if (stats.degenerate > 0) this.#degenerate.inc({ route }, stats.degenerate);
+    if (stats.thinkCalls > 0) this.#thinkCalls.inc({ route }, stats.thinkCalls);
+    if (stats.narrowed) {
+      this.#narrowed.inc({ route });
+      this.#toolsLeftOut.inc({ route }, stats.narrowed.total - stats.narrowed.offered);
+    }
   }
 
   /** The Prometheus text exposition and its content type. */

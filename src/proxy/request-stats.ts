@@ -39,6 +39,10 @@ export interface RequestStats {
   deniedCalls: number;
   /** Generations cut off as degenerate repetition (ADR 022). */
   degenerate: number;
+  /** Answers whose calls were read from the end of unclosed reasoning (ADR 027, `--think-calls`). */
+  thinkCalls: number;
+  /** The tools the request had and those it was sent with, when narrowing left some out (ADR 028). */
+  narrowed?: { total: number; offered: number } | undefined;
   /** Sees the request's messages, compactions and backend calls as they happen (`forge proxy --watch`). */
   observer?: RequestObserver | undefined;
 }
@@ -74,6 +78,7 @@ export function createRequestStats(): RequestStats {
     followUpCalls: 0,
     deniedCalls: 0,
     degenerate: 0,
+    thinkCalls: 0,
   };
 }
 

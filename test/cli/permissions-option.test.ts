@@ -1,8 +1,10 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { loadPermissions, PermissionPolicyError } from "../../src/cli/permissions-option.ts";
+import { addGuardOptions } from "../../src/cli/proxy-command.ts";
 import { proxyCliOptionsSchema } from "../../src/cli/proxy-options.ts";
 import { PERMISSION_PRESETS } from "../../src/proxy/permission-presets.ts";
 
@@ -48,5 +50,43 @@ describe("the guard flags", () => {
 
   it("refuses a loop threshold under 2", () => {
     expect(proxyCliOptionsSchema.safeParse({ ...base, loopThreshold: "1" }).success).toBe(false);
+  });
+});
+
+describe("--think-calls, --narrow-tools and --always-offer", () => {
+  const base = { backendUrl: "http://127.0.0.1:8080" };
+  /** The guard flags as commander hands them over. */
+  function parseFlags(argv: string[]): Record<string, unknown> {
+    const command = addGuardOptions(new Command("proxy")).exitOverride();
+    command.parse(argv, { from: "user" });
+    return command.opts();
+  }
+
+  it("are off by default", () => {
+    const options = proxyCliOptionsSchema.parse({ ...base, ...parseFlags([]) });
+    expect(options).toMatchObject({ thinkCalls: false, alwaysOffer: [] });
+    expect(options.narrowTools).toBeUndefined();
+  });
+
+  it("take K and comma-separated, repeatable tool lists", () => {
+    const flags = parseFlags([
+      "--think-calls",
+      "--narrow-tools",
+      "8",
+      "--always-offer",
+      "Bash, Read",
+      "--always-offer",
+      "Edit",
+    ]);
+    const options = proxyCliOptionsSchema.parse({ ...base, ...flags });
+    expect(options).toMatchObject({
+      thinkCalls: true,
+      narrowTools: 8,
+      alwaysOffer: ["Bash", "Read", "Edit"],
+    });
+  });
+
+  it("refuses a K under 1", () => {
+    expect(proxyCliOptionsSchema.safeParse({ ...base, narrowTools: "0" }).success).toBe(false);
   });
 });
