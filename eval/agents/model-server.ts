@@ -40,6 +40,8 @@ export async function startSuiteModelServer(
     host: "127.0.0.1",
     binaryPath: resolveLlamaServerPath(),
     logger: () => {},
+    // Loading takes seconds on an idle machine, minutes on a loaded shared one.
+    startTimeoutMs: 300_000,
     stopTimeoutMs: 5_000,
   });
   const info = await manager.start({

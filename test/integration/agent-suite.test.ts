@@ -30,6 +30,8 @@ beforeAll(async () => {
     modelPath: modelPath(QWEN_05B),
     ctx: 16_384,
     extraFlags: ["-n", "512"],
+    // Loading takes seconds on an idle machine, minutes on a loaded shared one.
+    startTimeoutMs: 240_000,
   });
   counter = await startRequestCounter(server.baseUrl);
 }, 300_000);
