@@ -4,8 +4,9 @@
  * with the default guardrails, written by `runAgentSuite` as it is for `npm run bench:agents`.
  * Whether a 0.5B model on a shared CPU finishes the task is not reliable, so the test asserts the
  * mechanics: the row was written and read back, the grader ran on the repository the agent left,
- * the proxy's access log was counted (at least the first turn, all answered 200 when the agent
- * exited on its own), and the run ended by itself or at its cap, never hanging the suite.
+ * the agent's request reached the model server through the proxy, the access log was counted
+ * (every answered turn, all 200, when the agent exited on its own), and the run ended by itself
+ * or at its cap, never hanging the suite.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -79,10 +80,15 @@ describe("agent task suite (pi, Qwen2.5-Coder 0.5B, through forge launch)", () =
       // The run ended on its own or at the cap, within the cap and a margin for clean-up.
       expect(["exit", "timeout"], report).toContain(row.exitReason);
       expect(row.wallMs, report).toBeLessThan(CAP_MS + 30_000);
-      // The proxy served and logged the agent's first turn; every request reached the model server.
-      expect(row.turns, report).toBeGreaterThanOrEqual(1);
-      expect(row.backendCalls, report).toBeGreaterThanOrEqual(row.turns);
-      if (row.exitReason === "exit") expect(row.proxyErrors, report).toBe(0);
+      // The agent's first request went through the proxy to the model server. On a loaded machine
+      // its answer may not come within the cap; when the agent ended on its own, the proxy logged
+      // each answered turn (all 200), and each reached the model server.
+      expect(row.backendCalls, report).toBeGreaterThanOrEqual(1);
+      if (row.exitReason === "exit") {
+        expect(row.turns, report).toBeGreaterThanOrEqual(1);
+        expect(row.backendCalls, report).toBeGreaterThanOrEqual(row.turns);
+        expect(row.proxyErrors, report).toBe(0);
+      }
       console.info(
         `[agent-suite] pi proxy create-file: ${row.passed ? "passed" : "failed"} (${row.detail}), ${row.exitReason}, ${row.turns} turns, ${(row.wallMs / 1000).toFixed(0)} s`,
       );
