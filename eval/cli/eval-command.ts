@@ -7,6 +7,7 @@ import { ABLATION_PRESETS, LOOP_CONTROL_PRESETS } from "../ablation.ts";
 import { BACKENDS } from "../backends/registry.ts";
 import { ALL_SCENARIOS, allTags } from "../scenarios/index.ts";
 import { FAULT_PROFILES, totalFaultRate } from "../sim-model/profiles.ts";
+import { registerAgentsCommand } from "./agents-command.ts";
 import { loadBatchConfig, probeTargets, runBatchConfig } from "./batch-eval.ts";
 import { registerBfclCommand } from "./bfcl-command.ts";
 import { findTrace, replayTrace } from "./replay-eval.ts";
@@ -298,5 +299,6 @@ export function registerEvalCommand(program: Command): Command {
     });
 
   registerBfclCommand(evalCommand);
+  registerAgentsCommand(evalCommand);
   return evalCommand;
 }

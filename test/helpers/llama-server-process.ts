@@ -18,6 +18,8 @@ export interface TestLlamaServerOptions {
   modelPath?: string;
   /** More llama-server flags, after `--no-webui`. */
   extraFlags?: string[];
+  /** How long loading may take before `/health` answers 200. Default: `ServerManager`'s (60 s). */
+  startTimeoutMs?: number;
 }
 
 /** A running llama-server and the way to get rid of it. */
@@ -60,6 +62,7 @@ export async function startTestLlamaServer(options: TestLlamaServerOptions = {})
     logger: (line) => keep(`[server-manager] ${line}`),
     onServerLine: keep,
     stopTimeoutMs: 3_000,
+    ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
   });
   // The pid of the process the manager runs now; cleared once it is known to be gone.
   const pids = new Set<number>();
