@@ -34,6 +34,9 @@ export interface WorkflowCall {
 export async function callWorkflow(call: WorkflowCall): Promise<WorkflowToolResult> {
   const sent: Promise<void>[] = [];
   const result = await runCall(call, sent);
+  // The terminal step's observer hooks may land just after the run resolves: let them in, then
+  // send every progress notification before the answer (a client drops progress after the result).
+  await new Promise((resolve) => setImmediate(resolve));
   await Promise.all(sent);
   return result;
 }
