@@ -46,6 +46,11 @@ export const ADVICE: Readonly<Record<string, string>> = {
   McpSdkMissingError: "`npm install @modelcontextprotocol/sdk@1`.",
   McpToolError:
     "Not thrown at you: the model reads it as a tool error and may retry. Check the server's message if runs keep failing on it.",
+  McpApprovalRequiredError:
+    "The served workflow parked for approval and the MCP client cannot be asked: use a client with elicitation, or run the workflow on a queue and decide with `forge runs approve`.",
+  McpServeKeyRequiredError:
+    "Pass a bearer key (`--key`, `FORGE_MCP_KEY`, or `key` in `serveMcp`'s HTTP transport), or listen on 127.0.0.1.",
+  McpWorkflowToolNameError: "Rename the workflow to 1–128 letters, digits, `_`, `-` or `.`, once per server.",
   McpToolNameCollisionError:
     "Two servers offer one name (`toolName`, `sources`): turn `prefix: true` on, rename a server, or filter one tool out.",
   McpToolRemovedError:

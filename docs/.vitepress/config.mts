@@ -66,6 +66,7 @@ const sidebar: DefaultTheme.Sidebar = [
       { text: "Concurrency and timeouts", link: "/guides/concurrency-and-timeouts" },
       { text: "Human approval", link: "/guides/approval" },
       { text: "MCP tools", link: "/guides/mcp" },
+      { text: "Serving workflows over MCP", link: "/guides/serving-workflows-over-mcp" },
       { text: "Queue engines and EndpointPool", link: "/guides/queues" },
       { text: "Going to production", link: "/guides/production" },
       { text: "Observing runs", link: "/guides/observing-runs" },

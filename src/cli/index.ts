@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { z } from "zod";
 import { registerLaunchCommand } from "./launch-command.ts";
+import { registerMcpCommands } from "./mcp-command.ts";
 import { registerProxyCommand } from "./proxy-command.ts";
 import { registerQueueCommands } from "./queue-command.ts";
 import { FORGE_DEBUG_ENV, runProgram } from "./run-program.ts";
@@ -35,6 +36,7 @@ export function createProgram(): Command {
   registerLaunchCommand(program);
   registerWatchCommand(program);
   registerQueueCommands(program);
+  registerMcpCommands(program);
   return program;
 }
 

@@ -341,7 +341,7 @@ function queueSpec(value: string): string {
 }
 
 /** The registry a module exports (default, or `registry`). */
-async function loadRegistry(specifier: string): Promise<RunRegistry> {
+export async function loadRegistry(specifier: string): Promise<RunRegistry> {
   const module = (await import(pathToFileURL(resolve(specifier)).href)) as Record<string, unknown>;
   const registry = (module.default ?? module.registry) as Partial<RunRegistry> | undefined;
   if (!(registry?.workflows instanceof Map) || typeof registry.runner?.run !== "function") {

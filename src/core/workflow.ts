@@ -116,6 +116,11 @@ export function workflowToolSpecs(workflow: Workflow): ToolSpec[] {
 
 const PLACEHOLDER = /\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
+/** The `{name}` placeholders of a system prompt template: the `promptVars` a run must pass. */
+export function promptPlaceholders(template: string): string[] {
+  return [...placeholdersOf(template)];
+}
+
 function placeholdersOf(template: string): Set<string> {
   const names = new Set<string>();
   for (const match of template.matchAll(PLACEHOLDER)) if (match[1]) names.add(match[1]);

@@ -18,4 +18,14 @@ export {
   McpToolRemovedError,
   McpToolTimeoutError,
 } from "./errors.ts";
+export {
+  McpApprovalRequiredError,
+  McpServeKeyRequiredError,
+  type McpWorkflowCallEvent,
+  McpWorkflowToolNameError,
+  type ServedMcp,
+  type ServeMcpOptions,
+  serveMcp,
+  type WorkflowMcpServerOptions,
+} from "./server/index.ts";
 export { type McpToolDefsOptions, mcpToolDefs } from "./tool-defs.ts";

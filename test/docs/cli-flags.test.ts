@@ -15,7 +15,13 @@ const OTHER_PROGRAMS: Record<string, readonly string[]> = {
   "llama-server": ["--jinja", "--no-jinja", "--port", "--host", "--no-webui"],
   node: ["--import"],
   "npm run make:test-gguf (scripts/make-test-gguf.ts reads it)": ["--force"],
-  "claude (docs/agents.md's settings)": ["--allowedTools", "--system-prompt", "--tools", "--output-format"],
+  "claude (docs/agents.md's settings; --mcp-config in docs/guides/serving-workflows-over-mcp.md)": [
+    "--allowedTools",
+    "--system-prompt",
+    "--tools",
+    "--output-format",
+    "--mcp-config",
+  ],
 };
 
 function markdownUnder(dir: string): string[] {

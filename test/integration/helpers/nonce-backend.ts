@@ -125,7 +125,11 @@ export function shellArguments(schema: JsonSchema | undefined, command: string):
 
 /** The backend's answer: the proxy's guarded path asks without streaming, a forwarded request may stream. */
 export function nonceReply(request: BackendRequest, task: NonceTask, shellTool: string): BackendReply {
-  const decided = decideNonceReply(request.body, task, shellTool);
+  return replyWith(request, decideNonceReply(request.body, task, shellTool));
+}
+
+/** The backend's reply carrying `decided` (streamed when the request streams). */
+export function replyWith(request: BackendRequest, decided: NonceDecision): BackendReply {
   // On the proxy's guarded path a text answer is a call of its `respond` tool (prose is nudged).
   const tools = (Array.isArray(request.body.tools) ? request.body.tools : []) as ChatTool[];
   const decision: NonceDecision =
