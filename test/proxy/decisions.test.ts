@@ -11,8 +11,8 @@ import { messagesRequestSchema } from "../../src/proxy/anthropic/schema.ts";
 import { samplingFromBody } from "../../src/proxy/backend/client-factories.ts";
 import { withoutV1, withV1 } from "../../src/proxy/backend/forwarding-client.ts";
 import { errorBody, formatPath, ProxyHttpError, toProxyHttpError } from "../../src/proxy/errors.ts";
+import { SerialGate } from "../../src/proxy/http/admission-gate.ts";
 import { SHUTDOWN_RETRY_AFTER_SECONDS, shuttingDownError } from "../../src/proxy/http/drain.ts";
-import { SerialGate } from "../../src/proxy/http/serial-queue.ts";
 import { convertOpenAI, historyFromOpenAI } from "../../src/proxy/openai/request.ts";
 import { chatCompletionRequestSchema } from "../../src/proxy/openai/schema.ts";
 
