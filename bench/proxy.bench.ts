@@ -556,9 +556,9 @@ async function measureParts(): Promise<string[]> {
   const { createWorkflowMachine } = await import("../src/machines/workflow.machine.ts");
   const { runInference } = await import("../src/loop/inference.ts");
   const { chatCompletionRequestSchema } = await import("../src/proxy/openai/schema.ts");
-  const { proxyRequestFromOpenAI } = await import("../src/proxy/openai/request.ts");
+  const { convertOpenAI } = await import("../src/proxy/openai/request.ts");
   const { respondTool } = await import("../src/tools/respond.ts");
-  const request = proxyRequestFromOpenAI(chatCompletionRequestSchema.parse(JSON.parse(GUARDED_BODY)));
+  const { request } = convertOpenAI(chatCompletionRequestSchema.parse(JSON.parse(GUARDED_BODY)));
   const tools = [...request.tools, respondTool().spec];
   const answer = [{ tool: "get_weather", args: { city: "Paris" } }];
   const client = {
@@ -576,7 +576,7 @@ async function measureParts(): Promise<string[]> {
     return ((used.user + used.system) / calls / 1000).toFixed(3);
   };
   const parse = await cpuPerCall(5_000, () =>
-    proxyRequestFromOpenAI(chatCompletionRequestSchema.parse(JSON.parse(GUARDED_BODY))),
+    convertOpenAI(chatCompletionRequestSchema.parse(JSON.parse(GUARDED_BODY))),
   );
   const inference = await cpuPerCall(3_000, () =>
     runInference({ client, contextManager, messages: request.messages, tools, maxRetries: 3 }),

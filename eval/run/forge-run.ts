@@ -15,8 +15,7 @@ import {
 } from "../../src/context/index.ts";
 import type { Message } from "../../src/core/messages.ts";
 import type { LLMClient } from "../../src/core/types.ts";
-import { escalationCount } from "../../src/guardrails/escalation.ts";
-import type { EscalationTier } from "../../src/loop/loop-controls.ts";
+import { type EscalationTier, escalationCount } from "../../src/guardrails/escalation.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
 import type { WorkflowOutput, WorkflowSnapshot } from "../../src/machines/workflow.machine.ts";
 import type { TemplateCallFormat } from "../../src/prompts/chat-template.ts";

@@ -59,6 +59,7 @@ export {
   TRANSIENT_MESSAGE_TYPES,
   toApiMessage,
 } from "./messages.ts";
+export { OptionalPeerMissingError } from "./optional-peer.ts";
 export { type RankOptions, rankOfQueuePriority, resolveRank } from "./rank.ts";
 export {
   applyReasoningReplay,

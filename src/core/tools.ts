@@ -118,7 +118,11 @@ export interface DefineToolOptions<Schema extends z.ZodObject> {
   needsApproval?: NeedsApproval;
 }
 
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** Tool names every OpenAI-compatible API accepts: {@link TOOL_NAME_RULE}. */
+export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** {@link TOOL_NAME_PATTERN} in words, for error messages. */
+export const TOOL_NAME_RULE = "1-64 letters, digits, '_' or '-'";
 
 /**
  * Define a tool. Throws `WorkflowDefinitionError` naming the problem when the definition is invalid.
@@ -241,10 +245,8 @@ export function toOpenAITool(spec: ToolSpec): Record<string, unknown> {
 }
 
 function assertToolName(name: unknown): asserts name is string {
-  if (typeof name !== "string" || !TOOL_NAME.test(name)) {
-    throw new WorkflowDefinitionError(
-      `Invalid tool name ${JSON.stringify(name)}: use 1-64 letters, digits, '_' or '-'`,
-    );
+  if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
+    throw new WorkflowDefinitionError(`Invalid tool name ${JSON.stringify(name)}: use ${TOOL_NAME_RULE}`);
   }
 }
 

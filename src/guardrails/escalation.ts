@@ -4,6 +4,7 @@
  * goes to a stronger client; once the streak ends the loop goes back to the first client, unless
  * the tier `stay`s (docs/decisions/018). Pure; the clients themselves stay out of the context.
  */
+import type { LLMClient } from "../core/types.ts";
 import type { GuardCounters } from "./decisions.ts";
 
 /** The failure kinds a streak can be of, one per guard counter. */
@@ -101,3 +102,24 @@ export function escalateFor(
 export function escalationCount(record: EscalationRecord): number {
   return record.switches.filter((change) => change.reason !== "recovered").length;
 }
+
+/**
+ * A stronger client the loop switches to after repeated failures.
+ * @example
+ * escalation: { after: 2, client: new OpenAICompatibleClient({ baseUrl: strongUrl, model: "qwen2.5-coder-7b" }) }
+ */
+export interface EscalationTier {
+  /** Consecutive failures of one kind (an integer ≥ 1) after which the next LLM call goes here. */
+  after: number;
+  client: LLMClient;
+  /** Recorded for each call it serves (`EscalationRecord.servedBy`). Default `escalation-<n>`. */
+  name?: string;
+  /**
+   * Default false: once the failure streak ends (a clean call or batch), calls go back to the
+   * runner's `client`. True: the rest of the run stays on this tier (or a higher one).
+   */
+  stay?: boolean;
+}
+
+/** `WorkflowRunnerOptions.escalation`: one tier, or several in rising `after` order. */
+export type EscalationOption = EscalationTier | readonly EscalationTier[];

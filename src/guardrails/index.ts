@@ -10,9 +10,11 @@ export {
 export { ErrorTracker, type ErrorTrackerOptions } from "./error-tracker.ts";
 export {
   BASE_CLIENT_NAME,
+  type EscalationOption,
   type EscalationReason,
   type EscalationRecord,
   type EscalationSwitch,
+  type EscalationTier,
   escalationCount,
   FailureKind,
 } from "./escalation.ts";

@@ -7,7 +7,6 @@ export {
 } from "./checkpoint.ts";
 export { errorFromOutput } from "./failure.ts";
 export { type InferenceResult, type RunInferenceOptions, runInference } from "./inference.ts";
-export type { EscalationOption, EscalationTier } from "./loop-controls.ts";
 export {
   type ResumeOptions,
   type RunOptions,

@@ -4,29 +4,13 @@
  * function). docs/decisions/018.
  */
 import type { LLMClient } from "../core/types.ts";
-import { BASE_CLIENT_NAME, type EscalationRule } from "../guardrails/escalation.ts";
+import {
+  BASE_CLIENT_NAME,
+  type EscalationOption,
+  type EscalationRule,
+  type EscalationTier,
+} from "../guardrails/escalation.ts";
 import { ToolSubsets } from "../guardrails/tool-subset.ts";
-
-/**
- * A stronger client the loop switches to after repeated failures.
- * @example
- * escalation: { after: 2, client: new OpenAICompatibleClient({ baseUrl: strongUrl, model: "qwen2.5-coder-7b" }) }
- */
-export interface EscalationTier {
-  /** Consecutive failures of one kind (an integer ≥ 1) after which the next LLM call goes here. */
-  after: number;
-  client: LLMClient;
-  /** Recorded for each call it serves (`EscalationRecord.servedBy`). Default `escalation-<n>`. */
-  name?: string;
-  /**
-   * Default false: once the failure streak ends (a clean call or batch), calls go back to the
-   * runner's `client`. True: the rest of the run stays on this tier (or a higher one).
-   */
-  stay?: boolean;
-}
-
-/** `WorkflowRunnerOptions.escalation`: one tier, or several in rising `after` order. */
-export type EscalationOption = EscalationTier | readonly EscalationTier[];
 
 /** Escalation split into the config's rules and the deps' clients (same order). */
 export interface ResolvedEscalation {

@@ -20,6 +20,7 @@ import {
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, StreamChunk } from "../core/types.ts";
 import { renderSystemPrompt, type Workflow, workflowToolSpecs } from "../core/workflow.ts";
+import type { EscalationOption } from "../guardrails/escalation.ts";
 import { resolveLimits } from "../guardrails/limits.ts";
 import type { RepairToolCall } from "../guardrails/repair.ts";
 import type { RetryNudge } from "../guardrails/response-validator.ts";
@@ -48,12 +49,7 @@ import {
   workflowDefinitionHash,
 } from "./checkpoint.ts";
 import { errorFromOutput } from "./failure.ts";
-import {
-  assertToolSubsets,
-  type EscalationOption,
-  type ResolvedEscalation,
-  resolveEscalation,
-} from "./loop-controls.ts";
+import { assertToolSubsets, type ResolvedEscalation, resolveEscalation } from "./loop-controls.ts";
 import { assertResumeMeta, assertWorkflowSnapshot } from "./snapshot-schema.ts";
 
 /** Options of `WorkflowRunner`. */

@@ -1,6 +1,6 @@
 /**
  * `forge-guardrails/machines`: the statecharts' parts, for building a machine of your own around
- * them: the workflow machine's context, config and actor factories, the slot worker machine and its
+ * them (the workflow machine itself is in the root entry): its context, config and actor factories, the slot worker machine and its
  * ordering, and the pure guardrail decisions the states branch on (ADR 008).
  */
 export {
@@ -56,21 +56,9 @@ export {
   type SlotWorkerSnapshot,
   slotWorkerMachine,
 } from "./slot-worker.machine.ts";
+// The workflow machine itself (`createWorkflowMachine`, its types, the checkpoint hook) is the
+// root's: `src/index.ts` exports it, and a name has one entry point.
 export {
-  createWorkflowMachine,
-  type HistoryCompactor,
-  type WorkflowActor,
-  type WorkflowDepsLookup,
-  type WorkflowEvent,
-  type WorkflowMachine,
-  type WorkflowMachineDeps,
-  type WorkflowOutput,
-  type WorkflowSnapshot,
-} from "./workflow.machine.ts";
-export {
-  type CheckpointHook,
-  type CheckpointPoint,
-  type CheckpointReason,
   createInferenceLogic,
   createToolExecutionLogic,
   type DepsSource,

@@ -80,7 +80,7 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
  * for stdio, closing ends the child process.
  *
  * @throws {McpSdkMissingError} when `@modelcontextprotocol/sdk` is not installed.
- * @throws {WorkflowDefinitionError} when the options describe no server (each problem named).
+ * @throws {RangeError} when the options describe no server (each problem named; a bad option, ADR 031).
  * @example
  * await using files = await connectMcpServer({
  *   name: "files",

@@ -3,18 +3,24 @@
  * the tool errors a call reports back to the model on the tool channel.
  */
 import { ForgeError } from "../core/errors.ts";
+import { type OptionalPeer, OptionalPeerMissingError, peerInstallCommand } from "../core/optional-peer.ts";
+
+/** The MCP SDK, an optional peer. */
+export const MCP_SDK_PEER: OptionalPeer = { name: "@modelcontextprotocol/sdk", major: 1 };
 
 /** The command that installs the MCP SDK next to forge-guardrails. */
-export const MCP_SDK_INSTALL = "npm install @modelcontextprotocol/sdk@1";
+export const MCP_SDK_INSTALL = peerInstallCommand([MCP_SDK_PEER]);
 
 /**
  * Thrown when `@modelcontextprotocol/sdk`, an optional peer dependency that only
  * `forge-guardrails/mcp` needs, is not installed.
  */
-export class McpSdkMissingError extends ForgeError {
+export class McpSdkMissingError extends OptionalPeerMissingError {
   constructor(options?: ErrorOptions) {
     super(
-      `@modelcontextprotocol/sdk is not installed: forge-guardrails/mcp connects to MCP servers with it. Install it next to forge-guardrails: ${MCP_SDK_INSTALL}`,
+      [MCP_SDK_PEER],
+      [MCP_SDK_PEER.name],
+      "forge-guardrails/mcp connects to MCP servers with it",
       options,
     );
   }

@@ -1,6 +1,5 @@
 /** The options of `connectMcpServer`, checked at the boundary. */
 import { z } from "zod";
-import { WorkflowDefinitionError } from "../core/errors.ts";
 import { SERVER_NAME } from "./naming.ts";
 
 const milliseconds = z.number().int().positive();
@@ -31,7 +30,7 @@ export const mcpServerOptionsSchema = z.union([
   }),
 ]);
 
-/** Throws `WorkflowDefinitionError` naming each problem when `options` cannot describe a server. */
+/** Throws `RangeError` (a bad option, ADR 031) naming each problem when `options` cannot describe a server. */
 export function assertMcpServerOptions(options: unknown): void {
   const parsed = mcpServerOptionsSchema.safeParse(options);
   if (parsed.success) return;
@@ -39,7 +38,7 @@ export function assertMcpServerOptions(options: unknown): void {
   const issues = parsed.error.issues
     .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(options)"}: ${issue.message}`)
     .join("; ");
-  throw new WorkflowDefinitionError(
+  throw new RangeError(
     `MCP server ${JSON.stringify(name)}: give { name, command, args?, env? } (stdio) or { name, url, headers? } (Streamable HTTP); ${issues}`,
   );
 }

@@ -2,7 +2,8 @@
  * Loading the MCP SDK, an optional peer: imported on first use, so importing `forge-guardrails/mcp`
  * stays cheap, and a missing package is a typed error naming the install command.
  */
-import { McpSdkMissingError } from "./errors.ts";
+import { importPeers } from "../core/optional-peer.ts";
+import { MCP_SDK_PEER, McpSdkMissingError } from "./errors.ts";
 
 /** The parts of `@modelcontextprotocol/sdk` this module uses. */
 export interface McpSdk {
@@ -37,22 +38,15 @@ export const importInstalledMcpSdk: McpSdkImporter = async () => {
   };
 };
 
-/** Whether `error` is Node's "cannot find package '@modelcontextprotocol/sdk'" (not a failure inside it). */
-export function isMcpSdkMissing(error: unknown): boolean {
-  if (!(error instanceof Error) || (error as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND")
-    return false;
-  return error.message.includes("@modelcontextprotocol/sdk");
-}
-
 /**
  * The MCP SDK's modules.
  *
  * @throws {McpSdkMissingError} when the package is not installed (the error names the install command).
  */
 export async function loadMcpSdk(importSdk: McpSdkImporter = importInstalledMcpSdk): Promise<McpSdk> {
-  try {
-    return await importSdk();
-  } catch (error) {
-    throw isMcpSdkMissing(error) ? new McpSdkMissingError({ cause: error }) : error;
-  }
+  const [sdk] = await importPeers(
+    [{ ...MCP_SDK_PEER, load: importSdk }],
+    (_missing, cause) => new McpSdkMissingError({ cause }),
+  );
+  return sdk;
 }

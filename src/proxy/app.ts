@@ -16,7 +16,7 @@ import type { RepairToolCall } from "../guardrails/repair.ts";
 import { toolNarrowingRulesSchema } from "../guardrails/tool-narrowing.ts";
 import type { TemplateCallFormat } from "../prompts/chat-template.ts";
 import { type AccessLogOptions, observeRequests } from "./access-log.ts";
-import { createTokenCounter } from "./anthropic/index.ts";
+import { anthropicDialect, createTokenCounter } from "./anthropic/index.ts";
 import type { BackendHealth, ProxyBackend } from "./backend/index.ts";
 import { forwardToBackend } from "./backend/index.ts";
 import { createChatService, type ProsePolicy } from "./chat-service.ts";
@@ -33,14 +33,10 @@ import {
   SerialGate,
 } from "./http/index.ts";
 import { ProxyMetrics } from "./metrics.ts";
+import { openAIDialect } from "./openai/index.ts";
 import { requestStatsOf } from "./request-stats.ts";
-import {
-  anthropicCountTokensHandler,
-  anthropicMessagesHandler,
-  openAIChatHandler,
-  openAIResponsesHandler,
-  type RouteDeps,
-} from "./routes.ts";
+import { responsesDialect } from "./responses/index.ts";
+import { anthropicCountTokensHandler, dialectHandler, type RouteDeps } from "./routes.ts";
 import { type ProxyWatchOptions, watchChatService } from "./watch.ts";
 
 /** Options of `createProxy`. */
@@ -291,11 +287,11 @@ export function createProxy(options: ProxyOptions): Hono {
   const gate = admit(inFlight, bodyMemory, reclaimer, deps.maxBodyBytes);
   for (const path of [...CHAT_PATHS, ...COUNT_TOKENS_PATHS]) app.use(path, gate);
   for (const path of ["/v1/models", "/models", "/props"]) app.use(path, gate);
-  const chat = openAIChatHandler(deps);
+  const chat = dialectHandler(openAIDialect, deps);
   app.post("/v1/chat/completions", chat);
   app.post("/chat/completions", chat);
-  app.post("/v1/messages", anthropicMessagesHandler(deps));
-  const responses = openAIResponsesHandler(deps);
+  app.post("/v1/messages", dialectHandler(anthropicDialect, deps));
+  const responses = dialectHandler(responsesDialect, deps);
   app.post("/v1/responses", responses);
   app.post("/responses", responses);
   const countTokens = anthropicCountTokensHandler(deps);

@@ -100,19 +100,32 @@ export function contextLengthExceeded(
   });
 }
 
-/** A 400 for a request body that failed its zod schema, naming the first offending field. */
-export function invalidRequestFromZod(error: z.ZodError): ProxyHttpError {
+/**
+ * A 400 for a value that failed its zod schema, naming the first offending field: in the body, or
+ * inside the part of it at `within` (`input[2]` + `call_id` → `input[2].call_id`).
+ */
+export function invalidRequestFromZod(error: z.ZodError, within?: string): ProxyHttpError {
   const issue = error.issues[0];
-  const param = issue ? formatPath(issue.path) : null;
-  const where = param ? `${param}: ` : "";
-  return new ProxyHttpError(
-    400,
-    ProxyErrorKind.INVALID_REQUEST,
-    `${where}${issue?.message ?? "invalid body"}`,
-    {
-      param,
-    },
-  );
+  const path = issue ? formatPath(issue.path) : "";
+  const param =
+    within === undefined
+      ? path
+      : path.length === 0
+        ? within
+        : path.startsWith("[")
+          ? within + path
+          : `${within}.${path}`;
+  if (param.length === 0) {
+    return new ProxyHttpError(400, ProxyErrorKind.INVALID_REQUEST, issue?.message ?? "invalid body", {
+      param: null,
+    });
+  }
+  return invalidField(param, issue?.message ?? "invalid value");
+}
+
+/** The 400 for a field the proxy cannot take, `param` naming it and opening the message. */
+export function invalidField(param: string, message: string): ProxyHttpError {
+  return new ProxyHttpError(400, ProxyErrorKind.INVALID_REQUEST, `${param}: ${message}`, { param });
 }
 
 /** `["messages", 0, "role"]` → `messages[0].role`. */

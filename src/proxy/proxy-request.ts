@@ -1,6 +1,6 @@
 /**
  * The API-neutral request the proxy serves: a forge history, the client's tools, and the fields
- * forwarded to the backend untouched. Both the OpenAI and the Anthropic routes produce one.
+ * forwarded to the backend untouched. All three routes (chat completions, Responses, Messages) produce one.
  */
 import { randomUUID } from "node:crypto";
 import type { Message } from "../core/messages.ts";

@@ -1,44 +1,26 @@
 /**
- * The chat routes: OpenAI chat completions, OpenAI Responses and Anthropic Messages. Each parses
- * and validates its body, runs the shared chat service, and renders the answer as JSON or SSE in
- * its API's shape.
+ * The chat routes: OpenAI chat completions, OpenAI Responses and Anthropic Messages, each a
+ * `Dialect` (ADR 029) served by one handler: parse and validate the body, convert it, run the
+ * shared chat service, render the answer as JSON or SSE in the dialect's shape.
  */
 import type { Context } from "hono";
 import type { ProxyAnswer } from "./answer.ts";
 import {
+  convertAnthropic,
   countTokensRequestSchema,
-  MessageStreamWriter,
-  messagesRequestSchema,
-  proxyRequestFromAnthropic,
-  renderMessage,
-  renderMessageStream,
   TOKEN_COUNT_HEADER,
   type TokenCounter,
 } from "./anthropic/index.ts";
 import type { ProxyBackend } from "./backend/index.ts";
 import { forwardToBackend } from "./backend/index.ts";
 import type { ChatService } from "./chat-service.ts";
+import { type Dialect, renderStream } from "./dialect.ts";
 import type { SerialGate } from "./http/index.ts";
 import { parseBody, RequestDeadline, readBodyText } from "./http/index.ts";
 import { answerLive } from "./live-response.ts";
 import type { LiveText } from "./live-text.ts";
-import {
-  ChatCompletionStreamWriter,
-  chatCompletionRequestSchema,
-  openAIRequestHasTools,
-  proxyRequestFromOpenAI,
-  renderChatCompletion,
-  renderChatCompletionStream,
-} from "./openai/index.ts";
 import type { ProxyRequest } from "./proxy-request.ts";
 import { requestStatsOf } from "./request-stats.ts";
-import {
-  proxyRequestFromResponses,
-  ResponseStreamWriter,
-  renderResponse,
-  renderResponseStream,
-  responsesRequestSchema,
-} from "./responses/index.ts";
 
 /** What the route handlers need. */
 export interface RouteDeps {
@@ -67,105 +49,49 @@ export const GUARDRAIL_HEADER = "x-forge-guardrail";
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
 
 /**
- * `POST /v1/chat/completions`. With tools, the guardrail path; without (or `tool_choice: "none"`)
- * there is nothing to guard and an OpenAI-compatible backend gets the body untouched.
+ * `POST` on a dialect's route. A body the dialect `passesThrough` goes untouched to an
+ * OpenAI-format backend; every other takes the guarded path. A tool type the loop cannot serve is
+ * skipped, reported once per proxy and type.
  */
-export function openAIChatHandler(deps: RouteDeps) {
+export function dialectHandler<Body, Echo>(dialect: Dialect<Body, Echo>, deps: RouteDeps) {
+  const reported = new Set<string>();
   return async (c: Context): Promise<Response> => {
-    const body = parseBody(
-      await readBodyText(c, deps.maxBodyBytes),
-      chatCompletionRequestSchema,
-      deps.maxJsonDepth,
-    );
-    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs, deps.drainSignal);
-    if (!openAIRequestHasTools(body.value) && deps.backend.format === "openai") {
+    const body = parseBody(await readBodyText(c, deps.maxBodyBytes), dialect.schema, deps.maxJsonDepth);
+    if (deps.backend.format === "openai" && dialect.passesThrough?.(body.value)) {
       const stats = requestStatsOf(c);
-      stats.model = body.value.model;
+      stats.model = (body.value as { model?: string | undefined }).model;
       return forwardToBackend(
         deps.backend,
-        { method: "POST", path: "/v1/chat/completions", body: body.text },
+        { method: "POST", path: dialect.path, body: body.text },
         deps.serialGate,
-        deadline,
+        new RequestDeadline(c.req.raw.signal, deps.deadlineMs, deps.drainSignal),
         stats,
       );
     }
     // The guarded path never needs the body's text again: let it go before the request runs.
-    const request = proxyRequestFromOpenAI(takeValue(body));
-    if (request.stream) {
-      // The live answer runs under a deadline of its own, which follows its stream too.
-      deadline.stop();
-      const includeUsage = request.includeUsage;
-      return answerLive({
-        ...liveOptions(c, deps, request),
-        writer: new ChatCompletionStreamWriter(request.model ?? DEFAULT_MODEL, { includeUsage }),
-        whole: (answer) =>
-          new Response(renderChatCompletionStream(answer, { includeUsage }), {
-            headers: { ...SSE_HEADERS, ...guardrailHeaders(answer) },
-          }),
-      });
-    }
-    const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
-    return c.json(renderChatCompletion(answer), 200, guardrailHeaders(answer));
-  };
-}
-
-/** `POST /v1/messages`: Anthropic Messages in, Anthropic Messages out, an OpenAI-compatible backend behind. */
-export function anthropicMessagesHandler(deps: RouteDeps) {
-  return async (c: Context): Promise<Response> => {
-    const request = proxyRequestFromAnthropic(
-      parseBody(await readBodyText(c, deps.maxBodyBytes), messagesRequestSchema, deps.maxJsonDepth).value,
-    );
-    if (request.stream) {
-      return answerLive({
-        ...liveOptions(c, deps, request),
-        writer: new MessageStreamWriter(request.model ?? DEFAULT_MODEL, 0),
-        whole: (answer) =>
-          new Response(renderMessageStream(answer), {
-            headers: { ...SSE_HEADERS, ...guardrailHeaders(answer) },
-          }),
-      });
-    }
-    const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs, deps.drainSignal);
-    const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
-    return c.json(renderMessage(answer), 200, guardrailHeaders(answer));
-  };
-}
-
-/**
- * `POST /v1/responses`: OpenAI Responses in, Responses out, always through the guarded path (the
- * backend speaks chat completions). Stateless: a `previous_response_id` is a 400. A tool type the
- * loop cannot serve is skipped, reported once per proxy and type.
- */
-export function openAIResponsesHandler(deps: RouteDeps) {
-  const reported = new Set<string>();
-  return async (c: Context): Promise<Response> => {
-    const body = parseBody(
-      await readBodyText(c, deps.maxBodyBytes),
-      responsesRequestSchema,
-      deps.maxJsonDepth,
-    );
-    const { request, echo, skippedTools } = proxyRequestFromResponses(takeValue(body));
+    const { request, echo, skippedTools = [] } = dialect.convert(takeValue(body));
     for (const type of skippedTools) {
       // The types are the client's words: a bounded set, quoted in the line.
       if (reported.has(type) || reported.size >= MAX_REPORTED_TOOL_TYPES) continue;
       reported.add(type);
       deps.warn(
-        `forge proxy: /v1/responses skips tools of type ${JSON.stringify(type)}: the proxy serves function tools only, the model will not see them`,
+        `forge proxy: ${dialect.path} skips tools of type ${JSON.stringify(type)}: the proxy serves function tools only, the model will not see them`,
       );
     }
     if (request.stream) {
+      // The live answer runs under a deadline of its own, which follows its stream too.
       return answerLive({
         ...liveOptions(c, deps, request),
-        writer: new ResponseStreamWriter(request.model ?? DEFAULT_MODEL, echo),
+        writer: dialect.createStreamWriter(request.model ?? DEFAULT_MODEL, echo, 0),
         whole: (answer) =>
-          new Response(renderResponseStream(answer, echo), {
+          new Response(renderStream(dialect, answer, echo), {
             headers: { ...SSE_HEADERS, ...guardrailHeaders(answer) },
           }),
       });
     }
     const deadline = new RequestDeadline(c.req.raw.signal, deps.deadlineMs, deps.drainSignal);
     const answer = await deadline.run((signal) => deps.service.answer(request, signal, requestStatsOf(c)));
-    return c.json(renderResponse(answer, echo), 200, guardrailHeaders(answer));
+    return c.json(dialect.render(answer, echo), 200, guardrailHeaders(answer));
   };
 }
 
@@ -175,7 +101,7 @@ export function openAIResponsesHandler(deps: RouteDeps) {
  */
 export function anthropicCountTokensHandler(deps: RouteDeps) {
   return async (c: Context): Promise<Response> => {
-    const request = proxyRequestFromAnthropic(
+    const { request } = convertAnthropic(
       parseBody(await readBodyText(c, deps.maxBodyBytes), countTokensRequestSchema, deps.maxJsonDepth).value,
     );
     requestStatsOf(c).model = request.model;

@@ -2,11 +2,19 @@
  * One error family (ADR 016): every error class any entry point exports is a `ForgeError`, except
  * the errors a tool throws from its own `execute` (they are the tool's failure, reported to the
  * model as a tool result, not the library's): `ToolResolutionError` and the MCP tool errors.
+ * The error rule (ADR 031): a bad setting option is a `RangeError` naming it, wherever it is given
+ * (the runner's options, an MCP server's); `WorkflowDefinitionError` is for what a workflow and its
+ * tools are, thrown only by the modules that check a definition.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ForgeError } from "../../src/core/errors.ts";
+import { z } from "zod";
+import { ForgeError, WorkflowDefinitionError } from "../../src/core/errors.ts";
+import { defineTool } from "../../src/core/tools.ts";
+import { WorkflowRunner } from "../../src/loop/runner.ts";
+import { assertMcpServerOptions } from "../../src/mcp/options.ts";
+import { ScriptedClient } from "../../src/testing/index.ts";
 
 const repo = resolve(import.meta.dirname, "../..");
 const manifest = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as {
@@ -44,5 +52,48 @@ describe("library errors", () => {
       .filter(([, type]) => type !== ForgeError && !(type.prototype instanceof ForgeError))
       .map(([name]) => name);
     expect(plain.sort()).toEqual([...TOOL_ERRORS].sort());
+  });
+});
+
+/** The modules that check what a workflow and its tools are: the only ones that throw `WorkflowDefinitionError`. */
+const DEFINITION_MODULES = [
+  "src/core/tools.ts",
+  "src/core/workflow.ts",
+  "src/guardrails/tool-subset.ts",
+  // A machine run with deps that lack the workflow's tools or clients.
+  "src/machines/actor-deps.ts",
+  "src/machines/inference-actor.ts",
+  "src/machines/tool-actor.ts",
+  "src/mcp/tool-defs.ts",
+  "src/queue/worker.ts",
+];
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(repo, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+describe("the error rule (ADR 031)", () => {
+  it("a bad setting option is a RangeError naming it: the runner's and an MCP server's alike", () => {
+    const client = new ScriptedClient([]);
+    expect(() => new WorkflowRunner({ client, maxIterations: 0 } as never)).toThrow(RangeError);
+    expect(() => new WorkflowRunner({ client, maxIterations: 0 } as never)).toThrow(/maxIterations/);
+    expect(() => assertMcpServerOptions({ name: "files", command: "npx", timeoutMs: 0 })).toThrow(RangeError);
+    expect(() => assertMcpServerOptions({ name: "files", command: "npx", timeoutMs: 0 })).toThrow(
+      /timeoutMs/,
+    );
+  });
+
+  it("a definition that cannot work is a WorkflowDefinitionError, thrown only where definitions are checked", () => {
+    expect(() =>
+      defineTool({ name: "bad name", description: "", parameters: z.object({}), execute: () => "" }),
+    ).toThrow(WorkflowDefinitionError);
+    const throwing = sourceFiles("src").filter((file) =>
+      readFileSync(join(repo, file), "utf8").includes("new WorkflowDefinitionError("),
+    );
+    expect(throwing.sort()).toEqual(DEFINITION_MODULES);
   });
 });

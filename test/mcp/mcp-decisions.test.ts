@@ -200,7 +200,7 @@ describe("assertMcpServerOptions", () => {
     [{ name: "remote", url: "ftp://example.com" }, "url"],
     [{ name: "files", command: "npx", timeoutMs: 0 }, "timeoutMs"],
   ])("refuses %j", (options, message) => {
-    expect(() => assertMcpServerOptions(options)).toThrow(WorkflowDefinitionError);
+    expect(() => assertMcpServerOptions(options)).toThrow(RangeError);
     expect(() => assertMcpServerOptions(options)).toThrow(message);
   });
 });

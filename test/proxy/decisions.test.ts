@@ -6,14 +6,14 @@ import { describe, expect, it } from "vitest";
 import { BackendError, ToolCallError, WorkflowCancelledError } from "../../src/core/errors.ts";
 import { MessageType } from "../../src/core/messages.ts";
 import { answerFromCalls } from "../../src/proxy/answer.ts";
-import { proxyRequestFromAnthropic } from "../../src/proxy/anthropic/request.ts";
+import { convertAnthropic } from "../../src/proxy/anthropic/request.ts";
 import { messagesRequestSchema } from "../../src/proxy/anthropic/schema.ts";
 import { samplingFromBody } from "../../src/proxy/backend/client-factories.ts";
 import { withoutV1, withV1 } from "../../src/proxy/backend/forwarding-client.ts";
 import { errorBody, formatPath, ProxyHttpError, toProxyHttpError } from "../../src/proxy/errors.ts";
+import { SerialGate } from "../../src/proxy/http/admission-gate.ts";
 import { SHUTDOWN_RETRY_AFTER_SECONDS, shuttingDownError } from "../../src/proxy/http/drain.ts";
-import { SerialGate } from "../../src/proxy/http/serial-queue.ts";
-import { historyFromOpenAI, proxyRequestFromOpenAI } from "../../src/proxy/openai/request.ts";
+import { convertOpenAI, historyFromOpenAI } from "../../src/proxy/openai/request.ts";
 import { chatCompletionRequestSchema } from "../../src/proxy/openai/schema.ts";
 
 describe("toProxyHttpError", () => {
@@ -194,13 +194,13 @@ describe("request conversion", () => {
         },
       ],
     });
-    expect(() => proxyRequestFromOpenAI(body)).toThrow(
+    expect(() => convertOpenAI(body)).toThrow(
       expect.objectContaining({ status: 400, param: "messages[0].tool_calls[0].function.arguments" }),
     );
   });
 
   it("keeps unknown fields for the backend and drops tool_choice when no tools remain", () => {
-    const withTools = proxyRequestFromOpenAI(
+    const { request: withTools } = convertOpenAI(
       chatCompletionRequestSchema.parse({
         messages: [{ role: "user", content: "x" }],
         tools: [{ type: "function", function: { name: "f" } }],
@@ -210,7 +210,7 @@ describe("request conversion", () => {
     );
     expect(withTools.extraBody).toEqual({ tool_choice: "required", repeat_penalty: 1.1 });
     expect(withTools.tools.map((tool) => tool.name)).toEqual(["f"]);
-    const none = proxyRequestFromOpenAI(
+    const { request: none } = convertOpenAI(
       chatCompletionRequestSchema.parse({
         messages: [{ role: "user", content: "x" }],
         tools: [{ type: "function", function: { name: "f" } }],
@@ -222,7 +222,7 @@ describe("request conversion", () => {
   });
 
   it("turns Anthropic tool results into tool messages (errors marked) and thinking into REASONING", () => {
-    const request = proxyRequestFromAnthropic(
+    const { request } = convertAnthropic(
       messagesRequestSchema.parse({
         max_tokens: 5,
         metadata: { user_id: "u" },
@@ -265,9 +265,7 @@ describe("request conversion", () => {
 
   it("rejects a tool_use block in a user turn and unknown block types, naming them", () => {
     const parse = (content: unknown[]) =>
-      proxyRequestFromAnthropic(
-        messagesRequestSchema.parse({ max_tokens: 5, messages: [{ role: "user", content }] }),
-      );
+      convertAnthropic(messagesRequestSchema.parse({ max_tokens: 5, messages: [{ role: "user", content }] }));
     expect(() => parse([{ type: "tool_use", id: "t", name: "f", input: {} }])).toThrow(
       expect.objectContaining({ status: 400, param: "messages[0].content[0]" }),
     );

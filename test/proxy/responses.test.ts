@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createProxy } from "../../src/proxy/app.ts";
+import { IMAGE_PLACEHOLDER } from "../../src/proxy/proxy-request.ts";
 import { text, toolCall } from "../../src/testing/index.ts";
 import { createFakeBackend } from "./helpers/fake-backend.ts";
 
@@ -260,9 +261,9 @@ describe("POST /v1/responses in-process, input items", () => {
       /JSON object/,
     ],
     [
-      { input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] },
+      { input: [{ role: "user", content: [{ type: "input_file", file_id: "x" }] }] },
       "input[0].content[0].type",
-      /input_image/,
+      /input_file/,
     ],
     [
       { input: "q", tools: [{ type: "function", name: "bad name", parameters: null }] },
@@ -290,6 +291,28 @@ describe("POST /v1/responses in-process, input items", () => {
 });
 
 describe("POST /v1/responses in-process, tools and settings", () => {
+  it("replaces an input_image part with the placeholder, as the other routes do", async () => {
+    const backend = createFakeBackend([toolCall("respond", { message: "ok" })]);
+    const response = await createProxy({ backend }).request(
+      "/v1/responses",
+      json({
+        input: [
+          {
+            role: "user",
+            content: [
+              { type: "input_text", text: "What is in it?" },
+              { type: "input_image", image_url: "data:image/png;base64,AAAA" },
+            ],
+          },
+        ],
+        tools: [search],
+      }),
+    );
+    expect(response.status).toBe(200);
+    const sent = backend.scripted.calls[0]?.messages ?? [];
+    expect(sent.at(-1)).toMatchObject({ role: "user", content: `What is in it?\n${IMAGE_PLACEHOLDER}` });
+  });
+
   it("flattens a namespace's functions, names the namespace on the call, and skips tools it cannot serve once each", async () => {
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
     const backend = createFakeBackend([

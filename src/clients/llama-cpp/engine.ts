@@ -8,6 +8,7 @@ import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import type { ChatWrapper, Llama, LlamaModel } from "node-llama-cpp";
 import { BackendError, ForgeError } from "../../core/errors.ts";
+import { importPeers, type OptionalPeer, OptionalPeerMissingError } from "../../core/optional-peer.ts";
 
 /** The node-llama-cpp module, as loaded on first use. */
 export type NodeLlamaCpp = typeof import("node-llama-cpp");
@@ -34,25 +35,22 @@ let modulePromise: Promise<NodeLlamaCpp> | undefined;
 let llamaPromise: Promise<Llama> | undefined;
 const models = new Map<string, { model: Promise<LlamaModel>; users: number }>();
 
+/** node-llama-cpp, an optional peer. */
+const NODE_LLAMA_CPP: OptionalPeer = { name: "node-llama-cpp", major: 3 };
+
 /**
  * Thrown when node-llama-cpp, an optional peer dependency that only `forge-guardrails/llama-cpp`
  * needs, is not installed.
  */
-export class NodeLlamaCppMissingError extends ForgeError {
+export class NodeLlamaCppMissingError extends OptionalPeerMissingError {
   constructor(options?: ErrorOptions) {
     super(
-      "node-llama-cpp is not installed: LlamaCppClient runs GGUF models in process with it. " +
-        "Install it next to forge-guardrails: npm install node-llama-cpp@3",
+      [NODE_LLAMA_CPP],
+      [NODE_LLAMA_CPP.name],
+      "LlamaCppClient runs GGUF models in process with it",
       options,
     );
   }
-}
-
-/** Whether `error` is Node's "cannot find package 'node-llama-cpp'" (not a failure inside it). */
-function isNodeLlamaCppMissing(error: unknown): boolean {
-  if (!(error instanceof Error) || (error as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND")
-    return false;
-  return /['"]node-llama-cpp['"]/.test(error.message);
 }
 
 /**
@@ -63,10 +61,16 @@ function isNodeLlamaCppMissing(error: unknown): boolean {
 export function importNodeLlamaCpp(
   importModule: () => Promise<NodeLlamaCpp> = () => import("node-llama-cpp"),
 ): Promise<NodeLlamaCpp> {
-  modulePromise ??= importModule().catch((error: unknown) => {
-    modulePromise = undefined;
-    throw isNodeLlamaCppMissing(error) ? new NodeLlamaCppMissingError({ cause: error }) : error;
-  });
+  modulePromise ??= importPeers(
+    [{ ...NODE_LLAMA_CPP, load: importModule }],
+    (_missing, cause) => new NodeLlamaCppMissingError({ cause }),
+  ).then(
+    ([module]) => module,
+    (error: unknown) => {
+      modulePromise = undefined;
+      throw error;
+    },
+  );
   return modulePromise;
 }
 

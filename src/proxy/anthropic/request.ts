@@ -10,7 +10,8 @@ import {
   type ToolCallInfo,
 } from "../../core/messages.ts";
 import type { ToolSpec } from "../../core/tools.ts";
-import { ProxyErrorKind, ProxyHttpError } from "../errors.ts";
+import type { Conversion } from "../dialect.ts";
+import { invalidField } from "../errors.ts";
 import {
   IMAGE_PLACEHOLDER,
   type ImageTally,
@@ -36,7 +37,7 @@ import { refuseMessageThread } from "./threads.ts";
  * message at its place; image blocks (in turns and tool results) become a text placeholder,
  * counted in `omittedImages`.
  */
-export function proxyRequestFromAnthropic(body: CountTokensRequest): ProxyRequest {
+export function convertAnthropic(body: CountTokensRequest): Conversion<undefined> {
   refuseMessageThread(body);
   const toolChoice = body.tool_choice?.type;
   // Server tools (web search, …) run at Anthropic; a local backend has none: dropped.
@@ -73,7 +74,7 @@ export function proxyRequestFromAnthropic(body: CountTokensRequest): ProxyReques
   body.messages.forEach((message, index) => {
     history.push(...historyFromTurn(message, `messages[${index}].content`, callNames, images));
   });
-  return {
+  const request: ProxyRequest = {
     ...(images.omitted > 0 && { omittedImages: images.omitted }),
     model: body.model,
     messages: history,
@@ -83,6 +84,7 @@ export function proxyRequestFromAnthropic(body: CountTokensRequest): ProxyReques
     extraBody,
     callIdPrefix: "toolu_",
   };
+  return { request, echo: undefined };
 }
 
 /**
@@ -129,14 +131,14 @@ function historyFromTurn(
       case "redacted_thinking":
         break;
       case "tool_use": {
-        if (isUser) throw unsupported(where, "tool_use blocks belong to assistant turns");
+        if (isUser) throw invalidField(where, "tool_use blocks belong to assistant turns");
         const use = block as Extract<AnthropicBlock, { type: "tool_use" }>;
         calls.push({ name: use.name, args: use.input, callId: use.id });
         callNames.set(use.id, use.name);
         break;
       }
       case "tool_result": {
-        if (!isUser) throw unsupported(where, "tool_result blocks belong to user turns");
+        if (!isUser) throw invalidField(where, "tool_result blocks belong to user turns");
         const result = block as Extract<AnthropicBlock, { type: "tool_result" }>;
         const content =
           result.content === undefined
@@ -160,7 +162,7 @@ function historyFromTurn(
           texts.push(IMAGE_PLACEHOLDER);
           break;
         }
-        throw unsupported(`${where}.type`, `content of type '${block.type}' is not supported (text only)`);
+        throw invalidField(`${where}.type`, `content of type '${block.type}' is not supported (text only)`);
     }
   });
   const text = texts.join("\n");
@@ -186,8 +188,4 @@ function historyFromTurn(
 function toolNameOf(callNames: Map<string, string>, callId: string): { toolName?: string } {
   const toolName = callNames.get(callId);
   return toolName === undefined ? {} : { toolName };
-}
-
-function unsupported(param: string, message: string): ProxyHttpError {
-  return new ProxyHttpError(400, ProxyErrorKind.INVALID_REQUEST, `${param}: ${message}`, { param });
 }

@@ -3,7 +3,7 @@
  * (loose objects) and are forwarded to the backend untouched.
  */
 import { z } from "zod";
-import { TOOL_NAME_PATTERN } from "../openai/index.ts";
+import { toolNameSchema } from "../dialect.ts";
 
 const textBlockSchema = z.looseObject({ type: z.literal("text"), text: z.string() });
 const toolUseBlockSchema = z.looseObject({
@@ -54,7 +54,7 @@ export type AnthropicMessage = z.infer<typeof anthropicMessageSchema>;
 export const anthropicToolSchema = z
   .looseObject({
     type: z.string().optional(),
-    name: z.string().regex(TOOL_NAME_PATTERN, "tool names are 1-64 letters, digits, '_' or '-'"),
+    name: toolNameSchema,
     description: z.string().optional(),
     input_schema: z.record(z.string(), z.unknown()).optional(),
   })

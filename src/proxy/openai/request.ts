@@ -10,6 +10,7 @@ import {
   type ToolCallInfo,
 } from "../../core/messages.ts";
 import type { ToolSpec } from "../../core/tools.ts";
+import type { Conversion } from "../dialect.ts";
 import {
   type ImageTally,
   type ProxyRequest,
@@ -26,8 +27,14 @@ export function openAIRequestHasTools(body: ChatCompletionRequest): boolean {
   return (body.tools?.length ?? 0) > 0 && body.tool_choice !== "none";
 }
 
+/** What a chat-completions answer repeats of its request: `stream_options.include_usage`. */
+export interface OpenAIEcho {
+  /** Add a usage chunk before `[DONE]`. */
+  includeUsage: boolean;
+}
+
 /** Convert a validated chat-completions body. Throws `ProxyHttpError` (400) naming a bad field. */
-export function proxyRequestFromOpenAI(body: ChatCompletionRequest): ProxyRequest {
+export function convertOpenAI(body: ChatCompletionRequest): Conversion<OpenAIEcho> {
   const tools: ToolSpec[] = openAIRequestHasTools(body)
     ? (body.tools ?? []).map((tool, index) =>
         toolSpecFromWire(
@@ -42,16 +49,18 @@ export function proxyRequestFromOpenAI(body: ChatCompletionRequest): ProxyReques
     : [];
   const images: ImageTally = { omitted: 0 };
   const messages = historyFromOpenAI(body.messages, images);
-  return {
+  const includeUsage = body.stream_options?.include_usage === true;
+  const request: ProxyRequest = {
     ...(images.omitted > 0 && { omittedImages: images.omitted }),
     model: body.model,
     messages,
     tools,
     stream: body.stream === true,
-    includeUsage: body.stream_options?.include_usage === true,
+    includeUsage,
     extraBody: pickExtraBody(body, tools.length > 0 ? OPENAI_HANDLED_FIELDS : WITHOUT_TOOL_CHOICE),
     callIdPrefix: "call_",
   };
+  return { request, echo: { includeUsage } };
 }
 
 // Without tools the backend must not receive a tool_choice that names none of them.

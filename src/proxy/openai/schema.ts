@@ -3,9 +3,7 @@
  * (loose objects) so sampling parameters and backend extensions reach the backend untouched.
  */
 import { z } from "zod";
-
-/** Tool names every OpenAI-compatible API accepts. */
-export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+import { toolNameSchema } from "../dialect.ts";
 
 const contentPartSchema = z.looseObject({ type: z.string(), text: z.string().optional() });
 
@@ -51,7 +49,7 @@ export type OpenAIMessage = z.infer<typeof openAIMessageSchema>;
 export const openAIToolSchema = z.looseObject({
   type: z.literal("function"),
   function: z.looseObject({
-    name: z.string().regex(TOOL_NAME_PATTERN, "tool names are 1-64 letters, digits, '_' or '-'"),
+    name: toolNameSchema,
     description: z.string().optional(),
     parameters: z.record(z.string(), z.unknown()).optional(),
   }),

@@ -11,9 +11,9 @@ import {
   MessageType,
   type ToolCallInfo,
 } from "../../core/messages.ts";
-import type { ProxyHttpError } from "../errors.ts";
-import { parseArguments, textOfParts } from "../proxy-request.ts";
-import { invalidField, parseWith } from "./parse-item.ts";
+import { parseWith } from "../dialect.ts";
+import { invalidField, type ProxyHttpError } from "../errors.ts";
+import { type ImageTally, parseArguments, textOfParts } from "../proxy-request.ts";
 import {
   functionCallItemSchema,
   functionCallOutputItemSchema,
@@ -35,11 +35,14 @@ interface AssistantTurn {
 
 /**
  * Convert `instructions` and `input` (a string, or a list of items). Throws `ProxyHttpError` (400)
- * naming an item the proxy cannot carry (`input[3].type`), or a malformed one.
+ * naming an item the proxy cannot carry (`input[3].type`), or a malformed one. An `input_image`
+ * part (in a message or a call's output) becomes a text placeholder, counted in `images`, as on
+ * the other routes.
  */
 export function historyFromResponses(
   input: string | readonly { type?: string | undefined }[],
   instructions: string | null | undefined,
+  images: ImageTally = { omitted: 0 },
 ): Message[] {
   const history: Message[] = [];
   if (instructions) {
@@ -65,7 +68,7 @@ export function historyFromResponses(
     switch (kind) {
       case "message": {
         const message = parseWith(messageItemSchema, item, param);
-        const text = contentText(message.content, `${param}.content`);
+        const text = contentText(message.content, `${param}.content`, images);
         if (message.role === "assistant") {
           assistantTurn().text.push(text);
           break;
@@ -95,7 +98,7 @@ export function historyFromResponses(
         const content =
           typeof output.output === "string"
             ? output.output
-            : textOfParts(output.output, `${param}.output`, OUTPUT_PARTS);
+            : textOfParts(output.output, `${param}.output`, OUTPUT_PARTS, images);
         history.push(
           createMessage(
             MessageRole.TOOL,
@@ -143,8 +146,9 @@ function messagesOfTurn(turn: AssistantTurn): Message[] {
 function contentText(
   content: string | readonly { type: string; text?: string | undefined }[],
   param: string,
+  images: ImageTally,
 ) {
-  return typeof content === "string" ? content : textOfParts(content, param, TEXT_PARTS);
+  return typeof content === "string" ? content : textOfParts(content, param, TEXT_PARTS, images);
 }
 
 function unsupportedItem(param: string, kind: string | undefined): ProxyHttpError {

@@ -2,10 +2,10 @@
  * A Responses request → the proxy's `ProxyRequest`, served by the same chat service (and so the
  * same guardrails) as the chat-completions and Messages routes, plus what the answer echoes back.
  */
-import type { ProxyHttpError } from "../errors.ts";
-import { type ProxyRequest, pickExtraBody } from "../proxy-request.ts";
+import type { Conversion } from "../dialect.ts";
+import { invalidField, type ProxyHttpError } from "../errors.ts";
+import { type ImageTally, pickExtraBody } from "../proxy-request.ts";
 import { historyFromResponses } from "./input.ts";
-import { invalidField } from "./parse-item.ts";
 import { RESPONSES_HANDLED_FIELDS, type ResponsesRequest, type TextFormat } from "./schema.ts";
 import { toolChoiceForBackend, toolsFromResponses } from "./tools.ts";
 
@@ -24,19 +24,11 @@ export interface ResponseEcho {
   namespaces: ReadonlyMap<string, string>;
 }
 
-/** A converted Responses request. */
-export interface ResponsesConversion {
-  request: ProxyRequest;
-  echo: ResponseEcho;
-  /** Tool types the loop cannot serve, skipped (once each, in order). */
-  skippedTools: string[];
-}
-
 /**
  * Convert a validated Responses body. Throws `ProxyHttpError` (400) for a `previous_response_id`
  * or `conversation` (the proxy keeps no state) and for anything it cannot carry, naming the field.
  */
-export function proxyRequestFromResponses(body: ResponsesRequest): ResponsesConversion {
+export function convertResponses(body: ResponsesRequest): Conversion<ResponseEcho> {
   for (const param of ["previous_response_id", "conversation"] as const) {
     if (body[param] !== undefined && body[param] !== null) throw stateless(param);
   }
@@ -50,10 +42,13 @@ export function proxyRequestFromResponses(body: ResponsesRequest): ResponsesConv
   if (body.max_output_tokens) extraBody.max_tokens = body.max_output_tokens;
   const responseFormat = responseFormatOf(body.text?.format);
   if (responseFormat) extraBody.response_format = responseFormat;
+  const images: ImageTally = { omitted: 0 };
+  const messages = historyFromResponses(body.input, body.instructions, images);
   return {
     request: {
+      ...(images.omitted > 0 && { omittedImages: images.omitted }),
       model: body.model,
-      messages: historyFromResponses(body.input, body.instructions),
+      messages,
       tools,
       stream: body.stream === true,
       includeUsage: false,

@@ -5,9 +5,7 @@
  * fields pass through to the backend as on the chat-completions route.
  */
 import { z } from "zod";
-import { TOOL_NAME_PATTERN } from "../openai/index.ts";
-
-const TOOL_NAME_MESSAGE = "tool names are 1-64 letters, digits, '_' or '-'";
+import { toolNameSchema } from "../dialect.ts";
 
 /** A content part of a message (`input_text`, `output_text`, `input_image`, …). */
 export const responsesPartSchema = z.looseObject({ type: z.string(), text: z.string().optional() });
@@ -47,7 +45,7 @@ export type ReasoningItem = z.infer<typeof reasoningItemSchema>;
 /** A flat `function` tool, as the Responses API spells it (no nested `function` object). */
 export const functionToolSchema = z.looseObject({
   type: z.literal("function"),
-  name: z.string().regex(TOOL_NAME_PATTERN, TOOL_NAME_MESSAGE),
+  name: toolNameSchema,
   description: z.string().nullish(),
   parameters: z.record(z.string(), z.unknown()).nullish(),
   strict: z.boolean().nullish(),

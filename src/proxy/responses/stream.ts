@@ -6,22 +6,17 @@
  */
 import type { ProxyAnswer } from "../answer.ts";
 import { errorBody, type ProxyHttpError } from "../errors.ts";
+import type { StreamWriter } from "../live-response.ts";
 import { randomId } from "../proxy-request.ts";
 import { newResponseIdentity, type OutputItem, outputItemsOf, outputText, responseObject } from "./render.ts";
 import type { ResponseEcho } from "./request.ts";
-
-/** The whole SSE body of a streamed answer. */
-export function renderResponseStream(answer: ProxyAnswer, echo: ResponseEcho): string {
-  const writer = new ResponseStreamWriter(answer.model, echo);
-  return writer.start() + writer.finish(answer);
-}
 
 /**
  * A Responses event stream written as the answer comes: `response.created` and `in_progress`,
  * live text in a first `message` item (`text`), then the rest of the validated answer (`finish`):
  * the text not sent yet, the other items, `response.completed`; or an `error` event (`fail`).
  */
-export class ResponseStreamWriter {
+export class ResponseStreamWriter implements StreamWriter {
   readonly #identity = newResponseIdentity();
   readonly #echo: ResponseEcho;
   readonly #model: string;

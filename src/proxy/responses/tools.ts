@@ -6,8 +6,9 @@
  * them (Codex) still works with the tools it has.
  */
 import type { ToolSpec } from "../../core/tools.ts";
+import { parseWith } from "../dialect.ts";
+import { invalidField } from "../errors.ts";
 import { toolSpecFromWire } from "../tool-specs.ts";
-import { invalidField, parseWith } from "./parse-item.ts";
 import { functionToolSchema, namespaceToolSchema, type ResponsesToolChoice } from "./schema.ts";
 
 /** The request's tools as the guarded path serves them. */

@@ -8,7 +8,7 @@
  */
 // Types only: bullmq and pg are optional peers, loaded by createPostgresQueue (loadPostgres).
 import type { Job } from "bullmq";
-import { ForgeError } from "../../core/errors.ts";
+import { importPeers, type OptionalPeer, OptionalPeerMissingError } from "../../core/optional-peer.ts";
 import { urlWithoutPassword } from "../run-queue.ts";
 import type { FencedOutcome, JobStore } from "./job-store.ts";
 import {
@@ -37,16 +37,18 @@ export interface PostgresQueueOptions extends BullmqEngineOptions {
   poolSize?: number;
 }
 
-/** The PostgreSQL engine's optional peers (bullmq, pg) are not installed. */
-export class PostgresMissingError extends ForgeError {
-  /** The packages that could not be loaded. */
-  readonly missing: readonly string[];
+/** bullmq and pg, the PostgreSQL engine's optional peers. */
+const BULLMQ: OptionalPeer = { name: "bullmq", major: 6 };
+const PG: OptionalPeer = { name: "pg", major: 8 };
+const POSTGRES_PEERS: readonly OptionalPeer[] = [BULLMQ, PG];
+
+/** The PostgreSQL engine's optional peers (bullmq, pg) are not installed; `missing` names which. */
+export class PostgresMissingError extends OptionalPeerMissingError {
   constructor(missing: readonly string[] = ["bullmq", "pg"], options?: ErrorOptions) {
-    super(
-      `${missing.join(" and ")} ${missing.length === 1 ? "is" : "are"} not installed: the PostgreSQL run queue needs bullmq and pg. Install them next to forge-guardrails: npm install bullmq@6 pg@8 (the embedded queue, createEmbeddedQueue, needs neither)`,
-      options,
-    );
-    this.missing = missing;
+    super(POSTGRES_PEERS, missing, "the PostgreSQL run queue needs bullmq and pg", {
+      ...options,
+      note: "the embedded queue, createEmbeddedQueue, needs neither",
+    });
   }
 }
 
@@ -63,23 +65,13 @@ interface PostgresModules {
 }
 
 async function loadPostgres(): Promise<PostgresModules> {
-  const missing: string[] = [];
-  let cause: unknown;
-  const load = async <T>(name: string, importer: () => Promise<T>): Promise<T | undefined> => {
-    try {
-      return await importer();
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND") throw error;
-      missing.push(name);
-      cause = error;
-      return undefined;
-    }
-  };
-  const [bullmq, pg] = await Promise.all([
-    load("bullmq", () => import("bullmq")),
-    load("pg", () => import("pg")),
-  ]);
-  if (!bullmq || !pg) throw new PostgresMissingError(missing, { cause });
+  const [bullmq, pg] = await importPeers(
+    [
+      { ...BULLMQ, load: () => import("bullmq") },
+      { ...PG, load: () => import("pg") },
+    ],
+    (missing, cause) => new PostgresMissingError(missing, { cause }),
+  );
   const Pool = (pg.default ?? pg).Pool as unknown as PostgresModules["Pool"];
   return { bullmq, Pool };
 }

@@ -13,6 +13,7 @@ import type { Job, Queue, QueueEvents, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { isFullyDecided } from "../../core/approval.ts";
 import { ForgeError } from "../../core/errors.ts";
+import { importPeers, type OptionalPeer, OptionalPeerMissingError } from "../../core/optional-peer.ts";
 import {
   assertMaxPayloadBytes,
   assertNewRunId,
@@ -166,26 +167,30 @@ interface BullmqModules {
   ioredis: { Redis: typeof Redis };
 }
 
+/** bullmq and ioredis, the BullMQ engine's optional peers. */
+const BULLMQ: OptionalPeer = { name: "bullmq", major: 6 };
+const IOREDIS: OptionalPeer = { name: "ioredis", major: 5 };
+const BULLMQ_PEERS: readonly OptionalPeer[] = [BULLMQ, IOREDIS];
+
 /** The BullMQ engine's optional peers are not installed. */
-export class BullmqMissingError extends ForgeError {
-  constructor(options?: ErrorOptions) {
-    super(
-      "bullmq and ioredis are not installed: the BullMQ run queue needs them. Install them next to forge-guardrails: npm install bullmq@6 ioredis@5 (the embedded queue, createEmbeddedQueue, needs neither)",
-      options,
-    );
+export class BullmqMissingError extends OptionalPeerMissingError {
+  constructor(options?: ErrorOptions, missing: readonly string[] = ["bullmq", "ioredis"]) {
+    super(BULLMQ_PEERS, missing, "the BullMQ run queue needs bullmq and ioredis", {
+      ...options,
+      note: "the embedded queue, createEmbeddedQueue, needs neither",
+    });
   }
 }
 
 async function loadBullmq(): Promise<BullmqModules> {
-  try {
-    const [bullmq, { Redis }] = await Promise.all([import("bullmq"), import("ioredis")]);
-    return { bullmq, ioredis: { Redis } };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND") {
-      throw new BullmqMissingError({ cause: error });
-    }
-    throw error;
-  }
+  const [bullmq, { Redis }] = await importPeers(
+    [
+      { ...BULLMQ, load: () => import("bullmq") },
+      { ...IOREDIS, load: () => import("ioredis") },
+    ],
+    (missing, cause) => new BullmqMissingError({ cause }, missing),
+  );
+  return { bullmq, ioredis: { Redis } };
 }
 
 /** The BullMQ engine's queue: a `RunQueue`, plus `waitForWork` for workers. */
