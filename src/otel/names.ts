@@ -45,7 +45,6 @@ export const Forge = {
   NUDGE_KIND: "forge.nudge.kind",
   EVENT: "forge.event",
   REQUEST_ID: "forge.request.id",
-  REQUEST_PATH: "forge.request.path",
   APPROVED: "forge.approval.approved",
   DENIED: "forge.approval.denied",
   TOKENS_BEFORE: "forge.compaction.tokens_before",

@@ -5,7 +5,7 @@
 import { type Context, type Meter, metrics, ROOT_CONTEXT, type Tracer, trace } from "@opentelemetry/api";
 import type { RunObserver } from "../core/run-observer.ts";
 import { formatTraceparent, parseTraceparent } from "./guardrail-events.ts";
-import { DURATION_BUCKETS, Forge, Metric, TOKEN_BUCKETS } from "./names.ts";
+import { DURATION_BUCKETS, Forge, GenAi, Metric, TOKEN_BUCKETS } from "./names.ts";
 import { activeContext, RunTrace, type TraceSettings } from "./run-trace.ts";
 
 /** Options of `otelObserver`. */
@@ -43,7 +43,6 @@ export interface RequestInfo {
   requestId: string;
   /** The model the client asked for. */
   model: string | undefined;
-  path: string;
 }
 
 /** The OpenTelemetry observer: give it to a runner's (or a run's) `observers`. */
@@ -153,10 +152,10 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
         agent: "proxy",
         resumed: false,
         parent: activeContext(),
+        model: request.model,
         attributes: {
           [Forge.REQUEST_ID]: request.requestId,
-          [Forge.REQUEST_PATH]: request.path,
-          ...(request.model !== undefined && { "gen_ai.request.model": request.model }),
+          ...(request.model !== undefined && { [GenAi.REQUEST_MODEL]: request.model }),
         },
       });
       return {

@@ -49,6 +49,8 @@ export interface RunTraceStart {
   resumed: boolean;
   /** The context the run's span is a child of (a parked run's earlier attempt, a caller's). */
   parent: Context;
+  /** The model of this run's calls, over `TraceSettings.model` (a proxy request's). */
+  model?: string | undefined;
   attributes?: Attributes;
 }
 
@@ -59,6 +61,7 @@ const epochOf = (monotonic: number) => performance.timeOrigin + monotonic;
 export class RunTrace {
   readonly span: Span;
   readonly #settings: TraceSettings;
+  readonly #model: string | undefined;
   readonly #context: Context;
   #chat: Span | undefined;
   readonly #tools = new Map<string, { span: Span; content?: string }>();
@@ -69,6 +72,7 @@ export class RunTrace {
 
   constructor(settings: TraceSettings, start: RunTraceStart) {
     this.#settings = settings;
+    this.#model = start.model ?? settings.model;
     this.span = settings.tracer.startSpan(
       `${Operation.INVOKE_AGENT} ${start.agent}`,
       {
@@ -94,7 +98,8 @@ export class RunTrace {
   }
 
   llmStart(event: LLMCallStartEvent): void {
-    const { model, provider, recordContent } = this.#settings;
+    const { provider, recordContent } = this.#settings;
+    const model = this.#model;
     this.#chat = this.#settings.tracer.startSpan(
       model === undefined ? Operation.CHAT : `${Operation.CHAT} ${model}`,
       {
@@ -262,7 +267,8 @@ export class RunTrace {
   }
 
   #recordCallMetrics(event: LLMCallEndEvent): void {
-    const { model, provider } = this.#settings;
+    const { provider } = this.#settings;
+    const model = this.#model;
     const common: Attributes = {
       [GenAi.OPERATION_NAME]: Operation.CHAT,
       ...(model !== undefined && { [GenAi.REQUEST_MODEL]: model }),

@@ -31,6 +31,7 @@ import {
   SerialGate,
 } from "./http/index.ts";
 import { ProxyMetrics } from "./metrics.ts";
+import { type ObserveProxyRequest, observeChatService } from "./observed-requests.ts";
 import { requestStatsOf } from "./request-stats.ts";
 import {
   anthropicCountTokensHandler,
@@ -123,6 +124,11 @@ export interface ProxyOptions {
   /** Report each guarded request as a run to a watch server (`forge watch`); default none. */
   watch?: ProxyWatchOptions | undefined;
   /**
+   * Observe each guarded request's run (its LLM calls, nudges, compactions) and its end, e.g.
+   * `otelObserver(…).observeRequest` for OpenTelemetry spans; default none.
+   */
+  observeRequest?: ObserveProxyRequest | undefined;
+  /**
    * The drain switch (`startProxy` passes its own): once `begin()` is called, requests waiting for
    * a slot and new requests get 503 with `Retry-After`; those running finish. Default: a private one.
    */
@@ -194,7 +200,10 @@ export function createProxy(options: ProxyOptions): Hono {
     retryBounds:
       options.retryBounds === false ? undefined : retryBoundsSchema.parse(options.retryBounds ?? {}),
   });
-  const service = options.watch ? watchChatService(chatService, options.watch) : chatService;
+  const observed = options.observeRequest
+    ? observeChatService(chatService, options.observeRequest)
+    : chatService;
+  const service = options.watch ? watchChatService(observed, options.watch) : observed;
   const deps: RouteDeps = {
     backend,
     service,
