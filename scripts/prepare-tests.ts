@@ -16,6 +16,7 @@ import { makeAllTestGgufs } from "./make-test-gguf.ts";
 import { setupAgents } from "./setup-agents.ts";
 import { type ProgressLog, setupLlamaServer } from "./setup-llama-server.ts";
 import { setupModel } from "./setup-model.ts";
+import { setupPhoenix } from "./setup-phoenix.ts";
 
 /** A Debian package the tests need, and how to tell it is there. */
 export interface SystemRequirement {
@@ -160,7 +161,9 @@ export async function prepareTests(options: PrepareTestsOptions = {}): Promise<v
   // The real coding agents of test/integration/coding-agents.test.ts, pinned, into .cache/agents
   // (scripts/setup-agents.ts); a failure here stops the run too.
   await setupAgents();
-  log("llama-server, the test models and the coding agents are ready");
+  // Arize Phoenix for test/otel/phoenix.test.ts, into .cache/phoenix (scripts/setup-phoenix.ts).
+  await setupPhoenix();
+  log("llama-server, the test models, the coding agents and Phoenix are ready");
 }
 
 const defaultLog: ProgressLog = (line) => console.log(`[prepare-tests] ${line}`);

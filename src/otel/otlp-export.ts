@@ -1,5 +1,5 @@
 /**
- * `startOtlpExport`: an OTLP/HTTP exporter of spans (batched) and metrics (periodic) with the
+ * `startOtlpExport`: an OTLP/HTTP (protobuf, which Phoenix requires) exporter of spans (batched) and metrics (periodic) with the
  * OpenTelemetry SDK, for `forge proxy --otel-endpoint` and `forge worker --otel-endpoint`. The SDK
  * packages are optional peers, loaded only here.
  */
@@ -35,7 +35,7 @@ export interface OtlpExport {
 export class OtelSdkMissingError extends ForgeError {
   constructor(packageName: string) {
     super(
-      `${packageName} is not installed: npm install @opentelemetry/api @opentelemetry/sdk-trace-base @opentelemetry/sdk-metrics @opentelemetry/exporter-trace-otlp-http @opentelemetry/exporter-metrics-otlp-http @opentelemetry/resources`,
+      `${packageName} is not installed: npm install @opentelemetry/api @opentelemetry/sdk-trace-base @opentelemetry/sdk-metrics @opentelemetry/exporter-trace-otlp-proto @opentelemetry/exporter-metrics-otlp-proto @opentelemetry/resources`,
     );
   }
 }
@@ -66,8 +66,8 @@ export async function startOtlpExport(options: OtlpExportOptions): Promise<OtlpE
     () => import("@opentelemetry/sdk-trace-base"),
   );
   const { OTLPTraceExporter } = await load(
-    "@opentelemetry/exporter-trace-otlp-http",
-    () => import("@opentelemetry/exporter-trace-otlp-http"),
+    "@opentelemetry/exporter-trace-otlp-proto",
+    () => import("@opentelemetry/exporter-trace-otlp-proto"),
   );
   const resource = resourceFromAttributes({ "service.name": options.serviceName ?? "forge-guardrails" });
   const traces = new BasicTracerProvider({
@@ -81,8 +81,8 @@ export async function startOtlpExport(options: OtlpExportOptions): Promise<OtlpE
   const readers = [];
   if (options.metrics ?? true) {
     const { OTLPMetricExporter } = await load(
-      "@opentelemetry/exporter-metrics-otlp-http",
-      () => import("@opentelemetry/exporter-metrics-otlp-http"),
+      "@opentelemetry/exporter-metrics-otlp-proto",
+      () => import("@opentelemetry/exporter-metrics-otlp-proto"),
     );
     readers.push(
       new PeriodicExportingMetricReader({
