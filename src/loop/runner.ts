@@ -513,7 +513,14 @@ export class WorkflowRunner {
       contextOf(actor.getSnapshot())?.runId ??
       ("snapshot" in start ? contextOf(start.snapshot)?.runId : "") ??
       "";
-    observer?.onRunStart({ runId, machine: bound.machine, resumed: "snapshot" in start });
+    const decisions = runOptions.decisions ?? [];
+    observer?.onRunStart({
+      runId,
+      machine: bound.machine,
+      resumed: "snapshot" in start,
+      workflow: workflow.name,
+      ...(decisions.length > 0 && { decisions }),
+    });
     let cancelSent = false;
     const cancel = () => {
       if (cancelSent) return;
@@ -522,7 +529,7 @@ export class WorkflowRunner {
     };
     signal?.addEventListener("abort", cancel, { once: true });
     try {
-      const settled = settleOrPark(actor, runOptions.decisions ?? [], deps.checkpoint);
+      const settled = settleOrPark(actor, decisions, deps.checkpoint);
       if (signal?.aborted) cancel();
       let end: Awaited<typeof settled>;
       try {

@@ -169,9 +169,10 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       reportAppended: ({ context, self }) => {
         const { onMessage, observer } = depsOf(self);
         if ((!onMessage && !observer) || context.appended === 0) return;
+        const position = observer && { runId: context.runId, iteration: context.iteration };
         for (const message of context.messages.slice(-context.appended)) {
           onMessage?.(message);
-          observer?.onMessage(message);
+          observer?.onMessage(message, position);
         }
       },
       reportState: ({ context, self }, params: { state: RunStateName }) => {

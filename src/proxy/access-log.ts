@@ -106,6 +106,7 @@ export function observeRequests(metrics: ProxyMetrics, log: AccessLogOptions | u
   return async (c, next) => {
     const started = performance.now();
     const stats = createRequestStats();
+    stats.requestId = idOf(c);
     attachRequestStats(c, stats);
     metrics.started();
     // Under node-server the answer ends when its response closes (a stream at its last byte).

@@ -33,6 +33,7 @@ import {
   SerialGate,
 } from "./http/index.ts";
 import { ProxyMetrics } from "./metrics.ts";
+import { type ObserveProxyRequest, observeChatService } from "./observed-requests.ts";
 import { openAIDialect } from "./openai/index.ts";
 import { requestStatsOf } from "./request-stats.ts";
 import { responsesDialect } from "./responses/index.ts";
@@ -139,6 +140,11 @@ export interface ProxyOptions {
   /** Report each guarded request as a run to a watch server (`forge watch`); default none. */
   watch?: ProxyWatchOptions | undefined;
   /**
+   * Observe each guarded request's run (its LLM calls, nudges, compactions) and its end, e.g.
+   * `otelObserver(…).observeRequest` for OpenTelemetry spans; default none.
+   */
+  observeRequest?: ObserveProxyRequest | undefined;
+  /**
    * The drain switch (`startProxy` passes its own): once `begin()` is called, requests waiting for
    * a slot and new requests get 503 with `Retry-After`; those running finish. Default: a private one.
    */
@@ -213,7 +219,10 @@ export function createProxy(options: ProxyOptions): Hono {
     thinkCalls: options.thinkCalls,
     narrowing: options.toolNarrowing && toolNarrowingRulesSchema.parse(options.toolNarrowing),
   });
-  const service = options.watch ? watchChatService(chatService, options.watch) : chatService;
+  const observed = options.observeRequest
+    ? observeChatService(chatService, options.observeRequest)
+    : chatService;
+  const service = options.watch ? watchChatService(observed, options.watch) : observed;
   const deps: RouteDeps = {
     backend,
     service,

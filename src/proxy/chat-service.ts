@@ -227,7 +227,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
             }),
             ...(proseAllowed && { proseAnswerTool: RESPOND_TOOL_NAME }),
             ...(callFormat && { callFormat }),
-            observers: [counting, wireSeen],
+            observers: stats.runObserver ? [counting, wireSeen, stats.runObserver] : [counting, wireSeen],
             signal,
           }),
       });
@@ -300,7 +300,9 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   ): Promise<ProxyAnswer> {
     const { compactor, client } = await prepare(request, [], signal, stats);
     // No loop runs here: the one compaction and the one call are told to the same observer by hand.
-    const observer = createObserverSet([observeRequestStats(stats)]);
+    const observer = createObserverSet(
+      stats.runObserver ? [observeRequestStats(stats), stats.runObserver] : [observeRequestStats(stats)],
+    );
     const position = { runId: "proxy", iteration: 1 };
     const messages = compactor.maybeCompact(request.messages, 0);
     if (messages !== request.messages) {

@@ -30,5 +30,6 @@ export {
   ProxyDrain,
   SHUTDOWN_RETRY_AFTER_SECONDS,
 } from "./http/index.ts";
+export type { ObservedProxyRequest, ObserveProxyRequest } from "./observed-requests.ts";
 export { PERMISSION_PRESETS } from "./permission-presets.ts";
 export { type RunningProxy, type StartProxyOptions, startProxy } from "./server.ts";

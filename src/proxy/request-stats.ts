@@ -45,6 +45,10 @@ export interface RequestStats {
   narrowed?: { total: number; offered: number } | undefined;
   /** Sees the request's messages, compactions and backend calls as they happen (`forge proxy --watch`). */
   observer?: RequestObserver | undefined;
+  /** The request's id (`x-request-id`), set by the observing middleware. */
+  requestId?: string | undefined;
+  /** An observer of the request's guarded run besides the proxy's own (`ProxyOptions.observeRequest`). */
+  runObserver?: RunObserver | undefined;
 }
 
 /** What a request's observer is told, as it happens. */

@@ -17,7 +17,7 @@ const LEVELS: readonly (readonly string[])[] = [
   ["prompts", "context", "guardrails"],
   ["machines"],
   ["loop"],
-  ["clients", "server", "testing", "watch", "queue", "mcp"],
+  ["clients", "server", "testing", "watch", "queue", "mcp", "otel"],
   ["proxy"],
   ["cli"],
 ];

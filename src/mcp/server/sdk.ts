@@ -1,6 +1,6 @@
 /** Loading the server side of the MCP SDK (an optional peer) on first use, as `../sdk.ts` loads its client side. */
-import { McpSdkMissingError } from "../errors.ts";
-import { isMcpSdkMissing } from "../sdk.ts";
+import { importPeers } from "../../core/optional-peer.ts";
+import { MCP_SDK_PEER, McpSdkMissingError } from "../errors.ts";
 
 /** The parts of `@modelcontextprotocol/sdk` the workflow server uses. */
 export interface McpServerSdk {
@@ -16,20 +16,24 @@ export interface McpServerSdk {
  * @throws {McpSdkMissingError} when the package is not installed (the error names the install command).
  */
 export async function loadMcpServerSdk(): Promise<McpServerSdk> {
-  try {
-    const [server, stdio, http, types] = await Promise.all([
-      import("@modelcontextprotocol/sdk/server/index.js"),
-      import("@modelcontextprotocol/sdk/server/stdio.js"),
-      import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
-      import("@modelcontextprotocol/sdk/types.js"),
-    ]);
-    return {
-      Server: server.Server,
-      StdioServerTransport: stdio.StdioServerTransport,
-      StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
-      types,
-    };
-  } catch (error) {
-    throw isMcpSdkMissing(error) ? new McpSdkMissingError({ cause: error }) : error;
-  }
+  const [sdk] = await importPeers(
+    [{ ...MCP_SDK_PEER, load: importServerSdk }],
+    (_missing, cause) => new McpSdkMissingError({ cause }),
+  );
+  return sdk;
+}
+
+async function importServerSdk(): Promise<McpServerSdk> {
+  const [server, stdio, http, types] = await Promise.all([
+    import("@modelcontextprotocol/sdk/server/index.js"),
+    import("@modelcontextprotocol/sdk/server/stdio.js"),
+    import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
+    import("@modelcontextprotocol/sdk/types.js"),
+  ]);
+  return {
+    Server: server.Server,
+    StdioServerTransport: stdio.StdioServerTransport,
+    StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
+    types,
+  };
 }
