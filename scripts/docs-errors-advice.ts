@@ -44,6 +44,10 @@ export const ADVICE: Readonly<Record<string, string>> = {
   MaxIterationsError:
     "The model did not finish within `maxIterations` LLM calls (`completedSteps`, `pendingSteps` say how far it got). Raise the limit, simplify the workflow, or try a stronger model ([tuning](../guides/tuning-guardrails.md)).",
   McpSdkMissingError: "`npm install @modelcontextprotocol/sdk@1`.",
+  OptionalPeerMissingError:
+    "An optional peer the feature loads on first use is not installed: run the command in the message (also its `install` field) next to forge-guardrails.",
+  OtelSdkMissingError:
+    "`startOtlpExport` needs the OpenTelemetry SDK: run the `npm install @opentelemetry/…` command in the message, or give `otelObserver` your own `tracer` and `meter`.",
   McpToolError:
     "Not thrown at you: the model reads it as a tool error and may retry. Check the server's message if runs keep failing on it.",
   McpApprovalRequiredError:

@@ -44,12 +44,8 @@ export {
   type ValidationResult,
 } from "./response-validator.ts";
 export { MAX_STEP_TIER, type StepCheck, StepEnforcer, type StepEnforcerOptions } from "./step-enforcer.ts";
-export {
-  type NarrowedTools,
-  narrowTools,
-  rankTools,
-  type ToolNarrowingRules,
-  toolNarrowingRulesSchema,
-} from "./tool-narrowing.ts";
+// Tool-set narrowing (`narrowTools`, `rankTools`) is exported from `forge-guardrails/proxy`: it
+// loads minisearch, which the root entry stays free of.
+export type { NarrowedTools, ToolNarrowingRules } from "./tool-narrowing.ts";
 export { type ActiveTools, type ActiveToolsState, ToolSubsets } from "./tool-subset.ts";
 export { type ValidateOptions, type Verdict, validateResponse } from "./validate-response.ts";

@@ -1,6 +1,8 @@
 /** Prompts: nudge builders, the prompt-injected tool prompt and rescue parsing. */
 
-export { callFormatFromTemplate, type TemplateCallFormat } from "./chat-template.ts";
+// `callFormatFromTemplate` is exported from `forge-guardrails/clients`: it loads a Jinja renderer,
+// which the root entry stays free of.
+export type { TemplateCallFormat } from "./chat-template.ts";
 export { notRunNudge, prerequisiteNudge, retryNudge, stepNudge, unknownToolNudge } from "./nudges.ts";
 export {
   detectToolCalls,

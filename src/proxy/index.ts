@@ -1,4 +1,6 @@
 /** The guardrail proxy: OpenAI- and Anthropic-compatible endpoints in front of a local model server. */
+
+export { narrowTools, rankTools, toolNarrowingRulesSchema } from "../guardrails/tool-narrowing.ts";
 export type { AccessLogFormat, AccessLogOptions } from "./access-log.ts";
 export {
   createProxy,

@@ -70,7 +70,7 @@ describe("LogTail", () => {
 });
 
 describe("parseServerProps", () => {
-  it("reads n_ctx, slots, model and build from llama-server's /props", () => {
+  it("reads n_ctx, slots, model, build and chat template from llama-server's /props", () => {
     const body = JSON.stringify({
       default_generation_settings: { n_ctx: 2048, params: { temperature: 0.8 } },
       total_slots: 4,
@@ -83,6 +83,7 @@ describe("parseServerProps", () => {
       totalSlots: 4,
       modelPath: "/m.gguf",
       buildInfo: "b1-de3ff81",
+      chatTemplate: "…",
     });
   });
 
