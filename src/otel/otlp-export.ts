@@ -4,7 +4,7 @@
  * packages are optional peers, loaded only here.
  */
 import type { Meter, Tracer } from "@opentelemetry/api";
-import { ForgeError } from "../core/errors.ts";
+import { importPeers, type OptionalPeer, OptionalPeerMissingError } from "../core/optional-peer.ts";
 
 /** Options of `startOtlpExport`. */
 export interface OtlpExportOptions {
@@ -31,23 +31,25 @@ export interface OtlpExport {
   shutdown(): Promise<void>;
 }
 
+/** The OpenTelemetry packages `startOtlpExport` loads (optional peers). */
+const OTEL_SDK_PEERS: readonly OptionalPeer[] = [
+  { name: "@opentelemetry/api", major: 1 },
+  { name: "@opentelemetry/resources", major: 2 },
+  { name: "@opentelemetry/sdk-trace-base", major: 2 },
+  { name: "@opentelemetry/sdk-metrics", major: 2 },
+  { name: "@opentelemetry/exporter-trace-otlp-proto", major: 0 },
+  { name: "@opentelemetry/exporter-metrics-otlp-proto", major: 0 },
+];
+
 /** Thrown when the OpenTelemetry SDK packages the export needs are not installed. */
-export class OtelSdkMissingError extends ForgeError {
-  constructor(packageName: string) {
-    super(
-      `${packageName} is not installed: npm install @opentelemetry/api @opentelemetry/sdk-trace-base @opentelemetry/sdk-metrics @opentelemetry/exporter-trace-otlp-proto @opentelemetry/exporter-metrics-otlp-proto @opentelemetry/resources`,
-    );
+export class OtelSdkMissingError extends OptionalPeerMissingError {
+  constructor(missing: readonly string[], options?: ErrorOptions) {
+    super(OTEL_SDK_PEERS, missing, "startOtlpExport (forge-guardrails/otel) exports with them", options);
   }
 }
 
-async function load<T>(name: string, importer: () => Promise<T>): Promise<T> {
-  try {
-    return await importer();
-  } catch (error) {
-    if ((error as { code?: string }).code === "ERR_MODULE_NOT_FOUND") throw new OtelSdkMissingError(name);
-    throw error;
-  }
-}
+const peer = (name: string) => OTEL_SDK_PEERS.find((known) => known.name === name) as OptionalPeer;
+const missingSdk = (names: string[], cause: unknown) => new OtelSdkMissingError(names, { cause });
 
 /**
  * Start exporting to an OTLP/HTTP endpoint (Phoenix, Jaeger, an OpenTelemetry Collector…).
@@ -57,32 +59,39 @@ async function load<T>(name: string, importer: () => Promise<T>): Promise<T> {
  */
 export async function startOtlpExport(options: OtlpExportOptions): Promise<OtlpExport> {
   const base = options.endpoint.replace(/\/+$/, "");
-  const { resourceFromAttributes } = await load(
-    "@opentelemetry/resources",
-    () => import("@opentelemetry/resources"),
+  const [
+    { resourceFromAttributes },
+    { BasicTracerProvider, BatchSpanProcessor },
+    { OTLPTraceExporter },
+    metrics,
+  ] = await importPeers(
+    [
+      { ...peer("@opentelemetry/resources"), load: () => import("@opentelemetry/resources") },
+      { ...peer("@opentelemetry/sdk-trace-base"), load: () => import("@opentelemetry/sdk-trace-base") },
+      {
+        ...peer("@opentelemetry/exporter-trace-otlp-proto"),
+        load: () => import("@opentelemetry/exporter-trace-otlp-proto"),
+      },
+      { ...peer("@opentelemetry/sdk-metrics"), load: () => import("@opentelemetry/sdk-metrics") },
+    ],
+    missingSdk,
   );
-  const { BasicTracerProvider, BatchSpanProcessor } = await load(
-    "@opentelemetry/sdk-trace-base",
-    () => import("@opentelemetry/sdk-trace-base"),
-  );
-  const { OTLPTraceExporter } = await load(
-    "@opentelemetry/exporter-trace-otlp-proto",
-    () => import("@opentelemetry/exporter-trace-otlp-proto"),
-  );
+  const { MeterProvider, PeriodicExportingMetricReader } = metrics;
   const resource = resourceFromAttributes({ "service.name": options.serviceName ?? "forge-guardrails" });
   const traces = new BasicTracerProvider({
     resource,
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${base}/v1/traces` }))],
   });
-  const { MeterProvider, PeriodicExportingMetricReader } = await load(
-    "@opentelemetry/sdk-metrics",
-    () => import("@opentelemetry/sdk-metrics"),
-  );
   const readers = [];
   if (options.metrics ?? true) {
-    const { OTLPMetricExporter } = await load(
-      "@opentelemetry/exporter-metrics-otlp-proto",
-      () => import("@opentelemetry/exporter-metrics-otlp-proto"),
+    const [{ OTLPMetricExporter }] = await importPeers(
+      [
+        {
+          ...peer("@opentelemetry/exporter-metrics-otlp-proto"),
+          load: () => import("@opentelemetry/exporter-metrics-otlp-proto"),
+        },
+      ],
+      missingSdk,
     );
     readers.push(
       new PeriodicExportingMetricReader({
