@@ -6,7 +6,7 @@
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type Command, InvalidArgumentError } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import type { EmbeddedRunQueue, RunQueue, RunRecord, RunRegistry, RunStatus } from "../queue/index.ts";
 import {
   engineOf,
@@ -81,7 +81,7 @@ export function registerQueueCommands(program: Command): void {
         registry,
         concurrency: options.concurrency,
         ...(watch && { watch }),
-        ...(telemetry && { observers: () => [telemetry.observer] }),
+        ...(telemetry && { observers: () => [telemetry.observer], tracing: telemetry.observer }),
         ...(endpoints && { endpoints }),
         onSettled: (runId, outcome) => console.error(`${runId} ${outcome}`),
         onError: (error) => {
@@ -115,6 +115,12 @@ export function registerQueueCommands(program: Command): void {
     .option("--run-id <id>", "the run's id (default: a random one)")
     .option("--priority <n>", "higher runs first", integer, 0)
     .option("--wait", "wait for the run to finish and print its result", false)
+    .addOption(
+      new Option(
+        "--traceparent <traceparent>",
+        "the W3C traceparent of the trace the run belongs to (a worker with --otel-endpoint continues it)",
+      ).env("TRACEPARENT"),
+    )
     .option(
       "--max-payload-bytes <n>",
       "largest serialized input (workflow, message) accepted, in bytes (default 1 MiB)",
@@ -124,7 +130,14 @@ export function registerQueueCommands(program: Command): void {
       async (
         workflow: string,
         message: string,
-        options: { queue: string; runId?: string; priority: number; wait: boolean; maxPayloadBytes?: number },
+        options: {
+          queue: string;
+          runId?: string;
+          priority: number;
+          wait: boolean;
+          traceparent?: string;
+          maxPayloadBytes?: number;
+        },
       ) => {
         const queue = await openQueue(options.queue, "client", {
           ...(options.maxPayloadBytes !== undefined && { maxPayloadBytes: options.maxPayloadBytes }),
@@ -133,6 +146,7 @@ export function registerQueueCommands(program: Command): void {
           const run = await queue.enqueue(workflow, message, {
             priority: options.priority,
             ...(options.runId !== undefined && { runId: options.runId }),
+            ...(options.traceparent !== undefined && { traceparent: options.traceparent }),
           });
           console.log(run.runId);
           if (options.wait) console.log(JSON.stringify(await queue.result(run.runId)));

@@ -51,6 +51,12 @@ export interface OtelObserver extends RunObserver {
   observeRequest(request: RequestInfo): ObservedRequest;
   /** The W3C `traceparent` of a run's span, open or parked; undefined for a run it does not know. */
   traceparentOf(runId: string): string | undefined;
+  /**
+   * Start the run's next span under this W3C `traceparent`: the trace a queued run was enqueued in,
+   * or the span of an attempt another process parked. A queue worker's `tracing` calls it.
+   * @throws RangeError when it is not a W3C traceparent.
+   */
+  continueTrace(runId: string, traceparent: string): void;
 }
 
 /**
@@ -90,8 +96,13 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
   // Parked runs' spans, so the resumed attempt continues the trace; dropped when it resumes.
   const parked = new Map<string, Context>();
 
+  // Traceparents given by continueTrace, used by the run's next span.
+  const continued = new Map<string, string>();
+
   const parentFor = (runId: string): Context => {
-    const stored = options.parentOf?.(runId);
+    const given = continued.get(runId);
+    continued.delete(runId);
+    const stored = given ?? options.parentOf?.(runId);
     const remote = stored === undefined ? undefined : parseTraceparent(stored);
     if (remote !== undefined) return trace.setSpanContext(ROOT_CONTEXT, remote);
     return parked.get(runId) ?? activeContext();
@@ -167,6 +178,14 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
         },
         end: (error) => run.end(error === null ? "responded" : "failed", error),
       };
+    },
+    continueTrace(runId, traceparent) {
+      if (parseTraceparent(traceparent) === undefined) {
+        throw new RangeError(
+          `otelObserver: continueTrace needs a W3C traceparent such as 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01, got ${JSON.stringify(traceparent)}`,
+        );
+      }
+      continued.set(runId, traceparent);
     },
     traceparentOf(runId) {
       const open = runs.get(runId)?.span;

@@ -25,6 +25,7 @@ export {
 export {
   defineRegistry,
   type RunRegistry,
+  type RunTracing,
   startWorker,
   type Worker,
   type WorkerOptions,

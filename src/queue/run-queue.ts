@@ -23,6 +23,12 @@ export interface EnqueueOptions {
   /** Higher runs first; FIFO within a priority. Default 0. */
   priority?: number;
   promptVars?: Record<string, string>;
+  /**
+   * The W3C `traceparent` of the trace the run belongs to (the producer's span, e.g. the request
+   * that enqueued it): a worker with `tracing` starts the run's span under it, in whatever process
+   * takes the run. Default: none (the run starts a trace of its own).
+   */
+  traceparent?: string;
 }
 
 /** A run's job: what a worker needs to start it. JSON. */
@@ -32,6 +38,8 @@ export interface RunJob {
   message: string;
   priority: number;
   promptVars?: Record<string, string>;
+  /** The trace the run was enqueued in (`EnqueueOptions.traceparent`). */
+  traceparent?: string;
 }
 
 /** A checkpoint as stored: the persisted snapshot and its meta (see `CheckpointMeta`). JSON. */
@@ -46,6 +54,11 @@ export interface StoredCheckpoint {
     runId: string;
     iteration: number;
     callId?: string;
+    /**
+     * The W3C `traceparent` of the run's span when the checkpoint was written (a worker with
+     * `tracing`): the attempt that resumes from it, in any process, continues that trace.
+     */
+    traceparent?: string;
   };
 }
 
@@ -303,6 +316,21 @@ export function assertNewRunId(runId: string): string {
     );
   }
   return runId;
+}
+
+const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/**
+ * Check a W3C `traceparent` given with a run (version 00, lower-case hex, ids not all zero).
+ * Throws a `RangeError` showing the expected shape.
+ */
+export function assertTraceparent(traceparent: string): string {
+  if (typeof traceparent !== "string" || !TRACEPARENT.test(traceparent)) {
+    throw new RangeError(
+      `traceparent must be a W3C traceparent such as 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01, got ${JSON.stringify(traceparent)}`,
+    );
+  }
+  return traceparent;
 }
 
 /** Check a priority: an integer strictly between -2^20 and 2^20 (higher runs first). */

@@ -93,6 +93,16 @@ export interface WorkerOptions {
     resumed: boolean;
     attempt: number;
   }) => readonly RunObserver[];
+  /**
+   * Carries each run's trace across processes: the run's span starts under the trace it was
+   * enqueued in (`EnqueueOptions.traceparent`) or, when it resumes, under the span of the attempt
+   * that wrote its checkpoint, whichever worker process that was; each checkpoint stores the run's
+   * span. `otelObserver()` from `forge-guardrails/otel` is one; give it to `observers` too.
+   * @example
+   * const otel = otelObserver();
+   * startWorker({ queue, registry, observers: () => [otel], tracing: otel });
+   */
+  tracing?: RunTracing;
   /** Hears each run settled, for logs. */
   onSettled?: (
     runId: string,
@@ -105,6 +115,14 @@ export interface WorkerOptions {
    * `close()` resolves at once. Default: one line with the stack on stderr.
    */
   onError?: (error: unknown) => void;
+}
+
+/** What a worker needs of a tracer to carry a run's trace across processes (`WorkerOptions.tracing`). */
+export interface RunTracing {
+  /** Start the run's next span under this W3C `traceparent` (the producer's, or an earlier attempt's span). */
+  continueTrace(runId: string, traceparent: string): void;
+  /** The W3C `traceparent` of the run's span, open or parked; undefined while it has none. */
+  traceparentOf(runId: string): string | undefined;
 }
 
 /** A running worker. */
@@ -209,8 +227,14 @@ export function startWorker(options: WorkerOptions): Worker {
     }
     // The run stops when the lease is lost or the run cancelled, and when the worker closes.
     const signal = AbortSignal.any([lease.signal, stop.signal]);
-    const checkpoint = (snapshot: unknown, meta: Parameters<RunLease["saveCheckpoint"]>[0]["meta"]) =>
-      lease.saveCheckpoint({ snapshot, meta });
+    const { tracing } = options;
+    // The run's span, stored with each checkpoint: the attempt that resumes from it continues the trace.
+    const checkpoint = (snapshot: unknown, meta: Parameters<RunLease["saveCheckpoint"]>[0]["meta"]) => {
+      const traceparent = tracing?.traceparentOf(job.runId);
+      return lease.saveCheckpoint({ snapshot, meta: traceparent ? { ...meta, traceparent } : meta });
+    };
+    const storedTrace = lease.checkpoint?.meta.traceparent ?? job.traceparent;
+    if (tracing && storedTrace) tracing.continueTrace(job.runId, storedTrace);
     const described = {
       runId: job.runId,
       workflow: job.workflow,

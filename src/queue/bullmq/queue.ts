@@ -19,6 +19,7 @@ import {
   assertNewRunId,
   assertPayloadSize,
   assertPriority,
+  assertTraceparent,
   assertPruneOptions,
   assertRunId,
   type DecideOptions,
@@ -252,6 +253,7 @@ export class BullmqRunQueue implements RunQueue {
     this.#assertOpen();
     const runId = assertNewRunId(options.runId ?? randomUUID());
     const priority = assertPriority(options.priority ?? 0);
+    if (options.traceparent !== undefined) assertTraceparent(options.traceparent);
     assertPayloadSize(runId, { workflow, message, promptVars: options.promptVars }, this.#maxPayloadBytes);
     const data: JobData = {
       runId,
@@ -260,6 +262,7 @@ export class BullmqRunQueue implements RunQueue {
       priority,
       enqueuedAt: enqueueTime(),
       ...(options.promptVars && { promptVars: options.promptVars }),
+      ...(options.traceparent && { traceparent: options.traceparent }),
     };
     // An existing job id makes `add` a no-op that returns the existing job.
     await this.#queue.add(workflow, data, { jobId: runId, priority: PRIORITY_BASE - priority });

@@ -41,6 +41,7 @@ const StoredRunSchema = z
     message: z.string(),
     priority: z.number().int(),
     promptVars: z.record(z.string(), z.string()).optional(),
+    traceparent: z.string().optional(),
     status: z.enum(["waiting", "active", "awaiting_approval", "completed", "failed", "cancelled"]),
     attempts: z.number().int().min(0),
     checkpoint: z

@@ -78,6 +78,7 @@ export function createEmbeddedLease(
     message: run.message,
     priority: run.priority,
     ...(run.promptVars && { promptVars: run.promptVars }),
+    ...(run.traceparent && { traceparent: run.traceparent }),
   };
   return {
     job,

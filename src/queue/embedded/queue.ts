@@ -16,6 +16,7 @@ import {
   assertNewRunId,
   assertPayloadSize,
   assertPriority,
+  assertTraceparent,
   assertPruneOptions,
   assertRunId,
   type DecideOptions,
@@ -323,6 +324,7 @@ class EmbeddedQueue implements EmbeddedRunQueue {
     this.#assertOpen();
     const runId = assertNewRunId(options.runId ?? randomUUID());
     const priority = assertPriority(options.priority ?? 0);
+    if (options.traceparent !== undefined) assertTraceparent(options.traceparent);
     assertPayloadSize(runId, { workflow, message, promptVars: options.promptVars }, this.#maxPayloadBytes);
     // Runs a client added are files this process may not have read yet (idempotent enqueue).
     const existing = this.#refresh(runId);
@@ -333,6 +335,7 @@ class EmbeddedQueue implements EmbeddedRunQueue {
       message,
       priority,
       ...(options.promptVars && { promptVars: options.promptVars }),
+      ...(options.traceparent && { traceparent: options.traceparent }),
       status: "waiting",
       attempts: 0,
       enqueuedAt: this.#enqueueTime(),

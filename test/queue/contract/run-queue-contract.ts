@@ -240,6 +240,33 @@ export function describeRunQueueContract(engineName: string, engine: ContractEng
         expect(await queue.get("t1")).toMatchObject({ status: "active", attempts: 1 });
         expect(await queue.take("w2")).toBeNull();
       });
+
+      it("carries the run's traceparent in its record, its job and its checkpoints' meta", async () => {
+        const queue = await open();
+        const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        await queue.enqueue("echo", "hello", { runId: "tp1", traceparent });
+        expect(await queue.get("tp1")).toMatchObject({ traceparent });
+        const lease = await queue.take("w");
+        expect(lease?.job.traceparent).toBe(traceparent);
+        const spanOfRun = "00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01";
+        await lease?.saveCheckpoint({
+          snapshot: { value: "infer" },
+          meta: {
+            seq: 1,
+            workflow: "echo",
+            definitionHash: "h",
+            machineVersion: 1,
+            reason: "llm",
+            runId: "tp1",
+            iteration: 1,
+            traceparent: spanOfRun,
+          },
+        });
+        expect((await queue.get("tp1"))?.checkpoint?.meta.traceparent).toBe(spanOfRun);
+        await expect(queue.enqueue("echo", "x", { runId: "tp2", traceparent: "00-0-0-01" })).rejects.toThrow(
+          RangeError,
+        );
+      });
     });
 
     describe("a lease", () => {
