@@ -29,7 +29,9 @@ afterEach(async () => {
 /** One "process": a tracer provider with its own exporter, and an observer on it. */
 function process() {
   const spans = new InMemorySpanExporter();
-  const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }).getTracer("test");
+  const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }).getTracer(
+    "test",
+  );
   return { spans, tracer, observer: otelObserver({ tracer }) };
 }
 
@@ -92,7 +94,9 @@ describe("a queued run's trace", () => {
     expect(attempt1?.spanContext().traceId).toBe(request.spanContext().traceId);
     expect(attempt1?.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
     // The parked checkpoint stores the first attempt's span.
-    expect(parked.checkpoint?.meta.traceparent).toBe(formatTraceparent(attempt1?.spanContext() ?? request.spanContext()));
+    expect(parked.checkpoint?.meta.traceparent).toBe(
+      formatTraceparent(attempt1?.spanContext() ?? request.spanContext()),
+    );
 
     // Worker B, another "process" with its own provider, resumes it after the approvals.
     await queue.approve("pay-1");

@@ -47,7 +47,14 @@ export class LiveLease implements RunLease {
     this.#data = input.job.data;
     // The run's job and nothing else of the data (not its enqueue time, nor a store's cancel mark).
     const { runId, workflow, message, priority, promptVars, traceparent } = input.job.data;
-    this.job = { runId, workflow, message, priority, ...(promptVars && { promptVars }), ...(traceparent && { traceparent }) };
+    this.job = {
+      runId,
+      workflow,
+      message,
+      priority,
+      ...(promptVars && { promptVars }),
+      ...(traceparent && { traceparent }),
+    };
     this.checkpoint = input.job.data.checkpoint;
     this.approval = input.job.data.approval;
     this.attempts = input.job.attemptsStarted ?? 1;
