@@ -11,6 +11,7 @@ export {
   type OtelObserver,
   type OtelObserverOptions,
   otelObserver,
+  type ProxyGuardrailCounts,
   type RequestInfo,
 } from "./observer.ts";
 export {

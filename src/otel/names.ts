@@ -45,6 +45,8 @@ export const Forge = {
   NUDGE_KIND: "forge.nudge.kind",
   EVENT: "forge.event",
   REQUEST_ID: "forge.request.id",
+  /** A proxy request's guardrail counts (`forge.proxy.rescues`, `…prose_answers`, …): see `ProxyGuardrailCounts`. */
+  PROXY: "forge.proxy",
   APPROVED: "forge.approval.approved",
   DENIED: "forge.approval.denied",
   TOKENS_BEFORE: "forge.compaction.tokens_before",

@@ -8,6 +8,22 @@ import { formatTraceparent, parseTraceparent } from "./guardrail-events.ts";
 import { DURATION_BUCKETS, Forge, GenAi, Metric, TOKEN_BUCKETS } from "./names.ts";
 import { activeContext, RunTrace, type TraceSettings } from "./run-trace.ts";
 
+/** The context of a remote span named by a W3C traceparent; undefined for none or a malformed one. */
+function contextOf(traceparent: string | undefined): Context | undefined {
+  const remote = traceparent === undefined ? undefined : parseTraceparent(traceparent);
+  return remote === undefined ? undefined : trace.setSpanContext(ROOT_CONTEXT, remote);
+}
+
+/** A proxy request's guardrail counts on its span: rescue events not heard yet, and `forge.proxy.*` attributes. */
+function recordProxyCounts(run: RunTrace, counts: ProxyGuardrailCounts): void {
+  for (let i = run.rescues; i < counts.rescues; i++) run.rescued();
+  const { rescues: _rescues, ...rest } = counts;
+  for (const [key, value] of Object.entries(rest)) {
+    if (value === undefined || value === 0 || value === false) continue;
+    run.span.setAttribute(`${Forge.PROXY}.${key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`, value);
+  }
+}
+
 /** Options of `otelObserver`. */
 export interface OtelObserverOptions {
   /** Where spans go; default the global tracer provider's `forge-guardrails` tracer. */
@@ -31,11 +47,34 @@ export interface OtelObserverOptions {
   parentOf?: (runId: string) => string | undefined;
 }
 
+/**
+ * What the proxy's guardrails did on one request, as its access log counts it: calls rescued from
+ * text, prose answers taken as they stood, near-miss names matched, calls the parallel follow-up
+ * added, denied calls, degenerate generations cut off, calls read from unclosed reasoning, the
+ * call-loop guard's step, whether it gave up on prose.
+ */
+export interface ProxyGuardrailCounts {
+  rescues: number;
+  proseAnswers?: number;
+  renamedTools?: number;
+  followUpCalls?: number;
+  deniedCalls?: number;
+  degenerate?: number;
+  thinkCalls?: number;
+  loopGuard?: "note" | "narrow" | "stop" | undefined;
+  gaveUp?: boolean;
+}
+
 /** A guarded request's spans (a proxy request): its observer, and the end of its span. */
 export interface ObservedRequest {
   readonly observer: RunObserver;
-  /** End the request's span: `error` null when it was answered. */
-  end(error: unknown): void;
+  /**
+   * End the request's span: `error` null when it was answered. `counts`, the proxy's guardrail
+   * counts of the request: a `forge.rescue` event per rescued call (the proxy returns them to its
+   * client rather than appending them to a history its observer hears) and `forge.proxy.*`
+   * attributes for the rest.
+   */
+  end(error: unknown, counts?: ProxyGuardrailCounts): void;
 }
 
 /** What a proxy request is, for its span. */
@@ -43,6 +82,8 @@ export interface RequestInfo {
   requestId: string;
   /** The model the client asked for. */
   model: string | undefined;
+  /** The client's W3C `traceparent` header: the request's span continues the client's trace (a malformed one is ignored, as W3C Trace Context says). */
+  traceparent?: string | undefined;
 }
 
 /** The OpenTelemetry observer: give it to a runner's (or a run's) `observers`. */
@@ -102,10 +143,7 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
   const parentFor = (runId: string): Context => {
     const given = continued.get(runId);
     continued.delete(runId);
-    const stored = given ?? options.parentOf?.(runId);
-    const remote = stored === undefined ? undefined : parseTraceparent(stored);
-    if (remote !== undefined) return trace.setSpanContext(ROOT_CONTEXT, remote);
-    return parked.get(runId) ?? activeContext();
+    return contextOf(given ?? options.parentOf?.(runId)) ?? parked.get(runId) ?? activeContext();
   };
   // A run seen without `onRunStart` (an actor of `machineFor`) gets its span at its first event.
   const runOf = (runId: string): RunTrace => {
@@ -162,7 +200,7 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
         runId: request.requestId,
         agent: "proxy",
         resumed: false,
-        parent: activeContext(),
+        parent: contextOf(request.traceparent) ?? activeContext(),
         model: request.model,
         attributes: {
           [Forge.REQUEST_ID]: request.requestId,
@@ -176,7 +214,10 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
           onLLMCallEnd: (event) => run.llmEnd(event),
           onCompaction: (event) => run.compaction(event),
         },
-        end: (error) => run.end(error === null ? "responded" : "failed", error),
+        end: (error, counts) => {
+          if (counts !== undefined) recordProxyCounts(run, counts);
+          run.end(error === null ? "responded" : "failed", error);
+        },
       };
     },
     continueTrace(runId, traceparent) {

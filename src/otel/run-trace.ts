@@ -68,6 +68,7 @@ export class RunTrace {
   readonly #results = new Map<string, string>();
   // The text of the last answer, while no calls were accepted after it.
   #lastText: string | null = null;
+  #rescues = 0;
   #ended = false;
 
   constructor(settings: TraceSettings, start: RunTraceStart) {
@@ -202,7 +203,7 @@ export class RunTrace {
     const at = iteration === undefined ? {} : { [Forge.ITERATION]: iteration };
     const nudge = nudgeKindOf(message);
     if (nudge !== undefined) this.#event(ForgeEvent.NUDGE, { ...at, [Forge.NUDGE_KIND]: nudge });
-    if (isRescuedCalls(message, this.#lastText)) this.#event(ForgeEvent.RESCUE, at);
+    if (isRescuedCalls(message, this.#lastText)) this.rescued(at);
     if (message.toolCalls !== undefined) this.#lastText = null;
     const callId = message.toolCallId;
     const content = callId === undefined ? undefined : this.#results.get(callId);
@@ -245,6 +246,17 @@ export class RunTrace {
   }
 
   /** End the run's span (and any call span a failed run left open). */
+  /** A call rescued from text: a `forge.rescue` event. */
+  rescued(attributes: Attributes = {}): void {
+    this.#rescues++;
+    this.#event(ForgeEvent.RESCUE, attributes);
+  }
+
+  /** How many `forge.rescue` events the run's span holds. */
+  get rescues(): number {
+    return this.#rescues;
+  }
+
   end(status: RunEndEvent["status"], error: unknown): void {
     if (this.#ended) return;
     this.#ended = true;

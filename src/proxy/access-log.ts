@@ -107,6 +107,7 @@ export function observeRequests(metrics: ProxyMetrics, log: AccessLogOptions | u
     const started = performance.now();
     const stats = createRequestStats();
     stats.requestId = idOf(c);
+    stats.traceparent = c.req.header("traceparent");
     attachRequestStats(c, stats);
     metrics.started();
     // Under node-server the answer ends when its response closes (a stream at its last byte).

@@ -47,6 +47,8 @@ export interface RequestStats {
   observer?: RequestObserver | undefined;
   /** The request's id (`x-request-id`), set by the observing middleware. */
   requestId?: string | undefined;
+  /** The W3C `traceparent` header the client sent (its span), set by the observing middleware. */
+  traceparent?: string | undefined;
   /** An observer of the request's guarded run besides the proxy's own (`ProxyOptions.observeRequest`). */
   runObserver?: RunObserver | undefined;
 }

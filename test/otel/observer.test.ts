@@ -282,3 +282,34 @@ describe("otelObserver across a parked and resumed run", () => {
     expect(parentOf(run as ReadableSpan)).toBe("b7ad6b7169203331");
   });
 });
+
+describe("otelObserver on a proxy request (observeRequest)", () => {
+  it("continues the client's traceparent and records the proxy's guardrail counts", () => {
+    const { spans, tracer, meter } = telemetry();
+    const observer = otelObserver({ tracer, meter });
+    const client = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    const observed = observer.observeRequest({ requestId: "req-1", model: "qwen", traceparent: client });
+    observed.end(null, { rescues: 2, proseAnswers: 1, renamedTools: 0, loopGuard: "note", gaveUp: false });
+    const [request] = spans.getFinishedSpans();
+    expect(request?.name).toBe("invoke_agent proxy");
+    expect(request?.spanContext().traceId).toBe("0af7651916cd43dd8448eb211c80319c");
+    expect(parentOf(request as ReadableSpan)).toBe("b7ad6b7169203331");
+    expect(request?.events.map((event) => event.name)).toEqual(["forge.rescue", "forge.rescue"]);
+    expect(request?.attributes).toMatchObject({
+      "forge.request.id": "req-1",
+      "forge.proxy.prose_answers": 1,
+      "forge.proxy.loop_guard": "note",
+    });
+    expect(request?.attributes).not.toHaveProperty("forge.proxy.renamed_tools");
+    expect(request?.attributes).not.toHaveProperty("forge.proxy.gave_up");
+  });
+
+  it("starts a trace of its own under a malformed traceparent header, as W3C Trace Context says", () => {
+    const { spans, tracer, meter } = telemetry();
+    otelObserver({ tracer, meter })
+      .observeRequest({ requestId: "r", model: undefined, traceparent: "junk" })
+      .end(null);
+    const [request] = spans.getFinishedSpans();
+    expect(parentOf(request as ReadableSpan)).toBeUndefined();
+  });
+});
