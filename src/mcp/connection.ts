@@ -7,7 +7,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JsonSchema, ToolDef } from "../core/tools.ts";
 import type { McpToolAnnotations } from "./effects.ts";
 import { McpToolRemovedError, McpToolTimeoutError } from "./errors.ts";
-import { assertMcpServerOptions } from "./options.ts";
+import { type McpServerOptions, type McpServerSettings, parseMcpServerOptions } from "./options.ts";
 import { callResultValue, type McpCallResult } from "./result.ts";
 import { loadMcpSdk, type McpSdk } from "./sdk.ts";
 import { type McpToolDefsOptions, mcpToolDefs } from "./tool-defs.ts";
@@ -24,44 +24,6 @@ export interface McpToolInfo {
   annotations?: McpToolAnnotations;
 }
 
-/** What every connection takes. */
-export interface McpServerBaseOptions {
-  /**
-   * The server's name: in errors, and the prefix of its tool names with `prefix: true`
-   * (letters, digits, `_` and `-`).
-   */
-  name: string;
-  /** How long one tool call may take before it is cancelled (ms; default 60 000). */
-  timeoutMs?: number;
-  /** How long connecting and listing the tools may take (ms; default 30 000). */
-  connectTimeoutMs?: number;
-  /** Receives a failed refresh of the tool list (the previous list is kept). */
-  onError?: (error: unknown) => void;
-}
-
-/** A server run as a child process, spoken to over its stdin and stdout. */
-export interface McpStdioServerOptions extends McpServerBaseOptions {
-  command: string;
-  args?: readonly string[];
-  /** Added to the SDK's default environment (PATH, HOME, …), not replacing it. */
-  env?: Readonly<Record<string, string>>;
-  cwd?: string;
-  /** The child's stderr (default `"inherit"`). */
-  stderr?: "inherit" | "ignore" | "pipe";
-  url?: never;
-}
-
-/** A server reached over Streamable HTTP. */
-export interface McpHttpServerOptions extends McpServerBaseOptions {
-  url: string | URL;
-  /** Sent with every request (authorization, …). */
-  headers?: Readonly<Record<string, string>>;
-  command?: never;
-}
-
-/** Where the server is: a command to run (stdio) or a URL (Streamable HTTP). */
-export type McpServerOptions = McpStdioServerOptions | McpHttpServerOptions;
-
 /** Options of one call. */
 export interface McpCallOptions {
   /** Cancels the call (the server is sent `notifications/cancelled`). */
@@ -71,9 +33,6 @@ export interface McpCallOptions {
   /** Sent as `_meta["forge-guardrails/idempotencyKey"]`, for servers that deduplicate repeated calls. */
   idempotencyKey?: string;
 }
-
-const DEFAULT_TIMEOUT_MS = 60_000;
-const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 
 /**
  * Connect to an MCP server and list its tools. Close it when done (`await using` closes it too);
@@ -97,13 +56,13 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
  * });
  */
 export async function connectMcpServer(options: McpServerOptions): Promise<McpServerConnection> {
-  assertMcpServerOptions(options);
+  const settings = parseMcpServerOptions(options);
   const sdk = await loadMcpSdk();
   const client = new sdk.Client({ name: "forge-guardrails", version: "1" }, { capabilities: {} });
-  const transport = createTransport(sdk, options);
-  const connection = new McpServerConnection(sdk, client, transport, options);
+  const transport = createTransport(sdk, settings);
+  const connection = new McpServerConnection(sdk, client, transport, settings);
   try {
-    await client.connect(transport, { timeout: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS });
+    await client.connect(transport, { timeout: settings.connectTimeoutMs });
     await connection.refreshTools();
   } catch (error) {
     await connection.close().catch(() => undefined);
@@ -112,7 +71,7 @@ export async function connectMcpServer(options: McpServerOptions): Promise<McpSe
   return connection;
 }
 
-function createTransport(sdk: McpSdk, options: McpServerOptions): Transport {
+function createTransport(sdk: McpSdk, options: McpServerSettings): Transport {
   if (options.url !== undefined) {
     return new sdk.StreamableHTTPClientTransport(new URL(options.url), {
       ...(options.headers !== undefined && { requestInit: { headers: { ...options.headers } } }),
@@ -122,7 +81,7 @@ function createTransport(sdk: McpSdk, options: McpServerOptions): Transport {
     command: options.command,
     args: [...(options.args ?? [])],
     env: { ...sdk.getDefaultEnvironment(), ...options.env },
-    stderr: options.stderr ?? "inherit",
+    stderr: options.stderr,
     ...(options.cwd !== undefined && { cwd: options.cwd }),
   });
 }
@@ -145,12 +104,12 @@ export class McpServerConnection implements AsyncDisposable {
   #closing: Promise<void> | undefined;
 
   /** Use `connectMcpServer`. */
-  constructor(sdk: McpSdk, client: Client, transport: Transport, options: McpServerOptions) {
+  constructor(sdk: McpSdk, client: Client, transport: Transport, options: McpServerSettings) {
     this.name = options.name;
     this.#sdk = sdk;
     this.#client = client;
     this.#transport = transport;
-    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#timeoutMs = options.timeoutMs;
     this.#onError = options.onError;
     client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, async () => {
       await this.refreshTools().catch((error: unknown) => this.#onError?.(error));

@@ -2,11 +2,7 @@
 export {
   connectMcpServer,
   type McpCallOptions,
-  type McpHttpServerOptions,
-  type McpServerBaseOptions,
   McpServerConnection,
-  type McpServerOptions,
-  type McpStdioServerOptions,
   type McpToolInfo,
 } from "./connection.ts";
 export { effectsFromAnnotations, type McpToolAnnotations } from "./effects.ts";
@@ -18,6 +14,12 @@ export {
   McpToolRemovedError,
   McpToolTimeoutError,
 } from "./errors.ts";
+export type {
+  McpHttpServerOptions,
+  McpServerBaseOptions,
+  McpServerOptions,
+  McpStdioServerOptions,
+} from "./options.ts";
 export {
   McpApprovalRequiredError,
   McpServeKeyRequiredError,
