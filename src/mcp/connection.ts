@@ -1,12 +1,13 @@
 /**
  * One MCP server, connected over stdio (a child process) or Streamable HTTP: its tool list, kept
- * current through `notifications/tools/list_changed`, and calls with a timeout and the run's signal.
+ * current through `notifications/tools/list_changed`, and calls bounded by the caller's signal (in
+ * a workflow the tool's, which the loop's one tool timer aborts).
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JsonSchema, ToolDef } from "../core/tools.ts";
 import type { McpToolAnnotations } from "./effects.ts";
-import { McpToolRemovedError, McpToolTimeoutError } from "./errors.ts";
+import { McpToolRemovedError } from "./errors.ts";
 import { type McpServerOptions, type McpServerSettings, parseMcpServerOptions } from "./options.ts";
 import { callResultValue, type McpCallResult } from "./result.ts";
 import { loadMcpSdk, type McpSdk } from "./sdk.ts";
@@ -24,15 +25,24 @@ export interface McpToolInfo {
   annotations?: McpToolAnnotations;
 }
 
-/** Options of one call. */
+/** Options of a direct `callTool`. */
 export interface McpCallOptions {
-  /** Cancels the call (the server is sent `notifications/cancelled`). */
+  /**
+   * Cancels the call (the server is sent `notifications/cancelled`); the call's only bound. In a
+   * workflow it is the tool's call signal, which the loop aborts at the tool's `timeoutMs`; outside
+   * one, pass `AbortSignal.timeout(ms)` to bound a call.
+   */
   signal?: AbortSignal;
-  /** Overrides the connection's `timeoutMs`. */
-  timeoutMs?: number;
   /** Sent as `_meta["forge-guardrails/idempotencyKey"]`, for servers that deduplicate repeated calls. */
   idempotencyKey?: string;
 }
+
+/**
+ * The SDK's own per-request timer, set to the longest delay `setTimeout` takes (about 24.8 days) so
+ * it never fires: a call's one timer is the loop's, at the tool's `timeoutMs` (the SDK has no way
+ * to turn its timer off, and would otherwise cut every call at 60 s).
+ */
+const SDK_TIMER_NEVER_MS = 2_147_483_647;
 
 /**
  * Connect to an MCP server and list its tools. Close it when done (`await using` closes it too);
@@ -93,10 +103,10 @@ function createTransport(sdk: McpSdk, options: McpServerSettings): Transport {
 export class McpServerConnection implements AsyncDisposable {
   /** The server's name, as given. */
   readonly name: string;
-  readonly #sdk: McpSdk;
+  /** Each of its tools' `timeoutMs` (ms), from the options' `timeoutMs`. */
+  readonly timeoutMs: number;
   readonly #client: Client;
   readonly #transport: Transport;
-  readonly #timeoutMs: number;
   readonly #onError: ((error: unknown) => void) | undefined;
   readonly #listeners = new Set<(tools: readonly McpToolInfo[]) => void>();
   #tools: readonly McpToolInfo[] = [];
@@ -106,10 +116,9 @@ export class McpServerConnection implements AsyncDisposable {
   /** Use `connectMcpServer`. */
   constructor(sdk: McpSdk, client: Client, transport: Transport, options: McpServerSettings) {
     this.name = options.name;
-    this.#sdk = sdk;
+    this.timeoutMs = options.timeoutMs;
     this.#client = client;
     this.#transport = transport;
-    this.#timeoutMs = options.timeoutMs;
     this.#onError = options.onError;
     client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, async () => {
       await this.refreshTools().catch((error: unknown) => this.#onError?.(error));
@@ -174,11 +183,10 @@ export class McpServerConnection implements AsyncDisposable {
   }
 
   /**
-   * Call a tool by its name on the server. Resolves with its `structuredContent` when it has one,
-   * else the text of its content.
+   * Call a tool by its name on the server, bounded by `signal` only (no timer of its own). Resolves
+   * with its `structuredContent` when it has one, else the text of its content.
    *
    * @throws {McpToolError} for an `isError` result (its text as the message).
-   * @throws {McpToolTimeoutError} when it does not answer within the timeout.
    * @throws {McpToolRemovedError} when the server no longer lists the tool.
    * @throws the signal's reason when `signal` aborts it.
    */
@@ -194,7 +202,6 @@ export class McpServerConnection implements AsyncDisposable {
         this.#tools.map((listed) => listed.name),
       );
     }
-    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     const { signal } = options;
     let result: McpCallResult;
     try {
@@ -207,13 +214,12 @@ export class McpServerConnection implements AsyncDisposable {
           }),
         },
         undefined,
-        { timeout: timeoutMs, ...(signal !== undefined && { signal }) },
+        { timeout: SDK_TIMER_NEVER_MS, ...(signal !== undefined && { signal }) },
       )) as McpCallResult;
     } catch (error) {
+      // The SDK reports an abort as its own error; the caller gets the signal's reason (the loop's
+      // ToolTimeoutError, the run's cancellation) instead.
       if (signal?.aborted) throw signal.reason ?? error;
-      if (error instanceof this.#sdk.McpError && error.code === this.#sdk.ErrorCode.RequestTimeout) {
-        throw new McpToolTimeoutError(this.name, tool, timeoutMs, { cause: error });
-      }
       throw error;
     }
     return callResultValue(this.name, tool, result);

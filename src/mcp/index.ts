@@ -12,7 +12,6 @@ export {
   McpToolError,
   McpToolNameCollisionError,
   McpToolRemovedError,
-  McpToolTimeoutError,
 } from "./errors.ts";
 export type {
   McpHttpServerOptions,

@@ -14,7 +14,12 @@ export const mcpServerBaseOptionsSchema = z.object({
    * (letters, digits, `_` and `-`).
    */
   name: z.string().regex(SERVER_NAME, "use 1-48 letters, digits, '_' or '-' (it may prefix tool names)"),
-  /** How long one tool call may take before it is cancelled (ms; default 60 000). */
+  /**
+   * How long one call of its tools may run in a workflow (ms; default 60 000): it becomes each
+   * tool's `timeoutMs`, so the loop's one tool timer bounds the call (a `ToolTimeoutError` tool
+   * error, and the request is cancelled on the server). A direct `callTool` is bounded by its
+   * `signal` only.
+   */
   timeoutMs: milliseconds.default(60_000),
   /** How long connecting and listing the tools may take (ms; default 30 000). */
   connectTimeoutMs: milliseconds.default(30_000),
