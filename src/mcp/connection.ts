@@ -1,7 +1,8 @@
 /**
  * One MCP server, connected over stdio (a child process) or Streamable HTTP: its tool list, kept
  * current through `notifications/tools/list_changed`, and calls bounded by the caller's signal (in
- * a workflow the tool's, which the loop's one tool timer aborts).
+ * a workflow the tool's, which the loop's one tool timer aborts). The public face is the
+ * `McpServerConnection` interface; the class over the SDK's `Client` stays inside this module.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -38,6 +39,49 @@ export interface McpCallOptions {
 }
 
 /**
+ * A connected MCP server, from `connectMcpServer`. Its tool list is read on connect and re-read on
+ * every `notifications/tools/list_changed`; `toolDefs()` turns the current list into `ToolDef`s.
+ * Close it when done (`await using` closes it too).
+ */
+export interface McpServerConnection extends AsyncDisposable {
+  /** The server's name, as given. */
+  readonly name: string;
+  /** Each of its tools' `timeoutMs` (ms), from the options' `timeoutMs`. */
+  readonly timeoutMs: number;
+  /** The server's tools as last listed. */
+  readonly tools: readonly McpToolInfo[];
+  /** The child process's id for a stdio server while it runs; `null` otherwise. */
+  readonly pid: number | null;
+  /** Whether `close()` was called. */
+  readonly closed: boolean;
+  /**
+   * Re-read the tool list (all pages). Called on connect and on every `tools/list_changed`;
+   * listeners of `onToolsChanged` then receive the new list. Concurrent refreshes run one after
+   * the other, so the last one listed wins.
+   */
+  refreshTools(): Promise<readonly McpToolInfo[]>;
+  /**
+   * Call `listener` with the new list after each refresh. A workflow already defined keeps the
+   * `ToolDef`s it was given; build the next one from `toolDefs()`.
+   * @returns a function that removes the listener.
+   */
+  onToolsChanged(listener: (tools: readonly McpToolInfo[]) => void): () => void;
+  /** The current tools as `ToolDef`s (see {@link mcpToolDefs}). */
+  toolDefs(options?: McpToolDefsOptions): ToolDef[];
+  /**
+   * Call a tool by its name on the server, bounded by `signal` only (no timer of its own). Resolves
+   * with its `structuredContent` when it has one, else the text of its content.
+   *
+   * @throws {McpToolError} for an `isError` result (its text as the message).
+   * @throws {McpToolRemovedError} when the server no longer lists the tool.
+   * @throws the signal's reason when `signal` aborts it.
+   */
+  callTool(tool: string, args: Record<string, unknown>, options?: McpCallOptions): Promise<unknown>;
+  /** Close the connection (a stdio server's process is ended: stdin closed, then SIGTERM, then SIGKILL). */
+  close(): Promise<void>;
+}
+
+/**
  * The SDK's own per-request timer, set to the longest delay `setTimeout` takes (about 24.8 days) so
  * it never fires: a call's one timer is the loop's, at the tool's `timeoutMs` (the SDK has no way
  * to turn its timer off, and would otherwise cut every call at 60 s).
@@ -70,7 +114,7 @@ export async function connectMcpServer(options: McpServerOptions): Promise<McpSe
   const sdk = await loadMcpSdk();
   const client = new sdk.Client({ name: "forge-guardrails", version: "1" }, { capabilities: {} });
   const transport = createTransport(sdk, settings);
-  const connection = new McpServerConnection(sdk, client, transport, settings);
+  const connection = new SdkMcpConnection(sdk, client, transport, settings);
   try {
     await client.connect(transport, { timeout: settings.connectTimeoutMs });
     await connection.refreshTools();
@@ -96,14 +140,9 @@ function createTransport(sdk: McpSdk, options: McpServerSettings): Transport {
   });
 }
 
-/**
- * A connected MCP server. Its tool list is read on connect and re-read on every
- * `notifications/tools/list_changed`; `toolDefs()` turns the current list into `ToolDef`s.
- */
-export class McpServerConnection implements AsyncDisposable {
-  /** The server's name, as given. */
+/** `McpServerConnection` over the SDK's `Client`; internal, made by `connectMcpServer`. */
+class SdkMcpConnection implements McpServerConnection {
   readonly name: string;
-  /** Each of its tools' `timeoutMs` (ms), from the options' `timeoutMs`. */
   readonly timeoutMs: number;
   readonly #client: Client;
   readonly #transport: Transport;
@@ -113,7 +152,6 @@ export class McpServerConnection implements AsyncDisposable {
   #refresh: Promise<readonly McpToolInfo[]> = Promise.resolve([]);
   #closing: Promise<void> | undefined;
 
-  /** Use `connectMcpServer`. */
   constructor(sdk: McpSdk, client: Client, transport: Transport, options: McpServerSettings) {
     this.name = options.name;
     this.timeoutMs = options.timeoutMs;
@@ -125,27 +163,19 @@ export class McpServerConnection implements AsyncDisposable {
     });
   }
 
-  /** The server's tools as last listed. */
   get tools(): readonly McpToolInfo[] {
     return this.#tools;
   }
 
-  /** The child process's id for a stdio server while it runs; `null` otherwise. */
   get pid(): number | null {
     const pid = (this.#transport as { pid?: number | null }).pid;
     return typeof pid === "number" ? pid : null;
   }
 
-  /** Whether `close()` was called. */
   get closed(): boolean {
     return this.#closing !== undefined;
   }
 
-  /**
-   * Re-read the tool list (all pages). Called on connect and on every `tools/list_changed`;
-   * listeners of `onToolsChanged` then receive the new list. Concurrent refreshes run one after
-   * the other, so the last one listed wins.
-   */
   refreshTools(): Promise<readonly McpToolInfo[]> {
     this.#refresh = this.#refresh.catch(() => undefined).then(() => this.#listTools());
     return this.#refresh;
@@ -167,29 +197,15 @@ export class McpServerConnection implements AsyncDisposable {
     return tools;
   }
 
-  /**
-   * Call `listener` with the new list after each refresh. A workflow already defined keeps the
-   * `ToolDef`s it was given; build the next one from `toolDefs()`.
-   * @returns a function that removes the listener.
-   */
   onToolsChanged(listener: (tools: readonly McpToolInfo[]) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
 
-  /** The current tools as `ToolDef`s (see {@link mcpToolDefs}). */
   toolDefs(options?: McpToolDefsOptions): ToolDef[] {
     return mcpToolDefs([this], options);
   }
 
-  /**
-   * Call a tool by its name on the server, bounded by `signal` only (no timer of its own). Resolves
-   * with its `structuredContent` when it has one, else the text of its content.
-   *
-   * @throws {McpToolError} for an `isError` result (its text as the message).
-   * @throws {McpToolRemovedError} when the server no longer lists the tool.
-   * @throws the signal's reason when `signal` aborts it.
-   */
   async callTool(
     tool: string,
     args: Record<string, unknown>,
@@ -225,7 +241,6 @@ export class McpServerConnection implements AsyncDisposable {
     return callResultValue(this.name, tool, result);
   }
 
-  /** Close the connection (a stdio server's process is ended: stdin closed, then SIGTERM, then SIGKILL). */
   close(): Promise<void> {
     this.#closing ??= this.#close();
     return this.#closing;

@@ -2,7 +2,7 @@
 export {
   connectMcpServer,
   type McpCallOptions,
-  McpServerConnection,
+  type McpServerConnection,
   type McpToolInfo,
 } from "./connection.ts";
 export { effectsFromAnnotations, type McpToolAnnotations } from "./effects.ts";
