@@ -59,8 +59,6 @@ export const ADVICE: Readonly<Record<string, string>> = {
     "Two servers offer one name (`toolName`, `sources`): turn `prefix: true` on, rename a server, or filter one tool out.",
   McpToolRemovedError:
     "The server removed the tool mid-run; the model reads it as a tool error. Build the next workflow from a fresh `mcpToolDefs`.",
-  McpToolTimeoutError:
-    "Raise `timeoutMs` on the connection or in `mcpToolDefs`, or make the server's tool faster.",
   ModelNotFoundError: "Check `modelPath`: the GGUF file must exist and be a file.",
   NodeLlamaCppMissingError: "`npm install node-llama-cpp@3`.",
   OutcomeUnknownError:
@@ -107,7 +105,7 @@ export const ADVICE: Readonly<Record<string, string>> = {
   ToolResolutionError:
     "Throw it from a tool when valid arguments found nothing (no such id): the model is told, without counting a tool error.",
   ToolTimeoutError:
-    "Not thrown at you: the model reads it and the run goes on. Raise `timeoutMs` / `toolTimeoutMs`, or make the tool honour its `signal`.",
+    "Not thrown at you: the model reads it and the run goes on. Raise `timeoutMs` / `toolTimeoutMs` (an MCP server's `timeoutMs` for its tools), or make the tool honour its `signal`.",
   UnsupportedModelError:
     "The sampling map does not know this model: drop `recommendedSampling` and set `temperature` (and the rest) yourself; the message lists the known families.",
   WatchReplayError:

@@ -97,6 +97,14 @@ export interface DefineToolOptions<Schema extends z.ZodObject> {
   name: string;
   description: string;
   parameters: Schema;
+  /**
+   * The JSON Schema the model sees, sent as-is, for a tool that arrived as one (an MCP server's, a
+   * wire tool's); `parameters` is then its zod conversion, which validates the arguments. Spread
+   * {@link toolSpecFromJsonSchema}'s spec to give both. Unset: `parameters` converted to JSON Schema.
+   * @example
+   * defineTool({ ...toolSpecFromJsonSchema("search", "Search the docs", schema), execute: search })
+   */
+  jsonSchema?: JsonSchema;
   /** Runs the call; `context` says which call it is (ids for idempotency, the run's abort signal). */
   execute: (args: z.output<Schema>, context: ToolCallContext) => unknown;
   prerequisites?: Prerequisite[];
@@ -136,7 +144,7 @@ export const TOOL_NAME_RULE = "1-64 letters, digits, '_' or '-'";
  */
 export function defineTool<Schema extends z.ZodObject>(options: DefineToolOptions<Schema>): ToolDef {
   const { name, description, parameters, execute, prerequisites = [], effects, timeoutMs } = options;
-  const { needsApproval } = options;
+  const { needsApproval, jsonSchema } = options;
   assertToolName(name);
   if (
     needsApproval !== undefined &&
@@ -162,15 +170,21 @@ export function defineTool<Schema extends z.ZodObject>(options: DefineToolOption
   }
   if (!(parameters instanceof z.ZodObject)) {
     throw new WorkflowDefinitionError(
-      `Tool '${name}': parameters must be a zod object schema (z.object({...})); use toolSpecFromJsonSchema for JSON Schema`,
+      `Tool '${name}': parameters must be a zod object schema (z.object({...})); for JSON Schema, spread toolSpecFromJsonSchema's spec`,
     );
+  }
+  if (
+    jsonSchema !== undefined &&
+    (typeof jsonSchema !== "object" || jsonSchema === null || Array.isArray(jsonSchema))
+  ) {
+    throw new WorkflowDefinitionError(`Tool '${name}': jsonSchema must be a JSON Schema object`);
   }
   if (typeof execute !== "function") {
     throw new WorkflowDefinitionError(`Tool '${name}': execute must be a function`);
   }
   assertPrerequisites(name, prerequisites);
   return {
-    spec: { name, description, parameters },
+    spec: { name, description, parameters, ...(jsonSchema !== undefined && { jsonSchema }) },
     execute: (args: Record<string, unknown>, context?: ToolCallContext) =>
       execute(args as z.output<Schema>, context ?? standaloneContext()),
     prerequisites: [...prerequisites],
@@ -195,7 +209,8 @@ function standaloneContext(): ToolCallContext {
 
 /**
  * Build a tool spec from a JSON Schema object (tools that arrive over the wire, MCP servers, …).
- * The schema is converted to zod for argument validation and kept as-is for the wire.
+ * The schema is converted to zod for argument validation and kept as-is for the wire. Spread it
+ * into `defineTool` to make the tool.
  */
 export function toolSpecFromJsonSchema(name: string, description: string, jsonSchema: JsonSchema): ToolSpec {
   assertToolName(name);

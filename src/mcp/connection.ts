@@ -1,13 +1,15 @@
 /**
  * One MCP server, connected over stdio (a child process) or Streamable HTTP: its tool list, kept
- * current through `notifications/tools/list_changed`, and calls with a timeout and the run's signal.
+ * current through `notifications/tools/list_changed`, and calls bounded by the caller's signal (in
+ * a workflow the tool's, which the loop's one tool timer aborts). The public face is the
+ * `McpServerConnection` interface; the class over the SDK's `Client` stays inside this module.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JsonSchema, ToolDef } from "../core/tools.ts";
 import type { McpToolAnnotations } from "./effects.ts";
-import { McpToolRemovedError, McpToolTimeoutError } from "./errors.ts";
-import { assertMcpServerOptions } from "./options.ts";
+import { McpToolRemovedError } from "./errors.ts";
+import { type McpServerOptions, type McpServerSettings, parseMcpServerOptions } from "./options.ts";
 import { callResultValue, type McpCallResult } from "./result.ts";
 import { loadMcpSdk, type McpSdk } from "./sdk.ts";
 import { type McpToolDefsOptions, mcpToolDefs } from "./tool-defs.ts";
@@ -24,56 +26,67 @@ export interface McpToolInfo {
   annotations?: McpToolAnnotations;
 }
 
-/** What every connection takes. */
-export interface McpServerBaseOptions {
-  /**
-   * The server's name: in errors, and the prefix of its tool names with `prefix: true`
-   * (letters, digits, `_` and `-`).
-   */
-  name: string;
-  /** How long one tool call may take before it is cancelled (ms; default 60 000). */
-  timeoutMs?: number;
-  /** How long connecting and listing the tools may take (ms; default 30 000). */
-  connectTimeoutMs?: number;
-  /** Receives a failed refresh of the tool list (the previous list is kept). */
-  onError?: (error: unknown) => void;
-}
-
-/** A server run as a child process, spoken to over its stdin and stdout. */
-export interface McpStdioServerOptions extends McpServerBaseOptions {
-  command: string;
-  args?: readonly string[];
-  /** Added to the SDK's default environment (PATH, HOME, …), not replacing it. */
-  env?: Readonly<Record<string, string>>;
-  cwd?: string;
-  /** The child's stderr (default `"inherit"`). */
-  stderr?: "inherit" | "ignore" | "pipe";
-  url?: never;
-}
-
-/** A server reached over Streamable HTTP. */
-export interface McpHttpServerOptions extends McpServerBaseOptions {
-  url: string | URL;
-  /** Sent with every request (authorization, …). */
-  headers?: Readonly<Record<string, string>>;
-  command?: never;
-}
-
-/** Where the server is: a command to run (stdio) or a URL (Streamable HTTP). */
-export type McpServerOptions = McpStdioServerOptions | McpHttpServerOptions;
-
-/** Options of one call. */
+/** Options of a direct `callTool`. */
 export interface McpCallOptions {
-  /** Cancels the call (the server is sent `notifications/cancelled`). */
+  /**
+   * Cancels the call (the server is sent `notifications/cancelled`); the call's only bound. In a
+   * workflow it is the tool's call signal, which the loop aborts at the tool's `timeoutMs`; outside
+   * one, pass `AbortSignal.timeout(ms)` to bound a call.
+   */
   signal?: AbortSignal;
-  /** Overrides the connection's `timeoutMs`. */
-  timeoutMs?: number;
   /** Sent as `_meta["forge-guardrails/idempotencyKey"]`, for servers that deduplicate repeated calls. */
   idempotencyKey?: string;
 }
 
-const DEFAULT_TIMEOUT_MS = 60_000;
-const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+/**
+ * A connected MCP server, from `connectMcpServer`. Its tool list is read on connect and re-read on
+ * every `notifications/tools/list_changed`; `toolDefs()` turns the current list into `ToolDef`s.
+ * Close it when done (`await using` closes it too).
+ */
+export interface McpServerConnection extends AsyncDisposable {
+  /** The server's name, as given. */
+  readonly name: string;
+  /** Each of its tools' `timeoutMs` (ms), from the options' `timeoutMs`. */
+  readonly timeoutMs: number;
+  /** The server's tools as last listed. */
+  readonly tools: readonly McpToolInfo[];
+  /** The child process's id for a stdio server while it runs; `null` otherwise. */
+  readonly pid: number | null;
+  /** Whether `close()` was called. */
+  readonly closed: boolean;
+  /**
+   * Re-read the tool list (all pages). Called on connect and on every `tools/list_changed`;
+   * listeners of `onToolsChanged` then receive the new list. Concurrent refreshes run one after
+   * the other, so the last one listed wins.
+   */
+  refreshTools(): Promise<readonly McpToolInfo[]>;
+  /**
+   * Call `listener` with the new list after each refresh. A workflow already defined keeps the
+   * `ToolDef`s it was given; build the next one from `toolDefs()`.
+   * @returns a function that removes the listener.
+   */
+  onToolsChanged(listener: (tools: readonly McpToolInfo[]) => void): () => void;
+  /** The current tools as `ToolDef`s (see {@link mcpToolDefs}). */
+  toolDefs(options?: McpToolDefsOptions): ToolDef[];
+  /**
+   * Call a tool by its name on the server, bounded by `signal` only (no timer of its own). Resolves
+   * with its `structuredContent` when it has one, else the text of its content.
+   *
+   * @throws {McpToolError} for an `isError` result (its text as the message).
+   * @throws {McpToolRemovedError} when the server no longer lists the tool.
+   * @throws the signal's reason when `signal` aborts it.
+   */
+  callTool(tool: string, args: Record<string, unknown>, options?: McpCallOptions): Promise<unknown>;
+  /** Close the connection (a stdio server's process is ended: stdin closed, then SIGTERM, then SIGKILL). */
+  close(): Promise<void>;
+}
+
+/**
+ * The SDK's own per-request timer, set to the longest delay `setTimeout` takes (about 24.8 days) so
+ * it never fires: a call's one timer is the loop's, at the tool's `timeoutMs` (the SDK has no way
+ * to turn its timer off, and would otherwise cut every call at 60 s).
+ */
+const SDK_TIMER_NEVER_MS = 2_147_483_647;
 
 /**
  * Connect to an MCP server and list its tools. Close it when done (`await using` closes it too);
@@ -97,13 +110,13 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
  * });
  */
 export async function connectMcpServer(options: McpServerOptions): Promise<McpServerConnection> {
-  assertMcpServerOptions(options);
+  const settings = parseMcpServerOptions(options);
   const sdk = await loadMcpSdk();
   const client = new sdk.Client({ name: "forge-guardrails", version: "1" }, { capabilities: {} });
-  const transport = createTransport(sdk, options);
-  const connection = new McpServerConnection(sdk, client, transport, options);
+  const transport = createTransport(sdk, settings);
+  const connection = new SdkMcpConnection(sdk, client, transport, settings);
   try {
-    await client.connect(transport, { timeout: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS });
+    await client.connect(transport, { timeout: settings.connectTimeoutMs });
     await connection.refreshTools();
   } catch (error) {
     await connection.close().catch(() => undefined);
@@ -112,7 +125,7 @@ export async function connectMcpServer(options: McpServerOptions): Promise<McpSe
   return connection;
 }
 
-function createTransport(sdk: McpSdk, options: McpServerOptions): Transport {
+function createTransport(sdk: McpSdk, options: McpServerSettings): Transport {
   if (options.url !== undefined) {
     return new sdk.StreamableHTTPClientTransport(new URL(options.url), {
       ...(options.headers !== undefined && { requestInit: { headers: { ...options.headers } } }),
@@ -122,62 +135,47 @@ function createTransport(sdk: McpSdk, options: McpServerOptions): Transport {
     command: options.command,
     args: [...(options.args ?? [])],
     env: { ...sdk.getDefaultEnvironment(), ...options.env },
-    stderr: options.stderr ?? "inherit",
+    stderr: options.stderr,
     ...(options.cwd !== undefined && { cwd: options.cwd }),
   });
 }
 
-/**
- * A connected MCP server. Its tool list is read on connect and re-read on every
- * `notifications/tools/list_changed`; `toolDefs()` turns the current list into `ToolDef`s.
- */
-export class McpServerConnection implements AsyncDisposable {
-  /** The server's name, as given. */
+/** `McpServerConnection` over the SDK's `Client`; internal, made by `connectMcpServer`. */
+class SdkMcpConnection implements McpServerConnection {
   readonly name: string;
-  readonly #sdk: McpSdk;
+  readonly timeoutMs: number;
   readonly #client: Client;
   readonly #transport: Transport;
-  readonly #timeoutMs: number;
   readonly #onError: ((error: unknown) => void) | undefined;
   readonly #listeners = new Set<(tools: readonly McpToolInfo[]) => void>();
   #tools: readonly McpToolInfo[] = [];
   #refresh: Promise<readonly McpToolInfo[]> = Promise.resolve([]);
   #closing: Promise<void> | undefined;
 
-  /** Use `connectMcpServer`. */
-  constructor(sdk: McpSdk, client: Client, transport: Transport, options: McpServerOptions) {
+  constructor(sdk: McpSdk, client: Client, transport: Transport, options: McpServerSettings) {
     this.name = options.name;
-    this.#sdk = sdk;
+    this.timeoutMs = options.timeoutMs;
     this.#client = client;
     this.#transport = transport;
-    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#onError = options.onError;
     client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, async () => {
       await this.refreshTools().catch((error: unknown) => this.#onError?.(error));
     });
   }
 
-  /** The server's tools as last listed. */
   get tools(): readonly McpToolInfo[] {
     return this.#tools;
   }
 
-  /** The child process's id for a stdio server while it runs; `null` otherwise. */
   get pid(): number | null {
     const pid = (this.#transport as { pid?: number | null }).pid;
     return typeof pid === "number" ? pid : null;
   }
 
-  /** Whether `close()` was called. */
   get closed(): boolean {
     return this.#closing !== undefined;
   }
 
-  /**
-   * Re-read the tool list (all pages). Called on connect and on every `tools/list_changed`;
-   * listeners of `onToolsChanged` then receive the new list. Concurrent refreshes run one after
-   * the other, so the last one listed wins.
-   */
   refreshTools(): Promise<readonly McpToolInfo[]> {
     this.#refresh = this.#refresh.catch(() => undefined).then(() => this.#listTools());
     return this.#refresh;
@@ -199,30 +197,15 @@ export class McpServerConnection implements AsyncDisposable {
     return tools;
   }
 
-  /**
-   * Call `listener` with the new list after each refresh. A workflow already defined keeps the
-   * `ToolDef`s it was given; build the next one from `toolDefs()`.
-   * @returns a function that removes the listener.
-   */
   onToolsChanged(listener: (tools: readonly McpToolInfo[]) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
 
-  /** The current tools as `ToolDef`s (see {@link mcpToolDefs}). */
   toolDefs(options?: McpToolDefsOptions): ToolDef[] {
     return mcpToolDefs([this], options);
   }
 
-  /**
-   * Call a tool by its name on the server. Resolves with its `structuredContent` when it has one,
-   * else the text of its content.
-   *
-   * @throws {McpToolError} for an `isError` result (its text as the message).
-   * @throws {McpToolTimeoutError} when it does not answer within the timeout.
-   * @throws {McpToolRemovedError} when the server no longer lists the tool.
-   * @throws the signal's reason when `signal` aborts it.
-   */
   async callTool(
     tool: string,
     args: Record<string, unknown>,
@@ -235,7 +218,6 @@ export class McpServerConnection implements AsyncDisposable {
         this.#tools.map((listed) => listed.name),
       );
     }
-    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     const { signal } = options;
     let result: McpCallResult;
     try {
@@ -248,19 +230,17 @@ export class McpServerConnection implements AsyncDisposable {
           }),
         },
         undefined,
-        { timeout: timeoutMs, ...(signal !== undefined && { signal }) },
+        { timeout: SDK_TIMER_NEVER_MS, ...(signal !== undefined && { signal }) },
       )) as McpCallResult;
     } catch (error) {
+      // The SDK reports an abort as its own error; the caller gets the signal's reason (the loop's
+      // ToolTimeoutError, the run's cancellation) instead.
       if (signal?.aborted) throw signal.reason ?? error;
-      if (error instanceof this.#sdk.McpError && error.code === this.#sdk.ErrorCode.RequestTimeout) {
-        throw new McpToolTimeoutError(this.name, tool, timeoutMs, { cause: error });
-      }
       throw error;
     }
     return callResultValue(this.name, tool, result);
   }
 
-  /** Close the connection (a stdio server's process is ended: stdin closed, then SIGTERM, then SIGKILL). */
   close(): Promise<void> {
     this.#closing ??= this.#close();
     return this.#closing;

@@ -1,6 +1,7 @@
 /**
  * The errors of `forge-guardrails/mcp`: a missing SDK, tool names that collide across servers, and
- * the tool errors a call reports back to the model on the tool channel.
+ * the tool errors a call reports back to the model on the tool channel. Those are the tool's own
+ * failures, plain `Error`s (ADR 031); a call past its `timeoutMs` is the loop's `ToolTimeoutError`.
  */
 import { ForgeError } from "../core/errors.ts";
 import { type OptionalPeer, OptionalPeerMissingError, peerInstallCommand } from "../core/optional-peer.ts";
@@ -66,23 +67,6 @@ export class McpToolError extends Error {
     this.server = server;
     this.tool = tool;
     this.structuredContent = structuredContent;
-  }
-}
-
-/** An MCP tool call did not answer within its timeout; the request was cancelled on the server. */
-export class McpToolTimeoutError extends Error {
-  readonly server: string;
-  readonly tool: string;
-  readonly timeoutMs: number;
-  constructor(server: string, tool: string, timeoutMs: number, options?: ErrorOptions) {
-    super(
-      `'${tool}' on MCP server '${server}' did not answer within ${timeoutMs} ms and was cancelled`,
-      options,
-    );
-    this.name = "McpToolTimeoutError";
-    this.server = server;
-    this.tool = tool;
-    this.timeoutMs = timeoutMs;
   }
 }
 

@@ -2,11 +2,7 @@
 export {
   connectMcpServer,
   type McpCallOptions,
-  type McpHttpServerOptions,
-  type McpServerBaseOptions,
-  McpServerConnection,
-  type McpServerOptions,
-  type McpStdioServerOptions,
+  type McpServerConnection,
   type McpToolInfo,
 } from "./connection.ts";
 export { effectsFromAnnotations, type McpToolAnnotations } from "./effects.ts";
@@ -16,8 +12,13 @@ export {
   McpToolError,
   McpToolNameCollisionError,
   McpToolRemovedError,
-  McpToolTimeoutError,
 } from "./errors.ts";
+export type {
+  McpHttpServerOptions,
+  McpServerBaseOptions,
+  McpServerOptions,
+  McpStdioServerOptions,
+} from "./options.ts";
 export {
   McpApprovalRequiredError,
   McpServeKeyRequiredError,

@@ -12,8 +12,6 @@ export interface McpSdk {
   getDefaultEnvironment: typeof import("@modelcontextprotocol/sdk/client/stdio.js").getDefaultEnvironment;
   StreamableHTTPClientTransport: typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js").StreamableHTTPClientTransport;
   ToolListChangedNotificationSchema: typeof import("@modelcontextprotocol/sdk/types.js").ToolListChangedNotificationSchema;
-  McpError: typeof import("@modelcontextprotocol/sdk/types.js").McpError;
-  ErrorCode: typeof import("@modelcontextprotocol/sdk/types.js").ErrorCode;
 }
 
 /** Imports the SDK's modules; a test passes another to simulate a missing package. */
@@ -33,8 +31,6 @@ export const importInstalledMcpSdk: McpSdkImporter = async () => {
     getDefaultEnvironment: stdio.getDefaultEnvironment,
     StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
     ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
-    McpError: types.McpError,
-    ErrorCode: types.ErrorCode,
   };
 };
 

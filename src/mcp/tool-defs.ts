@@ -1,6 +1,6 @@
 /** MCP servers' tools as the loop's `ToolDef`s: named, filtered, with effects from their annotations. */
 import { WorkflowDefinitionError } from "../core/errors.ts";
-import { type ToolDef, type ToolEffects, toolSpecFromJsonSchema } from "../core/tools.ts";
+import { defineTool, type ToolDef, type ToolEffects, toolSpecFromJsonSchema } from "../core/tools.ts";
 import type { McpServerConnection, McpToolInfo } from "./connection.ts";
 import { effectsFromAnnotations, isDestructive } from "./effects.ts";
 import { assertNoCollision, exposedToolName, type NamedTool } from "./naming.ts";
@@ -17,8 +17,6 @@ export interface McpToolDefsOptions {
   filter?: readonly string[] | ((tool: McpToolInfo, server: string) => boolean);
   /** Overrides the effects the annotations give, by the name the model sees. */
   effects?: Readonly<Record<string, ToolEffects>>;
-  /** Overrides each connection's `timeoutMs` for these tools. */
-  timeoutMs?: number;
   /**
    * Which tools' calls wait for a person's approval (docs/decisions/017): `true` (all), the names
    * the model sees them under, a predicate, or `"destructive"`: the tools whose annotations do not
@@ -40,9 +38,11 @@ export interface McpToolDefsOptions {
  * The tools of one or more connected MCP servers, as `ToolDef`s for a workflow, from each server's
  * current list. Each keeps its JSON Schema exactly as the server sent it (the model sees it as-is;
  * arguments are validated with its zod conversion); its effects follow its annotations (see
- * `effectsFromAnnotations`). A call goes to the server with the run's signal (cancelling the run
- * cancels the call), the connection's timeout, and the call's idempotency key in `_meta`; an
- * `isError` result, a timeout or a server error reaches the model as a tool error.
+ * `effectsFromAnnotations`); its `timeoutMs` is its connection's. Each is made with `defineTool`,
+ * so it runs as any tool does: the loop's one tool timer bounds a call (past `timeoutMs`, a
+ * `ToolTimeoutError` tool error), and the call's signal, aborted by that timer or by cancelling the
+ * run, cancels the request on the server; the call's idempotency key goes in `_meta`. An `isError`
+ * result or a server error reaches the model as a tool error.
  *
  * The list is a snapshot: a workflow defined from it keeps these tools for its runs even when the
  * server announces `tools/list_changed`; a call to a tool the server has since removed is answered
@@ -91,20 +91,15 @@ export function mcpToolDefs(
   assertKnownNames("needsApproval", options.needsApproval, chosen);
   return chosen.map(({ info, connection, name, server }) => {
     const description = info.description ?? info.title ?? info.annotations?.title ?? "";
-    const effects = options.effects?.[name] ?? effectsFromAnnotations(info.annotations);
-    const timeoutMs = options.timeoutMs;
-    const needsApproval = approvalOf(options.needsApproval, info, name, server);
-    return {
-      ...(needsApproval && { needsApproval }),
-      spec: specOf(connection.name, info, name, description),
-      execute: (args, context) =>
-        connection.callTool(info.name, args, {
-          ...(context !== undefined && { signal: context.signal, idempotencyKey: context.idempotencyKey }),
-          ...(timeoutMs !== undefined && { timeoutMs }),
-        }),
-      prerequisites: [],
-      effects,
-    };
+    const { timeoutMs } = connection;
+    return defineTool({
+      ...specOf(connection.name, info, name, description),
+      execute: (args, { signal, idempotencyKey }) =>
+        connection.callTool(info.name, args, { signal, idempotencyKey }),
+      effects: options.effects?.[name] ?? effectsFromAnnotations(info.annotations),
+      ...(timeoutMs !== undefined && { timeoutMs }),
+      ...(approvalOf(options.needsApproval, info, name, server) && { needsApproval: true }),
+    });
   });
 }
 

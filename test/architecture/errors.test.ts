@@ -21,13 +21,11 @@ const manifest = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as
   exports: Record<string, string | { types: string }>;
 };
 
-/** The tool-side errors, exempt on purpose (ADR 016). */
-const TOOL_ERRORS = new Set([
-  "ToolResolutionError",
-  "McpToolError",
-  "McpToolTimeoutError",
-  "McpToolRemovedError",
-]);
+/**
+ * The tool-side errors, exempt on purpose (ADR 016, ADR 031). An MCP call past its `timeoutMs` is
+ * not among them: it is the loop's `ToolTimeoutError`, a ForgeError (ADR 037).
+ */
+const TOOL_ERRORS = new Set(["ToolResolutionError", "McpToolError", "McpToolRemovedError"]);
 
 async function exportedErrorClasses(): Promise<Map<string, new (...args: never[]) => Error>> {
   const classes = new Map<string, new (...args: never[]) => Error>();

@@ -66,6 +66,38 @@ describe("defineTool", () => {
   });
 });
 
+describe("defineTool with a JSON Schema", () => {
+  const schema = {
+    type: "object",
+    properties: { city: { type: "string", minLength: 2 } },
+    required: ["city"],
+  };
+
+  it("sends the schema as-is and validates with its zod conversion", async () => {
+    const tool = defineTool({
+      ...toolSpecFromJsonSchema("get_weather", "Weather", schema),
+      timeoutMs: 5_000,
+      execute: ({ city }) => `sunny in ${String(city)}`,
+    });
+    expect(toolJsonSchema(tool.spec)).toEqual({ ...schema, type: "object" });
+    expect(tool.spec.parameters.safeParse({ city: "P" }).success).toBe(false);
+    expect(tool.timeoutMs).toBe(5_000);
+    expect(await tool.execute({ city: "Paris" })).toBe("sunny in Paris");
+  });
+
+  it("rejects a jsonSchema that is not an object", () => {
+    const options = {
+      name: "t",
+      description: "",
+      parameters: z.object({}),
+      jsonSchema: [],
+      execute: () => 1,
+    };
+    expect(() => defineTool(options as never)).toThrow(WorkflowDefinitionError);
+    expect(() => defineTool(options as never)).toThrow("jsonSchema must be a JSON Schema object");
+  });
+});
+
 describe("toolSpecFromJsonSchema", () => {
   it("converts JSON Schema to zod for validation and keeps it for the wire", () => {
     const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };

@@ -11,7 +11,13 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Message } from "../../src/core/messages.ts";
 import type { ToolDef } from "../../src/core/tools.ts";
 import { defineWorkflow } from "../../src/core/workflow.ts";
-import { MessageType, WorkflowCancelledError } from "../../src/index.ts";
+import {
+  ForgeError,
+  MessageType,
+  ToolExecutionError,
+  ToolTimeoutError,
+  WorkflowCancelledError,
+} from "../../src/index.ts";
 import type { CheckpointMeta } from "../../src/loop/checkpoint.ts";
 import { WorkflowRunner } from "../../src/loop/runner.ts";
 import {
@@ -172,10 +178,53 @@ describe("MCP tools over stdio", () => {
       toolCall("respond", { message: "gave up" }),
     ]);
     await expect(outcome).resolves.toBe("gave up");
-    expect(results(messages)[0]).toBe(
-      "[ToolError] McpToolTimeoutError: 'hang' on MCP server 'orders' did not answer within 300 ms and was cancelled",
+    // The loop's tool timer (the tool's timeoutMs, the server's option): ToolTimeoutError, ADR 037.
+    expect(results(messages)[0]).toMatch(
+      /^\[ToolError\] ToolTimeoutError: 'hang' did not return within 300 ms/,
     );
     expect(await server.callTool("stats", {})).toMatchObject({ cancelled: 1 });
+  });
+
+  it("runs one timer per call: the tool's timeoutMs, not the server option it came from; the request is aborted when it fires", async () => {
+    const server = await stdioServer("orders", { timeoutMs: 300 });
+    const [hang] = server.toolDefs({ filter: ["hang"] });
+    expect(hang?.timeoutMs).toBe(300);
+    // The same tool given 1 200 ms: nothing else cuts the call at the server's 300 ms. With
+    // maxToolErrors 0 the run fails on the first tool error, carrying it as the cause.
+    const runner = new WorkflowRunner({
+      client: new ScriptedClient([toolCall("hang")]),
+      contextManager: createPassthrough(),
+      maxToolErrors: 0,
+    });
+    const workflow = defineWorkflow({
+      name: "mcp",
+      description: "One slow MCP tool",
+      tools: [{ ...(hang as ToolDef), timeoutMs: 1_200 }, respondTool()],
+      terminalTool: "respond",
+      systemPrompt: "Use the tools.",
+    });
+    const started = performance.now();
+    const failure = await runner.run(workflow, "Go").catch((caught: unknown) => caught);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1_150);
+    expect(failure).toBeInstanceOf(ToolExecutionError);
+    const cause = (failure as ToolExecutionError).cause;
+    expect(cause).toBeInstanceOf(ToolTimeoutError);
+    expect(cause).toBeInstanceOf(ForgeError);
+    expect(cause).toMatchObject({ toolName: "hang", timeoutMs: 1_200 });
+    // The tool's signal aborted the SDK request: the server was sent notifications/cancelled.
+    await expect.poll(() => server.callTool("stats", {}), { timeout: 5_000 }).toMatchObject({ cancelled: 1 });
+  });
+
+  it("bounds a direct callTool by its signal only", async () => {
+    const server = await stdioServer("orders", { timeoutMs: 300 });
+    const started = performance.now();
+    const error = await server
+      .callTool("hang", {}, { signal: AbortSignal.timeout(700) })
+      .catch((caught: unknown) => caught);
+    // The signal's reason, at the signal's time: no timer of the connection's cut it at 300 ms.
+    expect(error).toMatchObject({ name: "TimeoutError" });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(650);
+    await expect.poll(() => server.callTool("stats", {}), { timeout: 5_000 }).toMatchObject({ cancelled: 1 });
   });
 
   it("cancels a hung call with the run's signal: the server is told, the run ends cancelled", async () => {
