@@ -214,22 +214,28 @@ export function createObserverSet(
 }
 
 /**
- * Make one LLM call (`call`, which sends with `options`) and tell `observer` of it: a start before
- * it, an end with its answer or error, the usage the client reported through `options.onUsage`
- * (the caller's own `onUsage` still hears it) and the time it took. Without an observer, `call`.
+ * Make one LLM call (`call`, which sends with the options it is given) and tell `observer` of it:
+ * a start before it, an end with its answer or error, the usage the client reported through
+ * `onUsage` (the caller's own `onUsage` still hears it) and the time it took. `options` is left as
+ * it is: the call gets a copy with the observing `onUsage`. Without an observer, `call(options)`.
+ * @example
+ * await observeLLMCall(observer, (sendOptions) => client.send(wire, tools, sendOptions), { signal }, start);
  */
 export async function observeLLMCall(
   observer: Pick<ObserverSet, "onLLMCallStart" | "onLLMCallEnd"> | undefined,
-  call: () => Promise<LLMResponse>,
+  call: (options: SendOptions) => Promise<LLMResponse>,
   options: SendOptions,
   start: Omit<LLMCallStartEvent, "startedAt">,
 ): Promise<LLMResponse> {
-  if (observer === undefined) return call();
+  if (observer === undefined) return call(options);
   let usage: TokenUsage | null = null;
   const { onUsage } = options;
-  options.onUsage = (reported) => {
-    usage = reported;
-    onUsage?.(reported);
+  const observed: SendOptions = {
+    ...options,
+    onUsage: (reported) => {
+      usage = reported;
+      onUsage?.(reported);
+    },
   };
   const started: LLMCallStartEvent = { ...start, startedAt: performance.now() };
   observer.onLLMCallStart(started);
@@ -243,7 +249,7 @@ export async function observeLLMCall(
     });
   let response: LLMResponse;
   try {
-    response = await call();
+    response = await call(observed);
   } catch (error) {
     end(null, error);
     throw error;
