@@ -16,6 +16,7 @@ export type RunStateName =
   | "infer"
   | "validate"
   | "enforce"
+  | "approve"
   | "execute"
   | "awaitingApproval"
   | "cancelling"
@@ -72,9 +73,12 @@ export interface ToolCallEvent {
   attempt: number;
 }
 
-/** A tool call that returned (or threw, or timed out: `status` "error"). */
+/**
+ * A tool call that returned (or threw, or timed out: `status` "error"), or that a person denied
+ * (`status` "denied": it never ran, so no `onToolCall` came before; `attempt` 1, `durationMs` 0).
+ */
 export interface ToolResultEvent extends ToolCallEvent {
-  status: "ok" | "error" | "resolution_error";
+  status: "ok" | "error" | "resolution_error" | "denied";
   /** The TOOL_RESULT content the model gets. */
   content: string;
   durationMs: number;

@@ -107,7 +107,11 @@ export function createInferenceLogic(
       const deps = resolveDeps(source, parent);
       const context = (parent?.getSnapshot() as { context?: WorkflowContext } | undefined)?.context;
       const history = request.messages ?? historyOf(context);
-      await checkpointOf(deps.checkpoint, parent, "inference");
+      await checkpointOf(deps.checkpoint, parent, {
+        reason: "inference",
+        runId: context?.runId ?? "standalone",
+        iteration: context?.iteration ?? 0,
+      });
       signal.throwIfAborted();
       const client = clientOf(deps, request.client);
       const subset =
