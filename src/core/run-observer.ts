@@ -16,6 +16,7 @@ export type RunStateName =
   | "infer"
   | "validate"
   | "enforce"
+  | "approve"
   | "execute"
   | "awaitingApproval"
   | "cancelling"
@@ -72,9 +73,12 @@ export interface ToolCallEvent {
   attempt: number;
 }
 
-/** A tool call that returned (or threw, or timed out: `status` "error"). */
+/**
+ * A tool call that returned (or threw, or timed out: `status` "error"), or that a person denied
+ * (`status` "denied": it never ran, so no `onToolCall` came before; `attempt` 1, `durationMs` 0).
+ */
 export interface ToolResultEvent extends ToolCallEvent {
-  status: "ok" | "error" | "resolution_error";
+  status: "ok" | "error" | "resolution_error" | "denied";
   /** The TOOL_RESULT content the model gets. */
   content: string;
   durationMs: number;
@@ -214,22 +218,28 @@ export function createObserverSet(
 }
 
 /**
- * Make one LLM call (`call`, which sends with `options`) and tell `observer` of it: a start before
- * it, an end with its answer or error, the usage the client reported through `options.onUsage`
- * (the caller's own `onUsage` still hears it) and the time it took. Without an observer, `call`.
+ * Make one LLM call (`call`, which sends with the options it is given) and tell `observer` of it:
+ * a start before it, an end with its answer or error, the usage the client reported through
+ * `onUsage` (the caller's own `onUsage` still hears it) and the time it took. `options` is left as
+ * it is: the call gets a copy with the observing `onUsage`. Without an observer, `call(options)`.
+ * @example
+ * await observeLLMCall(observer, (sendOptions) => client.send(wire, tools, sendOptions), { signal }, start);
  */
 export async function observeLLMCall(
   observer: Pick<ObserverSet, "onLLMCallStart" | "onLLMCallEnd"> | undefined,
-  call: () => Promise<LLMResponse>,
+  call: (options: SendOptions) => Promise<LLMResponse>,
   options: SendOptions,
   start: Omit<LLMCallStartEvent, "startedAt">,
 ): Promise<LLMResponse> {
-  if (observer === undefined) return call();
+  if (observer === undefined) return call(options);
   let usage: TokenUsage | null = null;
   const { onUsage } = options;
-  options.onUsage = (reported) => {
-    usage = reported;
-    onUsage?.(reported);
+  const observed: SendOptions = {
+    ...options,
+    onUsage: (reported) => {
+      usage = reported;
+      onUsage?.(reported);
+    },
   };
   const started: LLMCallStartEvent = { ...start, startedAt: performance.now() };
   observer.onLLMCallStart(started);
@@ -243,7 +253,7 @@ export async function observeLLMCall(
     });
   let response: LLMResponse;
   try {
-    response = await call();
+    response = await call(observed);
   } catch (error) {
     end(null, error);
     throw error;

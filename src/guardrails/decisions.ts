@@ -288,7 +288,8 @@ export function countersAfterBatch(counters: GuardCounters, batchFailed: boolean
 export interface CallOutcome {
   callId?: string;
   tool: string;
-  status: "ok" | "resolution_error" | "error";
+  /** `denied`: a person denied the call (it never ran); like `resolution_error`, not a failure. */
+  status: "ok" | "resolution_error" | "error" | "denied";
   value?: unknown;
   errorName?: string;
   errorMessage?: string;

@@ -2,7 +2,7 @@
  * Where a run stops to wait for a person: the runner's actor settles with its output, or parks in
  * `awaitingApproval` (docs/decisions/017), and a resumed run's decisions are checked first.
  */
-import type { Snapshot } from "xstate";
+import { type Snapshot, waitFor } from "xstate";
 import {
   type ApprovalDecision,
   type ApprovalState,
@@ -10,7 +10,7 @@ import {
   isFullyDecided,
 } from "../core/approval.ts";
 import { ApprovalNotPendingError, ApprovalRunClosedError } from "../core/errors.ts";
-import type { WorkflowActor, WorkflowOutput } from "../machines/workflow.machine.ts";
+import type { WorkflowActor, WorkflowOutput, WorkflowSnapshot } from "../machines/workflow.machine.ts";
 import type { CheckpointHook } from "../machines/workflow-actors.ts";
 import type { WorkflowContext } from "../machines/workflow-context.ts";
 
@@ -45,43 +45,49 @@ export function assertDecisionsFit(
 
 /**
  * Start `actor`, send it `decisions` (a resumed run's), and settle once it reaches a final state
- * or parks in `awaitingApproval` with calls undecided. A parked actor's persisted snapshot is
- * handed to `checkpoint` (reason `awaiting_approval`), then the actor is stopped: nothing of the run
- * stays in this process. An error the actor fails with rejects.
+ * or parks in `awaitingApproval` with calls undecided (XState's `waitFor`, asked after the
+ * decisions are sent, so a restored parked snapshot is not taken for a new park). A parked actor's
+ * persisted snapshot is handed to `checkpoint` (reason `awaiting_approval`), then the actor is
+ * stopped: nothing of the run stays in this process. An error the actor fails with rejects.
  */
-export function settleOrPark(
+export async function settleOrPark(
   actor: WorkflowActor,
   decisions: readonly ApprovalDecision[],
   checkpoint: CheckpointHook | undefined,
 ): Promise<AttemptEnd> {
-  return new Promise<AttemptEnd>((resolve, reject) => {
-    let ready = false;
-    let parking = false;
-    const park = (snapshot: ReturnType<WorkflowActor["getSnapshot"]>) => {
-      const { approval } = snapshot.context;
-      if (!ready || parking || snapshot.status !== "active") return;
-      if (snapshot.value !== "awaitingApproval" || !approval || isFullyDecided(approval)) return;
-      parking = true;
-      subscription.unsubscribe();
-      const persisted = actor.getPersistedSnapshot();
-      const { runId, iteration } = snapshot.context;
-      // Stopped first: nothing of the run goes on in this process while the snapshot is stored.
-      actor.stop();
-      Promise.resolve(checkpoint?.(persisted, { reason: "awaiting_approval", runId, iteration })).then(
-        () => resolve({ kind: "parked", runId, approval, snapshot: persisted }),
-        reject,
-      );
-    };
-    const subscription = actor.subscribe({
-      next: park,
-      complete: () => {
-        if (!parking) resolve({ kind: "output", output: actor.getSnapshot().output as WorkflowOutput });
-      },
-      error: reject,
-    });
+  // Heard from before the start: an actor that fails as it starts (a snapshot that does not
+  // restore) would report its error as unhandled otherwise. `waitFor` finds it in the snapshot.
+  const heard = actor.subscribe({ error: () => {} });
+  let snapshot: WorkflowSnapshot;
+  try {
     actor.start();
     if (decisions.length > 0) actor.send({ type: "approval.decide", decisions: [...decisions] });
-    ready = true;
-    park(actor.getSnapshot());
-  });
+    snapshot = await settled(actor);
+  } finally {
+    heard.unsubscribe();
+  }
+  if (snapshot.status === "error") throw snapshot.error;
+  if (snapshot.status !== "active") return { kind: "output", output: snapshot.output as WorkflowOutput };
+  const persisted = actor.getPersistedSnapshot();
+  const { runId, iteration, approval } = snapshot.context;
+  // Stopped first: nothing of the run goes on in this process while the snapshot is stored.
+  actor.stop();
+  await checkpoint?.(persisted, { reason: "awaiting_approval", runId, iteration });
+  return { kind: "parked", runId, approval: approval as ApprovalState, snapshot: persisted };
+}
+
+/** The actor's snapshot once it is final, or parked with calls undecided. */
+async function settled(actor: WorkflowActor): Promise<WorkflowSnapshot> {
+  for (;;) {
+    await waitFor(actor, isSettledOrParked);
+    // Read again: `waitFor` resolves a tick later, and an event (a cancel) may have moved it on.
+    const snapshot = actor.getSnapshot();
+    if (isSettledOrParked(snapshot)) return snapshot;
+  }
+}
+
+function isSettledOrParked(snapshot: WorkflowSnapshot): boolean {
+  if (snapshot.status !== "active") return true;
+  const { approval } = snapshot.context;
+  return snapshot.value === "awaitingApproval" && approval != null && !isFullyDecided(approval);
 }

@@ -46,7 +46,7 @@ const workflowContextSchema = z.looseObject({
     z.looseObject({
       callId: z.string(),
       tool: z.string(),
-      status: z.enum(["ok", "resolution_error", "error"]),
+      status: z.enum(["ok", "resolution_error", "error", "denied"]),
       content: z.string(),
     }),
   ),
@@ -57,6 +57,7 @@ const workflowContextSchema = z.looseObject({
     .looseObject({ tier: count, servedBy: strings, switches: z.array(z.looseObject({ iteration: count })) })
     .optional(),
   approval: approvalStateSchema.nullable().optional(),
+  needsScreening: z.boolean().optional(),
   failure: z.looseObject({ kind: z.string() }).nullable(),
   checkpointSeq: count.optional(),
 });

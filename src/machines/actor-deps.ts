@@ -4,7 +4,6 @@
  */
 import type { AnyActorRef, Snapshot } from "xstate";
 import { WorkflowDefinitionError } from "../core/errors.ts";
-import type { WorkflowContext } from "./workflow-context.ts";
 
 /** Dependencies fixed when the logic is built, or looked up from the workflow actor a worker answers. */
 export type DepsSource<TDeps extends object> = TDeps | ((workflow: AnyActorRef) => TDeps);
@@ -40,14 +39,12 @@ export interface CheckpointPoint {
  */
 export type CheckpointHook = (snapshot: Snapshot<unknown>, point: CheckpointPoint) => Promise<void> | void;
 
-/** Take a checkpoint of the workflow actor `parent`, if a hook is set. */
+/** Take a checkpoint of the workflow actor `parent` at `point`, if a hook is set. */
 export async function checkpointOf(
   hook: CheckpointHook | undefined,
   parent: AnyActorRef | undefined,
-  reason: CheckpointReason,
-  callId?: string,
+  point: CheckpointPoint,
 ): Promise<void> {
   if (hook === undefined || parent === undefined) return;
-  const { runId, iteration } = (parent.getSnapshot() as { context: WorkflowContext }).context;
-  await hook(parent.getPersistedSnapshot(), { reason, runId, iteration, ...(callId && { callId }) });
+  await hook(parent.getPersistedSnapshot(), point);
 }

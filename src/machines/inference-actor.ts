@@ -107,7 +107,11 @@ export function createInferenceLogic(
       const deps = resolveDeps(source, parent);
       const context = (parent?.getSnapshot() as { context?: WorkflowContext } | undefined)?.context;
       const history = request.messages ?? historyOf(context);
-      await checkpointOf(deps.checkpoint, parent, "inference");
+      await checkpointOf(deps.checkpoint, parent, {
+        reason: "inference",
+        runId: context?.runId ?? "standalone",
+        iteration: context?.iteration ?? 0,
+      });
       signal.throwIfAborted();
       const client = clientOf(deps, request.client);
       const subset =
@@ -128,10 +132,10 @@ export function createInferenceLogic(
         ...(request.toolChoice !== undefined && tools !== undefined && { toolChoice: request.toolChoice }),
         ...((context?.config.toolConcurrency ?? 1) > 1 && tools !== undefined && { parallelToolCalls: true }),
       };
-      const call = () =>
+      const call = (sendOptions: SendOptions) =>
         deps.stream
-          ? collectStream(client.sendStream(messages, tools, options), deps.onChunk, signal)
-          : client.send(messages, tools, options);
+          ? collectStream(client.sendStream(messages, tools, sendOptions), deps.onChunk, signal)
+          : client.send(messages, tools, sendOptions);
       const position = { runId: runId ?? "standalone", iteration: context?.iteration ?? 0 };
       const started = {
         ...position,

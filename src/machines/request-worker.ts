@@ -101,9 +101,15 @@ export function fromRequests<TName extends string, TRequest, TOutput>(
      * history, which the workflow's context holds).
      */
     persistRequest?: (request: TRequest) => TRequest;
+    /**
+     * The request a restored worker runs again, from the one its snapshot kept and the parent it
+     * answers: for a parent whose state moved on while the request was in flight (the tools
+     * worker's batch, whose finished calls the workflow's context keeps). Absent: the kept one.
+     */
+    restoreRequest?: (request: TRequest, parent: AnyActorRef | undefined) => TRequest;
   } = {},
 ): RequestWorkerLogic<TRequest> {
-  const { persistRequest } = options;
+  const { persistRequest, restoreRequest } = options;
   const doneType = `${name}.done` as const;
   const errorType = `${name}.error` as const;
   // Answers only if this request is still the worker's current one and the worker still runs.
@@ -119,11 +125,15 @@ export function fromRequests<TName extends string, TRequest, TOutput>(
     settled.add(pending);
     self._parent?.send(answer);
   };
-  const launch = (self: WorkerRef<TRequest>, pending: PendingRequest<TRequest>) => {
+  // `restored`: the request comes from a restored snapshot (asked of `restoreRequest` here, where
+  // a failure answers like the handler's own, and the parent's snapshot is in place).
+  const launch = (self: WorkerRef<TRequest>, pending: PendingRequest<TRequest>, restored = false) => {
     const { signal } = controllerFor(self);
     let started: Promise<TOutput>;
     try {
-      started = handler(pending.request, signal, self._parent);
+      const request =
+        restored && restoreRequest ? restoreRequest(pending.request, self._parent) : pending.request;
+      started = handler(request, signal, self._parent);
     } catch (error) {
       started = Promise.reject(error);
     }
@@ -145,7 +155,7 @@ export function fromRequests<TName extends string, TRequest, TOutput>(
     }),
     start: (snapshot, { self, defer }) => {
       const { pending } = snapshot;
-      if (snapshot.status === "active" && pending) defer(() => launch(self, pending));
+      if (snapshot.status === "active" && pending) defer(() => launch(self, pending, true));
     },
     transition: (snapshot, event, { self, defer }) => {
       if (snapshot.status !== "active") return snapshot;

@@ -1,8 +1,10 @@
 /**
  * The workflow machine's tool worker: invoked once for the whole run and sent one batch per
- * iteration (see request-worker.ts). It screens the batch for approval, takes the checkpoints
- * around each call, runs the calls (one at a time or concurrently, docs/decisions/012) with their
- * timeouts, and turns every result or error into an outcome for the model.
+ * iteration (see request-worker.ts). It only executes: the batch comes screened for approval (the
+ * machine's `approve` step, docs/decisions/036) and everything it needs of the run comes with the
+ * request. It takes the checkpoints around each call, runs the calls (one at a time or
+ * concurrently, docs/decisions/012) with their timeouts, and turns every result or error into an
+ * outcome for the model.
  */
 import type { AnyActorRef } from "xstate";
 import {
@@ -22,11 +24,9 @@ import {
   type DepsSource,
   resolveDeps,
 } from "./actor-deps.ts";
-import { deniedOutcome, screenBatch } from "./approval-screen.ts";
 import { fromRequests } from "./request-worker.ts";
 import { type BatchSchedule, runBatch } from "./tool-batch.ts";
-import type { ToolOutcome, WorkflowContext } from "./workflow-context.ts";
-import type { ToolBatchOutput } from "./workflow-deps.ts";
+import type { ToolOutcome } from "./workflow-context.ts";
 
 /** What the tool-execution actor needs. */
 export interface ToolExecutionDeps {
@@ -44,42 +44,65 @@ export interface ToolExecutionDeps {
   observer?: ObserverSet;
 }
 
-/** One batch's request: the calls of the TOOL_CALL message just appended. */
+/**
+ * One batch's request: the calls of the TOOL_CALL message just appended, and what the worker
+ * needs of the run. Only `calls` is required; a worker used alone runs them as run `standalone`.
+ */
 export interface ToolExecutionRequest {
   calls: readonly ToolCallInfo[];
+  /** The run the calls belong to: their `ToolCallContext.runId` and idempotency keys. */
+  runId?: string;
+  /** LLM calls made so far: the checkpoints' `iteration`. */
+  iteration?: number;
+  /** How many calls run at once (`WorkflowConfig.toolConcurrency`); absent: 1. */
+  concurrency?: number;
+  /** A call's timeout in ms when its tool sets none (`WorkflowConfig.toolTimeoutMs`). */
+  timeoutMs?: number;
+  /**
+   * Calls already answered, each returned in its place and never run: those that finished before
+   * a restart, and those a person denied.
+   */
+  answered?: readonly ToolOutcome[];
+  /** How many times each call was started before (a batch resumed after a crash): its attempt is one more. */
+  started?: Readonly<Record<string, number>>;
 }
 
 /**
- * Run the calls of a batch: one at a time, or up to `config.toolConcurrency` at once, started in
+ * Run the calls of a batch: one at a time, or up to `request.concurrency` at once, started in
  * batch order, an `unsafe` tool always alone (docs/decisions/012); the outcomes come back in batch
  * order whatever order the calls finish in. Arguments are parsed with the tool's zod schema first
  * (a failure is reported like a throwing tool named ToolArgumentError). Tool errors become outcomes
- * for the model; a call past its timeout (the tool's `timeoutMs`, else `config.toolTimeoutMs`) is
+ * for the model; a call past its timeout (the tool's `timeoutMs`, else `request.timeoutMs`) is
  * answered with a ToolTimeoutError and its signal aborted; a return value that cannot be
  * serialized is a ToolOutputError. Each finished call is also sent to the workflow as
  * `tools.outcome`, so a run cancelled mid-batch keeps the results of the calls that did run. Once
  * the signal is aborted (the run was cancelled) no further call starts, and the batch resolves
  * with the calls that finished: one in flight at the abort counts if it still returns a value (a
  * tool that throws after the abort is taken to have been stopped by it, and is left out).
- * Checkpoints are taken one at a time, in the order they are asked for.
+ * Checkpoints are taken one at a time, in the order they are asked for. The worker answers
+ * `tools.done` with the outcomes in batch order (`ToolOutcome[]`, the answered calls in their
+ * places), or `tools.error`.
+ *
+ * `restoreRequest` rebuilds the batch in flight of a restored snapshot from the actor the worker
+ * answers (`createWorkflowMachine` rebuilds it from the workflow's context: the calls that
+ * finished, and how often each started, since the request was sent); absent, the kept request runs.
  */
-export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) {
+export function createToolExecutionLogic(
+  source: DepsSource<ToolExecutionDeps>,
+  options: {
+    restoreRequest?: (request: ToolExecutionRequest, parent: AnyActorRef | undefined) => ToolExecutionRequest;
+  } = {},
+) {
   return fromRequests(
     "tools",
-    async (request: ToolExecutionRequest, signal, parent): Promise<ToolBatchOutput> => {
+    async (request: ToolExecutionRequest, signal, parent): Promise<ToolOutcome[]> => {
       const deps = resolveDeps(source, parent);
       const { tools, checkpoint } = deps;
-      const { calls } = request;
-      // Asked once per batch: a batch resumed after its decisions (context.approval set) runs.
-      const screened = contextOf(parent);
-      if (screened && !screened.approval) {
-        const approval = await screenBatch(tools, calls, screened);
-        signal.throwIfAborted();
-        if (approval) return { approval };
-      }
-      await checkpointOf(checkpoint, parent, "tools");
-      const config = contextOf(parent)?.config;
-      const concurrency = config?.toolConcurrency ?? 1;
+      const { calls, answered = [], started = {} } = request;
+      const runId = request.runId ?? "standalone";
+      const position = { runId, iteration: request.iteration ?? 0 };
+      await checkpointOf(checkpoint, parent, { reason: "tools", ...position });
+      const concurrency = request.concurrency ?? 1;
       // Per-call bookkeeping (started, finished) reaches the workflow's context when it can matter:
       // for checkpoints, for unsafe tools, and for a batch a cancellation could cut short.
       const track = parent !== undefined && (checkpoint !== undefined || calls.length > 1);
@@ -89,24 +112,18 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
       // One checkpoint at a time, each snapshot taken when its turn comes (calls run concurrently);
       // none once the batch was cancelled or failed (a turn that comes after that is skipped).
       const checkpointInTurn = serially(async (reason: CheckpointReason, callId: string) => {
-        if (!halted.aborted) await checkpointOf(checkpoint, parent, reason, callId);
+        if (!halted.aborted) await checkpointOf(checkpoint, parent, { reason, ...position, callId });
       });
       const outcomes: (ToolOutcome | undefined)[] = new Array(calls.length);
       const runCall = async (index: number): Promise<void> => {
         const call = calls[index] as ToolCallInfo;
-        const context = contextOf(parent);
-        const finished = context?.outcomes.find((outcome) => outcome.callId === call.callId);
-        if (finished) {
-          // Finished before a restart: its result was checkpointed; never run it again.
-          outcomes[index] = finished;
+        const answer = answered.find((outcome) => outcome.callId === call.callId);
+        if (answer) {
+          // Finished before a restart (its result was checkpointed), or denied: never run it.
+          outcomes[index] = answer;
           return;
         }
-        const decision = context?.approval?.decisions.find((taken) => taken.callId === call.callId);
-        if (decision && !decision.approved) {
-          outcomes[index] = deniedOutcome(call, decision.reason);
-          return;
-        }
-        const attempt = (context?.started[call.callId] ?? 0) + 1;
+        const attempt = (started[call.callId] ?? 0) + 1;
         const tool = tools[call.name];
         const unsafe = tool?.effects === "unsafe";
         let outcome: ToolOutcome;
@@ -121,8 +138,7 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
             await checkpointInTurn("call_started", call.callId);
             if (halted.aborted) return;
           }
-          const runId = context?.runId ?? "standalone";
-          const timeoutMs = tool?.timeoutMs ?? config?.toolTimeoutMs;
+          const timeoutMs = tool?.timeoutMs ?? request.timeoutMs;
           const observed = { runId, callId: call.callId, tool: call.name, args: call.args, attempt };
           const startedAt = performance.now();
           deps.observer?.onToolCall(observed);
@@ -163,12 +179,8 @@ export function createToolExecutionLogic(source: DepsSource<ToolExecutionDeps>) 
       }
       return outcomes.filter((outcome): outcome is ToolOutcome => outcome !== undefined);
     },
+    options,
   );
-}
-
-/** The workflow context of the actor a worker answers, if it is one. */
-function contextOf(parent: AnyActorRef | undefined): WorkflowContext | undefined {
-  return (parent?.getSnapshot() as { context?: WorkflowContext } | undefined)?.context;
 }
 
 /** `task`, with each call waiting until the ones asked for before it have settled. */

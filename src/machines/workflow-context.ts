@@ -60,12 +60,16 @@ export interface WorkflowConfig extends GuardRules {
 /** How long a cancelled run waits for the tool call in flight by default: 5 s. */
 export const DEFAULT_CANCEL_GRACE_MS = 5_000;
 
-/** The outcome of one tool call of an executed batch. */
+/**
+ * The outcome of one tool call of an executed batch. `denied`: a person denied the call and it
+ * never ran (docs/decisions/036); like `resolution_error`, no step is recorded and no tool error
+ * counted.
+ */
 export interface ToolOutcome {
   callId: string;
   tool: string;
   args: Record<string, unknown>;
-  status: "ok" | "resolution_error" | "error";
+  status: "ok" | "resolution_error" | "error" | "denied";
   /** The TOOL_RESULT content sent to the model. */
   content: string;
   /** The tool's return value (JSON-compatible) when status is "ok". */
@@ -136,6 +140,11 @@ export interface WorkflowContext extends GuardCounters {
    * older than approval (none waits).
    */
   approval?: ApprovalState | null;
+  /**
+   * The accepted batch names a tool that declares `needsApproval`: it goes through the `approve`
+   * step before it runs (set with each enforcement decision while the run has such batches).
+   */
+  needsScreening?: boolean;
   /** Result of the terminal tool once it succeeded. */
   result: unknown;
   failure: WorkflowFailure | null;

@@ -4,7 +4,7 @@
  */
 import type { AnyActorRef } from "xstate";
 import type { ThresholdEvent } from "../context/context-manager.ts";
-import type { ApprovalDecision, ApprovalState } from "../core/approval.ts";
+import type { ApprovalDecision } from "../core/approval.ts";
 import type { Message } from "../core/messages.ts";
 import type { ReasoningReplay } from "../core/reasoning-replay.ts";
 import type { CompactionMeasure, ObserverSet } from "../core/run-observer.ts";
@@ -99,15 +99,11 @@ export interface WorkflowMachineDeps {
 export type WorkflowDepsLookup = (workflow: AnyActorRef) => WorkflowMachineDeps;
 
 /**
- * What the tools worker answers a batch with: the calls' outcomes in batch order, or, when calls
- * of the batch wait for a person, the approval request (nothing of the batch ran).
- */
-export type ToolBatchOutput = ToolOutcome[] | { approval: ApprovalState };
-
-/**
  * Events the workflow actor accepts: `workflow.cancel` and `approval.decide` from outside (a
  * decision's call must be pending and undecided: check with `decideApprovals` first), and the
  * answers of its two request workers (`inference.*`, `tools.*`), which only those workers send.
+ * `tools.done` carries the batch's outcomes in batch order (the approval screen answers with its
+ * own done event: it is an invoked actor of the `approve` state).
  */
 export type WorkflowEvent =
   | { type: "workflow.cancel" }
@@ -116,7 +112,7 @@ export type WorkflowEvent =
   | { type: "inference.error"; error: unknown }
   | { type: "tools.started"; callId: string }
   | { type: "tools.outcome"; outcome: ToolOutcome }
-  | { type: "tools.done"; output: ToolBatchOutput }
+  | { type: "tools.done"; output: ToolOutcome[] }
   | { type: "tools.error"; error: unknown };
 
 /** What a finished workflow actor reports. */

@@ -7,7 +7,8 @@
 import type { ThresholdEvent } from "../context/context-manager.ts";
 import { appendMessages } from "../core/history.ts";
 import { createMessage, type Message, MessageRole, MessageType } from "../core/messages.ts";
-import type { ToolSpec } from "../core/tools.ts";
+import type { ToolResultEvent } from "../core/run-observer.ts";
+import type { ToolDef, ToolSpec } from "../core/tools.ts";
 import type { LLMResponse, ToolCall } from "../core/types.ts";
 import {
   batchFailed,
@@ -25,6 +26,8 @@ import { type RejectDecision, rejectionReplies } from "../guardrails/replies.ts"
 import { argMatchedTools, pendingSteps, recordStep, type StepProgress } from "../guardrails/step-state.ts";
 import { type ActiveTools, chooseActiveTools, toolsOutsideSteps } from "../guardrails/tool-subset.ts";
 import { contextWarningNudge } from "../prompts/nudges.ts";
+import { type ApprovalScreenRequest, deniedOutcomes, mayNeedApproval } from "./approval-screen.ts";
+import type { ToolExecutionRequest } from "./workflow-actors.ts";
 import type { ToolOutcome, WorkflowContext, WorkflowFailure } from "./workflow-context.ts";
 import * as build from "./workflow-messages.ts";
 
@@ -180,6 +183,62 @@ function countersOf(counters: GuardCounters): GuardCounters {
 /** Append messages; `appended` tells `reportAppended` how many to report. */
 function append(context: WorkflowContext, added: Message[]): ContextUpdate {
   return { messages: appendMessages(context.messages, added), appended: added.length };
+}
+
+/**
+ * Whether the accepted batch goes through the `approve` step: some call names a tool that
+ * declares `needsApproval`. Left out of the context until a batch of the run needs it.
+ */
+export function noteScreening(
+  context: WorkflowContext,
+  tools: Readonly<Record<string, ToolDef>> | undefined,
+): ContextUpdate {
+  const screen = mayNeedApproval(
+    decidedCalls(context).map((call) => call.tool),
+    tools,
+  );
+  return screen || context.needsScreening ? { needsScreening: screen } : {};
+}
+
+/** What the approval screen is asked about: the batch just appended, in its run. */
+export function screenRequest(context: WorkflowContext): ApprovalScreenRequest {
+  return { runId: context.runId, messages: context.messages, calls: build.openCalls(context.messages) };
+}
+
+/**
+ * The tools worker's request for the batch just appended: the calls and what the worker needs of
+ * the run. The calls already answered (finished before a restart, or denied by a person) come
+ * with their outcomes, and a restarted batch with how often each call started.
+ */
+export function toolRequest(context: WorkflowContext): ToolExecutionRequest {
+  const { config, outcomes, started } = context;
+  const denied = deniedOutcomes(context.approval).filter(
+    (outcome) => !outcomes.some((kept) => kept.callId === outcome.callId),
+  );
+  const answered = [...outcomes, ...denied];
+  return {
+    calls: build.openCalls(context.messages),
+    runId: context.runId,
+    iteration: context.iteration,
+    ...(config.toolConcurrency !== undefined && { concurrency: config.toolConcurrency }),
+    ...(config.toolTimeoutMs !== undefined && { timeoutMs: config.toolTimeoutMs }),
+    ...(answered.length > 0 && { answered }),
+    ...(Object.keys(started).length > 0 && { started }),
+  };
+}
+
+/** What observers are told of the calls a person denied (`onToolResult`, status `denied`). */
+export function deniedToolResults(context: WorkflowContext): ToolResultEvent[] {
+  return deniedOutcomes(context.approval).map((outcome) => ({
+    runId: context.runId,
+    callId: outcome.callId,
+    tool: outcome.tool,
+    args: outcome.args,
+    attempt: 1,
+    status: "denied",
+    content: outcome.content,
+    durationMs: 0,
+  }));
 }
 
 /** Text that was not a usable call: the text, then the retry nudge (user channel). */

@@ -1,10 +1,10 @@
 /**
- * The guarded agentic loop as a statechart: compact → infer → validate → enforce → execute,
- * looping until a terminal tool succeeds, with final states done / failed / cancelled
+ * The guarded agentic loop as a statechart: compact → infer → validate → enforce → (approve) →
+ * execute, looping until a terminal tool succeeds, with final states done / failed / cancelled
  * (and responded, for the proxy's inference-only front half).
  */
-import { type ActorRefFrom, and, assign, type SnapshotFrom, sendTo, setup } from "xstate";
-import { decideApprovals, isFullyDecided } from "../core/approval.ts";
+import { type ActorRefFrom, type AnyActorRef, and, assign, type SnapshotFrom, sendTo, setup } from "xstate";
+import { type ApprovalState, decideApprovals, isFullyDecided } from "../core/approval.ts";
 import type { Message } from "../core/messages.ts";
 import { resolveRank } from "../core/rank.ts";
 import type { RunStateName } from "../core/run-observer.ts";
@@ -13,10 +13,13 @@ import type { Decision } from "../guardrails/decisions.ts";
 import { buildRetryNudge } from "../guardrails/response-validator.ts";
 import { stepSummaryHint } from "../guardrails/step-state.ts";
 import {
+  type ApprovalScreenDeps,
+  createApprovalScreenLogic,
   createInferenceLogic,
   createToolExecutionLogic,
   type InferenceDeps,
   type ToolExecutionDeps,
+  type ToolExecutionRequest,
 } from "./workflow-actors.ts";
 import {
   createWorkflowContext,
@@ -32,7 +35,6 @@ import type {
   WorkflowMachineDeps,
   WorkflowOutput,
 } from "./workflow-deps.ts";
-import { openCalls } from "./workflow-messages.ts";
 import * as update from "./workflow-updates.ts";
 
 export type {
@@ -47,7 +49,8 @@ export type {
  * Build the workflow statechart for a client, a context manager and a tool set, or, given a
  * lookup, once for many actors that each find their own deps (the same statechart either way).
  *
- * Each pass: compact → infer → validate → enforce → execute → review. What happens next is
+ * Each pass: compact → infer → validate → enforce → execute → review, through `approve` first when
+ * a call of the batch names a tool that declares `needsApproval`. What happens next is
  * decided once per pass by the decision core (guardrails/decisions.ts) into `context.decision`;
  * the states branch on its kind, the actions apply it (workflow-updates.ts).
  * @throws RankConflictError when the deps name `rank` and its deprecated alias `priority` with
@@ -74,8 +77,12 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
         (workflow) => derived(depsOf(workflow), inferenceDepsCache, inferenceDepsOf),
         { historyInParent: true },
       ),
-      executeTools: createToolExecutionLogic((workflow) =>
-        derived(depsOf(workflow), toolDepsCache, toolExecutionDepsOf),
+      executeTools: createToolExecutionLogic(
+        (workflow) => derived(depsOf(workflow), toolDepsCache, toolExecutionDepsOf),
+        { restoreRequest: restoredToolRequest },
+      ),
+      screenApproval: createApprovalScreenLogic((workflow) =>
+        derived(depsOf(workflow), screenDepsCache, approvalScreenDepsOf),
       ),
     },
     delays: {
@@ -85,7 +92,8 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       decided: ({ context }, params: { kind: Decision["kind"] }) => context.decision?.kind === params.kind,
       iterationsExhausted: ({ context }) => context.iteration >= context.config.maxIterations,
       isInferenceOnly: ({ context }) => context.config.inferenceOnly,
-      awaitsApproval: ({ event }) => event.type === "tools.done" && !Array.isArray(event.output),
+      needsScreening: ({ context }) => context.needsScreening === true,
+      awaitsApproval: (_, params: { approval: ApprovalState | null }) => params.approval !== null,
       approvalDecided: ({ context }) => context.approval != null && isFullyDecided(context.approval),
     },
     actions: {
@@ -125,7 +133,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       })),
       requestTools: sendTo("executeTools", ({ context }) => ({
         type: "request" as const,
-        request: { calls: openCalls(context.messages) },
+        request: update.toolRequest(context),
       })),
       // Aborts the tools' signal; the batch still answers with the calls that finished.
       abortTools: sendTo("executeTools", { type: "abort" as const }),
@@ -133,6 +141,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
         update.decideOnResponse(context, responseOf(event), depsOf(self).toolSpecs),
       ),
       decideOnEnforcement: assign(({ context }) => update.decideOnEnforcement(context)),
+      noteScreening: assign(({ context, self }) => update.noteScreening(context, depsOf(self).tools)),
       appendRetry: assign(({ context, self }) => {
         const raw = context.decision?.kind === "retry" ? context.decision.raw : "";
         return update.appendRetry(
@@ -150,8 +159,8 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
       ),
       recordBatch: assign(({ context, event }) => update.recordBatch(context, outcomesOf(event))),
       keepBatchOutcomes: assign(({ event }) => ({ outcomes: outcomesOf(event) })),
-      keepApprovalRequest: assign(({ event }) => ({
-        approval: event.type === "tools.done" && !Array.isArray(event.output) ? event.output.approval : null,
+      keepApprovalRequest: assign((_, params: { approval: ApprovalState | null }) => ({
+        approval: params.approval,
       })),
       keepDecisions: assign(({ context, event }) =>
         event.type === "approval.decide" && context.approval
@@ -174,6 +183,12 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
           onMessage?.(message);
           observer?.onMessage(message, position);
         }
+      },
+      // Denied calls never reach the tools worker's observer hooks: told here, as they are decided.
+      reportDenied: ({ context, self }) => {
+        const { observer } = depsOf(self);
+        if (!observer) return;
+        for (const result of update.deniedToolResults(context)) observer.onToolResult(result);
       },
       reportState: ({ context, self }, params: { state: RunStateName }) => {
         depsOf(self).observer?.onState({
@@ -234,7 +249,7 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
             actions: ["appendRejection", "reportAppended"],
           },
           { guard: and([decided("accept"), "isInferenceOnly"]), target: "responded" },
-          { guard: decided("accept"), target: "enforce", actions: "decideOnEnforcement" },
+          { guard: decided("accept"), target: "enforce", actions: ["decideOnEnforcement", "noteScreening"] },
           { target: "failed", actions: ["failWithDecision", "reportAppended"] },
         ],
       },
@@ -243,6 +258,11 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
           "A premature terminal call or unmet prerequisites reject the batch with a nudge; an exhausted budget fails the run.",
         entry: reported("enforce"),
         always: [
+          {
+            guard: and([decided("execute"), "needsScreening"]),
+            target: "approve",
+            actions: ["appendToolCall", "reportAppended"],
+          },
           { guard: decided("execute"), target: "execute", actions: ["appendToolCall", "reportAppended"] },
           { guard: decided("premature"), target: "compact", actions: ["appendRejection", "reportAppended"] },
           {
@@ -253,26 +273,42 @@ export function createWorkflowMachine(deps: WorkflowMachineDeps | WorkflowDepsLo
           { target: "failed", actions: "failWithDecision" },
         ],
       },
+      approve: {
+        description:
+          "The batch names a tool that declares needsApproval: the approval screen asks which calls wait for a person. Some do: the run waits in awaitingApproval before any call of the batch runs; none do: the batch runs.",
+        entry: reported("approve"),
+        invoke: {
+          id: "screenApproval",
+          src: "screenApproval",
+          input: ({ context }) => update.screenRequest(context),
+          onDone: [
+            {
+              guard: { type: "awaitsApproval", params: ({ event }) => ({ approval: event.output }) },
+              target: "awaitingApproval",
+              actions: { type: "keepApprovalRequest", params: ({ event }) => ({ approval: event.output }) },
+            },
+            { target: "execute" },
+          ],
+          onError: { target: "failed", actions: actorFailure("tools") },
+        },
+      },
       execute: {
         description:
-          "Run the batch through the tools worker; outcomes are kept as calls finish, then recorded with the batch.",
+          "Run the batch through the tools worker (denied calls answered in place); outcomes are kept as calls finish, then recorded with the batch.",
         entry: [reported("execute"), "requestTools"],
         on: {
           "tools.started": { actions: "markStarted" },
           "tools.outcome": { actions: "keepOutcome" },
-          "tools.done": [
-            { guard: "awaitsApproval", target: "awaitingApproval", actions: "keepApprovalRequest" },
-            { target: "review", actions: ["recordBatch", "clearApproval", "reportAppended"] },
-          ],
+          "tools.done": { target: "review", actions: ["recordBatch", "clearApproval", "reportAppended"] },
           "tools.error": { target: "failed", actions: actorFailure("tools") },
           "workflow.cancel": { target: "cancelling" },
         },
       },
       awaitingApproval: {
         description:
-          "Calls of the batch wait for a person (their tools' needsApproval); nothing of the batch ran. The runner ends its attempt here with the pending calls and a snapshot; once every pending call is decided (approval.decide), the batch runs: approved calls as usual, denied ones answered with the reason.",
+          "Calls of the batch wait for a person (their tools' needsApproval); nothing of the batch ran. The runner ends its attempt here with the pending calls and a snapshot; once every pending call is decided (approval.decide), the batch runs: approved calls as usual, denied ones answered with the reason (status denied, told to observers now).",
         entry: reported("awaitingApproval"),
-        always: { guard: "approvalDecided", target: "execute" },
+        always: { guard: "approvalDecided", target: "execute", actions: "reportDenied" },
         on: {
           "approval.decide": { actions: "keepDecisions" },
         },
@@ -352,6 +388,7 @@ const DEPS_OWNER = "WorkflowMachineDeps";
 
 const inferenceDepsCache = new WeakMap<WorkflowMachineDeps, InferenceDeps>();
 const toolDepsCache = new WeakMap<WorkflowMachineDeps, ToolExecutionDeps>();
+const screenDepsCache = new WeakMap<WorkflowMachineDeps, ApprovalScreenDeps>();
 
 function derived<T>(
   deps: WorkflowMachineDeps,
@@ -401,6 +438,21 @@ function toolExecutionDepsOf(deps: WorkflowMachineDeps): ToolExecutionDeps {
   };
 }
 
+/** What the approval screen needs of a run's deps. */
+function approvalScreenDepsOf(deps: WorkflowMachineDeps): ApprovalScreenDeps {
+  return { tools: deps.tools ?? {} };
+}
+
+/**
+ * The batch in flight of a restored snapshot, rebuilt from the workflow's context: the calls that
+ * finished and how often each started since the request was sent (a snapshot of version 4 or
+ * older kept only the calls). Without a workflow parent, the kept request.
+ */
+function restoredToolRequest(request: ToolExecutionRequest, parent: AnyActorRef | undefined) {
+  const context = (parent?.getSnapshot() as { context?: WorkflowContext } | undefined)?.context;
+  return context ? update.toolRequest(context) : request;
+}
+
 /** The entry action that tells the run's observers the state was entered. */
 function reported(state: RunStateName) {
   return { type: "reportState" as const, params: { state } };
@@ -414,7 +466,7 @@ function actorFailure(source: "inference" | "tools") {
   return [
     {
       type: "failFromActor" as const,
-      params: ({ event }: { event: WorkflowEvent }) => ({ source, error: errorOf(event) }),
+      params: ({ event }: { event: object }) => ({ source, error: errorOf(event) }),
     },
     "reportActorError" as const,
   ];
@@ -424,10 +476,10 @@ function responseOf(event: WorkflowEvent): LLMResponse {
   return event.type === "inference.done" ? event.output : { content: "" };
 }
 
-function errorOf(event: WorkflowEvent): unknown {
+function errorOf(event: object): unknown {
   return "error" in event ? event.error : undefined;
 }
 
 function outcomesOf(event: WorkflowEvent): ToolOutcome[] {
-  return event.type === "tools.done" && Array.isArray(event.output) ? event.output : [];
+  return event.type === "tools.done" ? event.output : [];
 }

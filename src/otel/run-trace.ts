@@ -180,6 +180,8 @@ export class RunTrace {
   }
 
   toolResult(event: ToolResultEvent): void {
+    // A denied call never ran, so no toolCall opened its span: it gets one here, ended at once.
+    if (event.status === "denied" && !this.#tools.has(event.callId)) this.toolCall(event);
     const open = this.#tools.get(event.callId);
     this.#tools.delete(event.callId);
     this.#results.set(event.callId, event.content);
@@ -192,7 +194,8 @@ export class RunTrace {
         [OpenInference.OUTPUT_VALUE]: event.content,
       });
     }
-    if (event.status !== "ok") {
+    // A denial is a person's decision, not a failure of the tool: its span is not an error.
+    if (event.status !== "ok" && event.status !== "denied") {
       span.setStatus({ code: SpanStatusCode.ERROR, message: event.content.slice(0, 200) });
       span.setAttribute(GenAi.ERROR_TYPE, event.status);
     }

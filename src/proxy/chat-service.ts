@@ -12,7 +12,7 @@ import { serializeHistory } from "../core/messages.ts";
 import { applyReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
 import { createObserverSet, observeLLMCall } from "../core/run-observer.ts";
 import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
-import type { LLMClient, LLMResponse, SendOptions, ToolCall } from "../core/types.ts";
+import type { LLMClient, LLMResponse, ToolCall } from "../core/types.ts";
 import type { RetryBounds } from "../guardrails/bounded-retry.ts";
 import type { CallLoopRules } from "../guardrails/call-loop.ts";
 import { checkPermission, type PermissionPolicy } from "../guardrails/permission-policy.ts";
@@ -309,11 +309,10 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       observer?.onCompaction({ ...position, before: request.messages, after: messages });
     }
     const wire = serializeHistory(messages, client.apiFormat);
-    const sendOptions: SendOptions = { signal };
     const response = await observeLLMCall(
       observer,
-      () => client.send(wire, undefined, sendOptions),
-      sendOptions,
+      (sendOptions) => client.send(wire, undefined, sendOptions),
+      { signal },
       { ...position, messages: wire, tools: undefined },
     );
     return answerFromResponse(response, {

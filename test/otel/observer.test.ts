@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SpanKind } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import {
   AggregationTemporality,
   InMemoryMetricExporter,
@@ -261,6 +261,47 @@ describe("otelObserver across a parked and resumed run", () => {
       "forge.approval.approved": approval.pending.length,
       "forge.approval.denied": 0,
     });
+  });
+
+  it("gives a denied call an execute_tool span with forge.tool.status denied, not an error", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "forge-otel-"));
+    dirs.push(dir);
+    const { spans, tracer, meter } = telemetry();
+    const observer = otelObserver({ tracer, meter, recordContent: true });
+    const runnerWith = (script: ReturnType<typeof paymentsScript>) =>
+      new WorkflowRunner({
+        client: new ScriptedClient(script),
+        contextManager: createPassthrough(),
+        observers: [observer],
+      });
+    const parked = (await runnerWith(paymentsScript().slice(0, 1))
+      .run(paymentsWorkflow(dir), "Pay B2 250", { runId: "pay-2" })
+      .catch((error: unknown) => error)) as AwaitingApprovalError;
+    const transfer = parked.approval.pending.find((call) => call.tool === "transfer")?.callId;
+    await runnerWith(paymentsScript().slice(1)).resume(paymentsWorkflow(dir), parked.snapshot, {
+      meta: parked.meta,
+      decisions: parked.approval.pending.map(({ callId }) => ({
+        callId,
+        approved: callId !== transfer,
+        reason: "over the limit",
+      })),
+    });
+    const tools = byStart(spans.getFinishedSpans()).filter((span) => span.name.startsWith("execute_tool"));
+    expect(tools.map((span) => [span.name, span.attributes["forge.tool.status"]])).toEqual([
+      ["execute_tool transfer", "denied"],
+      ["execute_tool lookup", "ok"],
+      ["execute_tool notify", "ok"],
+      ["execute_tool finish", "ok"],
+    ]);
+    const denied = tools[0] as ReadableSpan;
+    expect(denied.attributes["gen_ai.tool.call.id"]).toBe(transfer);
+    expect(denied.attributes["gen_ai.tool.call.result"]).toContain("[ApprovalDenied]");
+    expect(denied.status.code).not.toBe(SpanStatusCode.ERROR);
+    expect(denied.attributes["error.type"]).toBeUndefined();
+    const resumed = byStart(spans.getFinishedSpans()).filter((span) =>
+      span.name.startsWith("invoke_agent"),
+    )[1];
+    expect(parentOf(denied)).toBe(resumed?.spanContext().spanId);
   });
 
   it("continues a stored traceparent given by parentOf (another process's run)", async () => {
