@@ -5,6 +5,7 @@
 import type { ToolCall } from "../../core/types.ts";
 import { readToolCalls } from "./call-shape.ts";
 import { tryParseJson } from "./json-scan.ts";
+import { markedBlocks } from "./marked-blocks.ts";
 import { ABSENT, found, garbled, type RescueOutcome } from "./outcome.ts";
 import { parseQwenCoder } from "./qwen-coder.ts";
 
@@ -28,17 +29,11 @@ export function parseHermes(text: string): RescueOutcome {
   if (!text.includes(OPEN)) return ABSENT;
   const calls: ToolCall[] = [];
   const textValued: number[] = [];
-  let position = text.indexOf(OPEN);
-  while (position !== -1) {
-    const bodyStart = position + OPEN.length;
-    const close = text.indexOf(CLOSE, bodyStart);
-    const nextOpen = text.indexOf(OPEN, bodyStart);
-    const bodyEnd = close !== -1 && (nextOpen === -1 || close < nextOpen) ? close : nextOpen;
-    const block = readBlock(text.slice(bodyStart, bodyEnd === -1 ? text.length : bodyEnd));
+  for (const body of markedBlocks(text, OPEN, CLOSE)) {
+    const block = readBlock(body);
     if (block.status !== "found") return block.status === "garbled" ? block : garbled("an empty <tool_call>");
     for (const index of block.textValued ?? []) textValued.push(calls.length + index);
     calls.push(...block.calls);
-    position = nextOpen;
   }
   return found(calls, textValued);
 }

@@ -6,6 +6,7 @@
 import type { ToolCall } from "../../core/types.ts";
 import { readToolCalls } from "./call-shape.ts";
 import { tryParseJson } from "./json-scan.ts";
+import { markedBlocks } from "./marked-blocks.ts";
 import { ABSENT, found, garbled, type RescueOutcome } from "./outcome.ts";
 import { readCallList, skipSpace } from "./python-literal.ts";
 
@@ -26,16 +27,10 @@ const CLOSE = "<|tool_call_end|>";
 export function parseLfm2(text: string): RescueOutcome {
   if (!text.includes(OPEN)) return ABSENT;
   const calls: ToolCall[] = [];
-  let position = text.indexOf(OPEN);
-  while (position !== -1) {
-    const bodyStart = position + OPEN.length;
-    const close = text.indexOf(CLOSE, bodyStart);
-    const nextOpen = text.indexOf(OPEN, bodyStart);
-    const bodyEnd = close !== -1 && (nextOpen === -1 || close < nextOpen) ? close : nextOpen;
-    const block = readBlock(text.slice(bodyStart, bodyEnd === -1 ? text.length : bodyEnd).trim());
+  for (const body of markedBlocks(text, OPEN, CLOSE)) {
+    const block = readBlock(body.trim());
     if (block.status !== "found") return block.status === "garbled" ? block : garbled(`an empty ${OPEN}`);
     calls.push(...block.calls);
-    position = nextOpen;
   }
   return found(calls);
 }

@@ -5,6 +5,7 @@
 import type { TemplateCallFormat } from "../chat-template.ts";
 import { isJsonObject } from "./call-shape.ts";
 import { tryParseJson } from "./json-scan.ts";
+import { markedBlocks } from "./marked-blocks.ts";
 import { ABSENT, found, garbled, type RescueOutcome } from "./outcome.ts";
 
 /**
@@ -21,17 +22,10 @@ export function parseTemplateCalls(text: string, format: TemplateCallFormat): Re
   const { open, close } = format;
   if (open.length === 0 || !text.includes(open)) return ABSENT;
   const calls = [];
-  let position = text.indexOf(open);
-  while (position !== -1) {
-    const bodyStart = position + open.length;
-    const nextOpen = text.indexOf(open, bodyStart);
-    const closeAt = close.length > 0 ? text.indexOf(close, bodyStart) : -1;
-    const bodyEnd = closeAt !== -1 && (nextOpen === -1 || closeAt < nextOpen) ? closeAt : nextOpen;
-    const body = text.slice(bodyStart, bodyEnd === -1 ? text.length : bodyEnd).trim();
-    const call = readCall(body, format);
+  for (const body of markedBlocks(text, open, close)) {
+    const call = readCall(body.trim(), format);
     if (typeof call === "string") return garbled(call);
     calls.push(call);
-    position = nextOpen;
   }
   return found(calls);
 }
