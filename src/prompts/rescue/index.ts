@@ -17,6 +17,7 @@ import { parsePythonTag } from "./python-tag.ts";
 import { parsePythonic } from "./pythonic.ts";
 import { parseQwenCoder } from "./qwen-coder.ts";
 import { parseRehearsal } from "./rehearsal.ts";
+import { parseShownCalls } from "./shown-call.ts";
 import { parseTemplateCalls } from "./template-calls.ts";
 import { stripThinking } from "./thinking.ts";
 import { parseToolCode } from "./tool-code.ts";
@@ -41,8 +42,9 @@ export interface RescueOptions {
 
 /**
  * Parsers in the order they are tried (ADR 010): special-token markers first, then the rehearsal
- * form, then code fences (```tool_code, then JSON fences), then the marker-less formats — pythonic
- * calls of known tools starting a line, then bare JSON.
+ * form, then code fences (```tool_code, then JSON fences), then the marker-less formats — the
+ * `name({json})` form a step nudge shows, pythonic calls of known tools starting a line, then bare
+ * JSON.
  */
 const RESCUE_PARSERS: readonly RescueParser[] = [
   parseHermes,
@@ -55,6 +57,7 @@ const RESCUE_PARSERS: readonly RescueParser[] = [
   parseRehearsal,
   parseToolCode,
   parseFenced,
+  parseShownCalls,
   parsePythonic,
   parseJsonCalls,
 ];
@@ -67,8 +70,9 @@ const RESCUE_PARSERS: readonly RescueParser[] = [
  * Qwen/Hermes `<tool_call>`, Mistral `[TOOL_CALLS]` (`[{…}]`, `name[ARGS]{json}`, `name{json}`),
  * Qwen-Coder `<function=…>` XML, Llama `<|python_tag|>`, LFM2 `<|tool_call_start|>`, gpt-oss
  * harmony `to=functions.name … {json}`, FunctionGemma `call:name{k:<escape>v<escape>}`, Gemma's
- * ```tool_code fences, and pythonic calls `[name(k="v"), …]` (Llama 3.2, LFM2) — the last two
- * without any marker only for names in `toolNames`, so prose that mentions `f(x)` is not a call.
+ * ```tool_code fences, the `name({json})` form a step nudge shows the model (ADR 025), and pythonic
+ * calls `[name(k="v"), …]` (Llama 3.2, LFM2) — the last three without any marker only for names in
+ * `toolNames` and at the start of a line, so prose that mentions `f(x)` is not a call.
  * `<think>` and `[THINK]` blocks are ignored. The first format present in the text decides (in
  * the order of ADR 010) and all of its calls are returned, in order.
  *
