@@ -38,8 +38,15 @@ export async function callWorkflow(call: WorkflowCall): Promise<WorkflowToolResu
   // send every progress notification before the answer (a client drops progress after the result).
   await new Promise((resolve) => setImmediate(resolve));
   await Promise.all(sent);
+  // The SDK's client runs a progress handler a microtask after reading the notification, but
+  // forgets the call's progress handler as soon as it reads the answer: a notification read in the
+  // same chunk as the answer is dropped. A short pause lets the last one leave on its own.
+  if (sent.length > 0) await new Promise((resolve) => setTimeout(resolve, PROGRESS_FLUSH_MS));
   return result;
 }
+
+/** How long the answer waits after the last progress notification (see `callWorkflow`). */
+const PROGRESS_FLUSH_MS = 20;
 
 async function runCall(call: WorkflowCall, sent: Promise<void>[]): Promise<WorkflowToolResult> {
   const { workflow, runner, signal, args } = call;
