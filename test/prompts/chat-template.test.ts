@@ -97,3 +97,41 @@ describe("the rescue with a template's call format", () => {
     expect(rescueToolCall(text, names, { callFormat: formatOf("qwen2.5-coder-1.5b.jinja") })).toBeNull();
   });
 });
+
+describe("the template's doubled braces without its markers (the real 1.5B)", () => {
+  const captured = JSON.parse(
+    readFileSync(
+      join(import.meta.dirname, "../fixtures/real-model/qwen2.5-coder-1.5b-unmarked-calls.json"),
+      "utf8",
+    ),
+  ) as { tools: string[]; outputs: { content: string }[] };
+
+  it("reads the calls the 1.5B wrote in <tools> tags and bare, one brace pair dropped", () => {
+    const callFormat = formatOf("qwen2.5-coder-1.5b.jinja");
+    const [inTools, bare] = captured.outputs.map((output) =>
+      rescueToolCall(output.content, captured.tools, { callFormat }),
+    );
+    expect(inTools?.map((call) => call.tool)).toEqual(["get_weather", "report_weather"]);
+    expect(inTools?.[0]?.args).toEqual({ city: "Lisbon" });
+    expect(bare).toEqual([
+      {
+        tool: "report_weather",
+        args: { city: "Lisbon", summary: "Temperature is 20 degrees Celsius, and the conditions are sunny." },
+      },
+    ]);
+    // Without the template's format the same text is no call.
+    expect(rescueToolCall(captured.outputs[1]?.content ?? "", captured.tools)).toBeNull();
+  });
+
+  it("reads no bare doubled braces for a template that does not double them, and none cut off", () => {
+    const text = '{{"name": "get_weather", "arguments": {"city": "Paris"}}}';
+    expect(rescueToolCall(text, names, { callFormat: formatOf("qwen2.5-coder-0.5b.jinja") })).toBeNull();
+    expect(
+      detectToolCalls(
+        '{{"name": "get_weather", "arguments": {"city": "Pa',
+        names,
+        formatOf("qwen2.5-coder-1.5b.jinja"),
+      ).status,
+    ).not.toBe("found");
+  });
+});

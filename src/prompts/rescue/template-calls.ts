@@ -4,7 +4,7 @@
  */
 import type { TemplateCallFormat } from "../chat-template.ts";
 import { isJsonObject } from "./call-shape.ts";
-import { tryParseJson } from "./json-scan.ts";
+import { scanJson, tryParseJson } from "./json-scan.ts";
 import { markedBlocks } from "./marked-blocks.ts";
 import { ABSENT, found, garbled, type RescueOutcome } from "./outcome.ts";
 
@@ -13,13 +13,16 @@ import { ABSENT, found, garbled, type RescueOutcome } from "./outcome.ts";
  * to its closing marker (or, when the model stopped before closing it, to the next opening marker
  * or the end). With `doubledBraces`, an object written `{{…}}` loses one brace pair first; one
  * written with single braces is read as it is. A block that is not one call of the format's keys
- * makes the text `garbled`; a text without the opening marker is `absent`.
+ * makes the text `garbled`. A text without the opening marker is `absent`, except that with
+ * `doubledBraces` its bare `{{…}}` objects are read as calls (the model copied the shown form
+ * without the markers).
  * @example
  * parseTemplateCalls('<tool_call>\n{{"name": "f", "arguments": {"x": 1}}}\n</tool_call>', qwen15Format)
  * // { status: "found", calls: [{ tool: "f", args: { x: 1 } }] }
  */
 export function parseTemplateCalls(text: string, format: TemplateCallFormat): RescueOutcome {
   const { open, close } = format;
+  if (open.length > 0 && !text.includes(open) && format.doubledBraces) return unmarkedDoubled(text, format);
   if (open.length === 0 || !text.includes(open)) return ABSENT;
   const calls = [];
   for (const body of markedBlocks(text, open, close)) {
@@ -28,6 +31,26 @@ export function parseTemplateCalls(text: string, format: TemplateCallFormat): Re
     calls.push(call);
   }
   return found(calls);
+}
+
+/**
+ * The doubled-brace objects of a text that has no opening marker: a model shown `{{"name": …}}`
+ * by its template writes them bare, or between other tags (Qwen2.5-Coder 1.5B: `<tools>` and
+ * `{{"name": "get_weather", "arguments": {…}}}` on each line). Only objects that start with `{{`
+ * count; one that does and is not a call of the format's keys makes the text `garbled`.
+ */
+function unmarkedDoubled(text: string, format: TemplateCallFormat): RescueOutcome {
+  if (!text.includes("{{")) return ABSENT;
+  const calls = [];
+  for (const candidate of scanJson(text)) {
+    const body = text.slice(candidate.start, candidate.end).trim();
+    if (!body.startsWith("{{")) continue;
+    if (!body.endsWith("}}")) return garbled(`a {{…}} call of ${format.open} is cut off`);
+    const call = readCall(body, format);
+    if (typeof call === "string") return garbled(call);
+    calls.push(call);
+  }
+  return calls.length === 0 ? ABSENT : found(calls);
 }
 
 function readCall(body: string, format: TemplateCallFormat) {
