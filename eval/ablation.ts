@@ -29,6 +29,8 @@ export interface LoopConfig {
   compaction: CompactStrategyName;
   /** `steps`: each request offers only the tools that can make progress now (`toolSubsets`). */
   toolSubsets?: "all" | "steps";
+  /** `hold`: a terminal call in a batch with pending steps is held back, the steps run (ADR 039). */
+  prematureTerminal?: "reject" | "hold";
   /**
    * Escalation after `after` consecutive failures of one kind to the backend's stronger client
    * (the sim-model: the same scenario under `profile`, default `clean`).
@@ -73,11 +75,13 @@ export const ABLATION_PRESETS: Readonly<Record<string, LoopConfig>> = {
 /**
  * Reforged with one loop control changed, named with `--ablation` (not part of `all`, which is
  * the ablation of the guardrails): per-step tool subsets and escalation to a stronger model after
- * 2 consecutive failures of one kind (docs/decisions/018; the backend must offer one), and
+ * 2 consecutive failures of one kind (docs/decisions/018; the backend must offer one), the
+ * premature terminal call held back from a batch that calls pending steps (docs/decisions/039), and
  * `no_force`, retries after a prose answer sent without `toolChoice: "required"`.
  */
 export const LOOP_CONTROL_PRESETS: Readonly<Record<string, LoopConfig>> = {
   "reforged+subsets": { ...REFORGED, name: "reforged+subsets", toolSubsets: "steps" },
+  "reforged+hold": { ...REFORGED, name: "reforged+hold", prematureTerminal: "hold" },
   "reforged+escalation": {
     ...REFORGED,
     name: "reforged+escalation",

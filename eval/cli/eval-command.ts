@@ -265,6 +265,7 @@ export function registerEvalCommand(program: Command): Command {
         "  ai_sdk       (--peer) Vercel AI SDK generateText + stopWhen",
         "  ideal        (--ideal) the reference calls played through the loop: the token yardstick",
         "  reforged+subsets     reforged, each request offering only the tools that make progress now",
+        "  reforged+hold        reforged, a terminal call in a batch with pending steps held back while the steps run",
         "  reforged+escalation  reforged, escalating to a stronger client after 2 failures of one kind (sim-model: profile clean)",
         '  no_force             reforged, its retries after a prose answer sent without tool_choice "required"',
         "",

@@ -28,6 +28,12 @@ export interface GuardRules extends Omit<GuardLimits, "maxIterations"> {
   /** Off: premature terminal calls and unmet prerequisites are not checked (ablation). */
   stepEnforcement: boolean;
   /**
+   * `hold`: a batch that calls the terminal tool together with a pending required step runs its
+   * other calls and holds the terminal call back (docs/decisions/039-hold-the-premature-terminal-call.md).
+   * `reject` or absent: the whole batch is rejected as premature.
+   */
+  prematureTerminal?: "reject" | "hold";
+  /**
    * The prose policy (docs/decisions/024-prose-policy.md): the tool a text answer that shows no sign
    * of a call attempt (`showsCallAttempt`) is accepted as, with the text as its `message` — the
    * proxy's `respond` when the client lets the model answer in text (`tool_choice: auto`). Absent:
@@ -89,9 +95,22 @@ export type ResponseDecision =
   /** Malformed arguments once more than `maxToolErrors` allows: the run fails with ToolExecutionError. */
   | { kind: "malformed_args_exhausted"; calls: ToolCall[]; malformed: MalformedCall[]; attempts: number };
 
+/**
+ * The terminal calls of a batch held back while the batch's other calls run: the batch called
+ * `pending` steps too, so the terminal call was written before their results existed.
+ */
+export interface HeldTerminal {
+  terminalTool: string;
+  /** The required steps pending before the batch. */
+  pending: string[];
+  /** Positions in the batch of the held calls (every terminal call of it). */
+  indices: number[];
+}
+
 /** What to do with an accepted batch. */
 export type EnforceDecision =
-  | { kind: "execute"; calls: ToolCall[] }
+  /** Run the batch; `held`: its terminal calls are answered with a step note instead (ADR 039). */
+  | { kind: "execute"; calls: ToolCall[]; held?: HeldTerminal }
   /** A terminal call while required steps are pending: reject with an escalating step nudge. */
   | {
       kind: "premature";
@@ -200,13 +219,47 @@ export function proseAnswer(
   return { kind: "accept", calls: [{ tool, args: { message: verdict.raw } }], rescued: false, prose: true };
 }
 
-/** Decide whether an accepted batch runs: premature terminal calls first, then prerequisites. */
+/**
+ * Decide whether an accepted batch runs: premature terminal calls first (held back, with
+ * `prematureTerminal: "hold"`, when the batch calls a pending step too), then prerequisites of the
+ * calls that would run.
+ */
 export function decideEnforcement(calls: ToolCall[], rules: GuardRules, state: GuardState): EnforceDecision {
   if (!rules.stepEnforcement) return { kind: "execute", calls };
+  const held = findHeldTerminal(calls, rules, state);
+  if (held) {
+    const prerequisites = decidePrerequisites(runnableCalls(calls, held), rules, state);
+    // A rejected batch answers every call, the held one included.
+    return prerequisites ? { ...prerequisites, calls } : { kind: "execute", calls, held };
+  }
   return (
     decidePremature(calls, rules, state) ??
     decidePrerequisites(calls, rules, state) ?? { kind: "execute", calls }
   );
+}
+
+/**
+ * With `prematureTerminal: "hold"`, the terminal calls to hold back from a premature batch that
+ * also calls a pending required step; null otherwise (no premature call, no pending step called,
+ * or rejection is the rule). A batch of terminal calls alone, or with calls that make no step's
+ * progress, is still rejected: holding back is only worth it when the rest of the batch advances.
+ */
+export function findHeldTerminal(
+  calls: readonly ToolCall[],
+  rules: Pick<GuardRules, "terminalTools" | "requiredSteps" | "prematureTerminal">,
+  state: Pick<GuardState, "progress">,
+): HeldTerminal | null {
+  if (rules.prematureTerminal !== "hold") return null;
+  const premature = findPrematureTerminal(calls, rules.terminalTools, rules.requiredSteps, state.progress);
+  if (!premature) return null;
+  if (!calls.some((call) => premature.pending.includes(call.tool))) return null;
+  const indices = calls.flatMap((call, index) => (rules.terminalTools.includes(call.tool) ? [index] : []));
+  return { ...premature, indices };
+}
+
+/** The calls of a batch that run: all but the held ones. */
+export function runnableCalls(calls: readonly ToolCall[], held: HeldTerminal | undefined): ToolCall[] {
+  return held ? calls.filter((_, index) => !held.indices.includes(index)) : [...calls];
 }
 
 /** The step check alone: a premature terminal call's decision, or null when there is none. */

@@ -17,6 +17,11 @@ export interface GuardrailResult {
   action: GuardrailAction;
   /** The calls to run (action `execute`) or that were blocked (`tool_error`, `step_blocked`). */
   toolCalls?: ToolCall[];
+  /**
+   * Action `execute` with `prematureTerminal: "hold"`: the terminal calls held back from the batch
+   * (not in `toolCalls`). Answer each of their ids with `nudge.content` on the tool channel.
+   */
+  held?: ToolCall[];
   nudge?: Nudge;
   /** Why the run must stop (action `fatal`). */
   reason?: string;
@@ -36,6 +41,12 @@ export interface GuardrailsOptions {
   retryNudge?: RetryNudge;
   /** The tools' specs: with them, a premature terminal call's nudge writes out the pending step's call. */
   tools?: readonly ToolSpec[];
+  /**
+   * `hold`: a batch that calls the terminal tool together with a pending step is `execute` with
+   * the other calls, and the terminal calls come back as `held` with the reply to send them
+   * (docs/decisions/039-hold-the-premature-terminal-call.md). Default `reject`: `step_blocked`.
+   */
+  prematureTerminal?: "reject" | "hold";
 }
 
 /**
@@ -73,6 +84,7 @@ export class Guardrails {
       }),
       ...(options.maxPrereqViolations !== undefined && { maxPrereqViolations: options.maxPrereqViolations }),
       ...(options.tools !== undefined && { tools: options.tools }),
+      ...(options.prematureTerminal !== undefined && { prematureTerminal: options.prematureTerminal }),
     });
     this.errors = new ErrorTracker({
       ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
@@ -126,6 +138,11 @@ export class Guardrails {
   }
 
   #enforce(toolCalls: ToolCall[]): GuardrailResult {
+    const hold = this.enforcer.hold(toolCalls);
+    if (hold) {
+      const prerequisites = this.#checkPrerequisites(toolCalls, hold.run);
+      return prerequisites ?? { action: "execute", toolCalls: hold.run, held: hold.held, nudge: hold.nudge };
+    }
     const step = this.enforcer.check(toolCalls);
     if (step.needsNudge && step.nudge) {
       if (this.enforcer.prematureExhausted) {
@@ -137,18 +154,24 @@ export class Guardrails {
       }
       return { action: "step_blocked", toolCalls, nudge: step.nudge };
     }
-    const prerequisites = this.enforcer.checkPrerequisites(toolCalls);
-    if (prerequisites.needsNudge && prerequisites.nudge) {
-      if (this.enforcer.prereqExhausted) {
-        return {
-          action: "fatal",
-          toolCalls,
-          reason: `Prerequisites violated ${this.enforcer.prereqViolations} times in a row`,
-        };
-      }
-      return { action: "step_blocked", toolCalls, nudge: prerequisites.nudge };
+    return this.#checkPrerequisites(toolCalls, toolCalls) ?? { action: "execute", toolCalls };
+  }
+
+  /**
+   * The prerequisites of the calls that would run (`run`), or null when all are met; a violation
+   * blocks the whole batch (`toolCalls`), its nudge answering every call.
+   */
+  #checkPrerequisites(toolCalls: ToolCall[], run: readonly ToolCall[]): GuardrailResult | null {
+    const prerequisites = this.enforcer.checkPrerequisites(run, toolCalls);
+    if (!prerequisites.needsNudge || !prerequisites.nudge) return null;
+    if (this.enforcer.prereqExhausted) {
+      return {
+        action: "fatal",
+        toolCalls,
+        reason: `Prerequisites violated ${this.enforcer.prereqViolations} times in a row`,
+      };
     }
-    return { action: "execute", toolCalls };
+    return { action: "step_blocked", toolCalls, nudge: prerequisites.nudge };
   }
 
   get #rules() {

@@ -6,6 +6,7 @@
 import { type ToolSpec, toolJsonSchema } from "../core/tools.ts";
 import type { ToolCall } from "../core/types.ts";
 import {
+  heldTerminalNudge,
   malformedArgumentsNudge,
   notRunNudge,
   prerequisiteNudge,
@@ -13,7 +14,7 @@ import {
   unknownToolNudge,
 } from "../prompts/nudges.ts";
 import { callShape } from "./call-shape.ts";
-import type { Decision } from "./decisions.ts";
+import type { Decision, HeldTerminal } from "./decisions.ts";
 
 /** The decisions that reject a batch on the tool channel. */
 export type RejectDecision = Extract<
@@ -92,4 +93,18 @@ function replierFor(
       };
     }
   }
+}
+
+/**
+ * The reply to each held terminal call of a batch (ADR 039), in batch order: which of the batch's
+ * calls run instead, and which required steps stay pending after them.
+ */
+export function heldReplies(calls: readonly ToolCall[], held: HeldTerminal): string[] {
+  const running = [
+    ...new Set(calls.filter((_, index) => !held.indices.includes(index)).map((call) => call.tool)),
+  ];
+  const later = held.pending.filter((step) => !running.includes(step));
+  return held.indices.map((index) =>
+    heldTerminalNudge(calls[index]?.tool ?? held.terminalTool, running, later),
+  );
 }

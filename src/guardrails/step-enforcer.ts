@@ -4,11 +4,18 @@
  */
 import type { Prerequisite, ToolSpec } from "../core/tools.ts";
 import type { ToolCall } from "../core/types.ts";
-import { decidePremature, decidePrerequisites, isBudgetExceeded, MAX_STEP_TIER } from "./decisions.ts";
+import {
+  decidePremature,
+  decidePrerequisites,
+  findHeldTerminal,
+  isBudgetExceeded,
+  MAX_STEP_TIER,
+  runnableCalls,
+} from "./decisions.ts";
 import { assertCount } from "./error-tracker.ts";
 import { DEFAULT_LIMITS } from "./limits.ts";
 import type { Nudge } from "./nudge.ts";
-import { rejectionReplies } from "./replies.ts";
+import { heldReplies, rejectionReplies } from "./replies.ts";
 import {
   createStepProgress,
   pendingSteps,
@@ -33,6 +40,20 @@ export interface StepEnforcerOptions {
   maxPrereqViolations?: number;
   /** The tools' specs: with them, a premature terminal call's nudge writes out the pending step's call. */
   tools?: readonly ToolSpec[];
+  /**
+   * `hold`: a batch calling the terminal tool with a pending step runs the other calls and holds
+   * the terminal call back ({@link StepEnforcer.hold}). Default `reject`.
+   */
+  prematureTerminal?: "reject" | "hold";
+}
+
+/** A batch whose terminal calls are held back: what runs, what waits, and the reply to the held calls. */
+export interface HeldBatch {
+  /** The calls to run, in batch order. */
+  run: ToolCall[];
+  /** The held terminal calls; answer each id with `nudge.content` on the tool channel. */
+  held: ToolCall[];
+  nudge: Nudge;
 }
 
 export { MAX_STEP_TIER };
@@ -48,6 +69,7 @@ export class StepEnforcer {
   readonly maxPrematureAttempts: number;
   readonly maxPrereqViolations: number;
   readonly tools: readonly ToolSpec[];
+  readonly prematureTerminal: "reject" | "hold";
   #progress: StepProgress = createStepProgress();
   #premature = 0;
   #prereq = 0;
@@ -57,6 +79,7 @@ export class StepEnforcer {
     this.terminalTools = [...options.terminalTools];
     this.toolPrerequisites = options.toolPrerequisites ?? {};
     this.tools = options.tools ?? [];
+    this.prematureTerminal = options.prematureTerminal ?? "reject";
     this.maxPrematureAttempts = assertCount(
       "maxPrematureAttempts",
       options.maxPrematureAttempts ?? DEFAULT_LIMITS.maxPrematureAttempts,
@@ -82,9 +105,28 @@ export class StepEnforcer {
     return { nudge: { role: "tool", content, kind: "step", tier: decision.tier }, needsNudge: true };
   }
 
-  /** Check a batch for calls whose prerequisites are unmet; one violation blocks the batch. */
-  checkPrerequisites(calls: readonly ToolCall[]): StepCheck {
-    const decision = decidePrerequisites(
+  /**
+   * With `prematureTerminal: "hold"`, split a batch that calls the terminal tool together with a
+   * pending step: the calls to run and the terminal calls held back, with their reply. Null when
+   * nothing is held (then {@link check} decides). Counts no premature attempt.
+   */
+  hold(calls: readonly ToolCall[]): HeldBatch | null {
+    const held = findHeldTerminal(calls, this, { progress: this.#progress });
+    if (!held) return null;
+    const content = heldReplies(calls, held).join("\n");
+    return {
+      run: runnableCalls(calls, held),
+      held: held.indices.map((index) => calls[index] as ToolCall),
+      nudge: { role: "tool", content, kind: "step", tier: 0 },
+    };
+  }
+
+  /**
+   * Check a batch for calls whose prerequisites are unmet; one violation blocks the batch.
+   * `batch`: the whole batch the nudge answers, when `calls` is the part of it that would run.
+   */
+  checkPrerequisites(calls: readonly ToolCall[], batch: readonly ToolCall[] = calls): StepCheck {
+    const violation = decidePrerequisites(
       [...calls],
       { prerequisites: this.toolPrerequisites, maxPrereqViolations: this.maxPrereqViolations },
       {
@@ -92,7 +134,8 @@ export class StepEnforcer {
         prereqViolations: this.#prereq,
       },
     );
-    if (!decision) return { nudge: null, needsNudge: false };
+    if (!violation) return { nudge: null, needsNudge: false };
+    const decision = { ...violation, calls: [...batch] };
     this.#prereq = decision.kind === "prerequisite" ? decision.attempt : decision.attempts;
     const content = rejectionReplies(decision, []).join("\n");
     return { nudge: { role: "tool", content, kind: "prerequisite", tier: this.#prereq }, needsNudge: true };

@@ -101,6 +101,18 @@ export interface WorkflowRunnerOptions {
   /** Off: premature terminal calls and prerequisites are not enforced (for ablation). */
   stepEnforcement?: boolean;
   /**
+   * What a batch that calls the terminal tool while required steps are pending gets. `reject`
+   * (default): the whole batch is answered with a step nudge and nothing runs. `hold`: when the
+   * batch also calls a pending step (`[send_statement, get_account]`), its other calls run and the
+   * terminal call is held back, answered `[StepEnforcementError] Held back: …` (a STEP_NUDGE) that
+   * asks for it again with values from the steps' results; it counts no premature attempt
+   * (docs/decisions/039-hold-the-premature-terminal-call.md). Small models write the whole plan in
+   * one answer; `hold` keeps its steps instead of asking for them again.
+   * @example
+   * new WorkflowRunner({ client, contextManager, prematureTerminal: "hold" })
+   */
+  prematureTerminal?: "reject" | "hold";
+  /**
    * When a run is cancelled while a tool runs, how long (ms) it waits for that call before it
    * settles: the tools' signal is aborted at once and no further call of the batch starts; a call
    * that returns within the grace is recorded as completed (its result in the history and
@@ -281,6 +293,10 @@ export class WorkflowRunner {
     if (options.toolTimeoutMs !== undefined)
       assertInteger("WorkflowRunner", "toolTimeoutMs", options.toolTimeoutMs, 1);
     if (options.toolSubsets !== undefined) assertToolSubsets("WorkflowRunner", options.toolSubsets);
+    if (options.prematureTerminal !== undefined && !["reject", "hold"].includes(options.prematureTerminal))
+      throw new RangeError(
+        `WorkflowRunner: prematureTerminal must be "reject" or "hold", got ${JSON.stringify(options.prematureTerminal)}`,
+      );
     if (options.activeTools !== undefined && typeof options.activeTools !== "function")
       throw new RangeError("WorkflowRunner: activeTools must be a function of the step state");
     this.#escalation =
@@ -303,6 +319,7 @@ export class WorkflowRunner {
       ...resolveLimits("WorkflowRunner", options),
       rescueEnabled: options.rescueEnabled ?? true,
       stepEnforcement: options.stepEnforcement ?? true,
+      ...(options.prematureTerminal !== undefined && { prematureTerminal: options.prematureTerminal }),
       ...(options.cancelGraceMs !== undefined && { cancelGraceMs: options.cancelGraceMs }),
       ...(options.toolConcurrency !== undefined && { toolConcurrency: options.toolConcurrency }),
       ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }),

@@ -106,6 +106,27 @@ export function toolCallMessages(calls: readonly ToolCall[], runId: string, step
     : [createMessage(MessageRole.ASSISTANT, reasoning, { type: MessageType.REASONING, stepIndex }), call];
 }
 
+/**
+ * The role-`tool` STEP_NUDGE replies to the held terminal calls of an accepted batch (ADR 039),
+ * one per position in `indices`, with the ids `toolCallMessages` gave those calls.
+ */
+export function heldCallMessages(
+  calls: readonly ToolCall[],
+  indices: readonly number[],
+  replies: readonly string[],
+  runId: string,
+  stepIndex: number,
+): Message[] {
+  return indices.map((index, position) =>
+    createMessage(
+      MessageRole.TOOL,
+      replies[position] ?? "",
+      { type: MessageType.STEP_NUDGE, stepIndex },
+      { toolName: calls[index]?.tool ?? "", toolCallId: createCallId(runId, stepIndex, index) },
+    ),
+  );
+}
+
 /** One TOOL_RESULT per outcome of an executed batch. */
 export function toolResultMessages(outcomes: readonly ToolOutcome[], stepIndex: number): Message[] {
   return outcomes.map((outcome) =>

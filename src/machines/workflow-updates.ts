@@ -19,10 +19,11 @@ import {
   decideEnforcement,
   decideResponse,
   type GuardCounters,
+  runnableCalls,
 } from "../guardrails/decisions.ts";
 import { createEscalationRecord, escalateFor } from "../guardrails/escalation.ts";
 import { type ComparedCall, isSameCall, repeatedCallNote } from "../guardrails/repeated-call.ts";
-import { type RejectDecision, rejectionReplies } from "../guardrails/replies.ts";
+import { heldReplies, type RejectDecision, rejectionReplies } from "../guardrails/replies.ts";
 import { argMatchedTools, pendingSteps, recordStep, type StepProgress } from "../guardrails/step-state.ts";
 import { type ActiveTools, chooseActiveTools, toolsOutsideSteps } from "../guardrails/tool-subset.ts";
 import { contextWarningNudge } from "../prompts/nudges.ts";
@@ -193,8 +194,10 @@ export function noteScreening(
   context: WorkflowContext,
   tools: Readonly<Record<string, ToolDef>> | undefined,
 ): ContextUpdate {
+  const decision = context.decision;
+  const held = decision?.kind === "execute" ? decision.held : undefined;
   const screen = mayNeedApproval(
-    decidedCalls(context).map((call) => call.tool),
+    runnableCalls(decidedCalls(context), held).map((call) => call.tool),
     tools,
   );
   return screen || context.needsScreening ? { needsScreening: screen } : {};
@@ -260,9 +263,20 @@ export function appendRejection(context: WorkflowContext, tools: readonly ToolSp
   );
 }
 
-/** The accepted batch's TOOL_CALL message (after its REASONING, if any). */
+/**
+ * The accepted batch's TOOL_CALL message (after its REASONING, if any), then the step notes that
+ * answer its held terminal calls (ADR 039), so only the calls that run are left open.
+ */
 export function appendToolCall(context: WorkflowContext): ContextUpdate {
-  return append(context, build.toolCallMessages(decidedCalls(context), context.runId, stepOf(context)));
+  const calls = decidedCalls(context);
+  const { runId } = context;
+  const step = stepOf(context);
+  const decision = context.decision;
+  const held = decision?.kind === "execute" ? decision.held : undefined;
+  return append(context, [
+    ...build.toolCallMessages(calls, runId, step),
+    ...(held ? build.heldCallMessages(calls, held.indices, heldReplies(calls, held), runId, step) : []),
+  ]);
 }
 
 /** One call of the batch in flight is starting (again, after a restart: `attempt` counts it). */

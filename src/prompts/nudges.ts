@@ -84,6 +84,24 @@ export function stepNudge(
 }
 
 /**
+ * Reply for a terminal call held back from a batch that also called pending steps (ADR 039): the
+ * steps run, their results follow this reply, and the terminal call is to come again with values
+ * from them. `later`: the required steps still pending after this batch's.
+ * @example
+ * heldTerminalNudge("send_statement", ["get_account", "list_invoices"], [])
+ * // "[StepEnforcementError] Held back: send_statement was not run. You called it in the same answer as get_account, list_invoices, before their results existed. …"
+ */
+export function heldTerminalNudge(
+  terminalTool: string,
+  running: readonly string[],
+  later: readonly string[],
+): string {
+  const rest =
+    later.length === 0 ? "" : ` The required steps ${later.join(", ")} are still to do after them.`;
+  return `[StepEnforcementError] Held back: ${terminalTool} was not run. You called it in the same answer as ${running.join(", ")}, before their results existed. Those run now and their results follow.${rest} Then call ${terminalTool} again, with values taken from those results.`;
+}
+
+/**
  * Tool-error reply for a call whose arguments could not be decoded into a JSON object (answered
  * like a failing tool, on the tool channel).
  */
