@@ -123,6 +123,24 @@ describe("the template's doubled braces without its markers (the real 1.5B)", ()
     expect(rescueToolCall(captured.outputs[1]?.content ?? "", captured.tools)).toBeNull();
   });
 
+  it("reads an object whose opening brace is doubled and whose closing one is not (the 1.5B at -t 1)", () => {
+    const callFormat = formatOf("qwen2.5-coder-1.5b.jinja");
+    const [, , both, alone] = captured.outputs.map((output) =>
+      rescueToolCall(output.content, captured.tools, { callFormat }),
+    );
+    const report = {
+      tool: "report_weather",
+      args: { city: "Lisbon", summary: "Temperature is 20 degrees Celsius, and it's rainy." },
+    };
+    expect(both).toEqual([{ tool: "get_weather", args: { city: "Lisbon" } }, report]);
+    expect(alone).toEqual([report]);
+    // Inside the template's own markers too.
+    const marked = '<tool_call>\n{{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
+    expect(rescueToolCall(marked, names, { callFormat })).toEqual([
+      { tool: "get_weather", args: { city: "Paris" } },
+    ]);
+  });
+
   it("reads no bare doubled braces for a template that does not double them, and none cut off", () => {
     const text = '{{"name": "get_weather", "arguments": {"city": "Paris"}}}';
     expect(rescueToolCall(text, names, { callFormat: formatOf("qwen2.5-coder-0.5b.jinja") })).toBeNull();
