@@ -30,7 +30,7 @@ export interface LoopConfig {
   /** `steps`: each request offers only the tools that can make progress now (`toolSubsets`). */
   toolSubsets?: "all" | "steps";
   /** `hold`: a terminal call in a batch with pending steps is held back, the steps run (ADR 039). */
-  prematureTerminal?: "reject" | "hold";
+  earlyCalls?: "reject" | "hold";
   /**
    * Escalation after `after` consecutive failures of one kind to the backend's stronger client
    * (the sim-model: the same scenario under `profile`, default `clean`).
@@ -81,7 +81,7 @@ export const ABLATION_PRESETS: Readonly<Record<string, LoopConfig>> = {
  */
 export const LOOP_CONTROL_PRESETS: Readonly<Record<string, LoopConfig>> = {
   "reforged+subsets": { ...REFORGED, name: "reforged+subsets", toolSubsets: "steps" },
-  "reforged+hold": { ...REFORGED, name: "reforged+hold", prematureTerminal: "hold" },
+  "reforged+hold": { ...REFORGED, name: "reforged+hold", earlyCalls: "hold" },
   "reforged+escalation": {
     ...REFORGED,
     name: "reforged+escalation",

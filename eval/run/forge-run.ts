@@ -125,7 +125,7 @@ export async function runForge(input: ForgeRunInput): Promise<RunOutcome> {
     stream: input.stream ?? false,
     onMessage: (message: Message) => appended.push({ at: since(), message }),
     ...(config.toolSubsets && { toolSubsets: config.toolSubsets }),
-    ...(config.prematureTerminal && { prematureTerminal: config.prematureTerminal }),
+    ...(config.earlyCalls && { earlyCalls: config.earlyCalls }),
     ...(config.forceToolChoiceOnRetry !== undefined && {
       forceToolChoiceOnRetry: config.forceToolChoiceOnRetry,
     }),

@@ -14,6 +14,8 @@ import {
   findPrematureTerminal,
   findPrerequisiteViolations,
   type PrerequisiteViolation,
+  pendingSteps,
+  recordStep,
   type StepProgress,
 } from "./step-state.ts";
 import { validateResponse } from "./validate-response.ts";
@@ -28,11 +30,12 @@ export interface GuardRules extends Omit<GuardLimits, "maxIterations"> {
   /** Off: premature terminal calls and unmet prerequisites are not checked (ablation). */
   stepEnforcement: boolean;
   /**
-   * `hold`: a batch that calls the terminal tool together with a pending required step runs its
-   * other calls and holds the terminal call back (docs/decisions/039-hold-the-premature-terminal-call.md).
-   * `reject` or absent: the whole batch is rejected as premature.
+   * `hold`: calls written before what they need (a terminal call while steps are pending, a call
+   * before its prerequisite) are held back while the rest of their batch runs, when that rest gives
+   * what they wait for (docs/decisions/039-hold-early-calls.md). `reject` or absent: the whole
+   * batch is rejected.
    */
-  prematureTerminal?: "reject" | "hold";
+  earlyCalls?: "reject" | "hold";
   /**
    * The prose policy (docs/decisions/024-prose-policy.md): the tool a text answer that shows no sign
    * of a call attempt (`showsCallAttempt`) is accepted as, with the text as its `message` — the
@@ -96,21 +99,25 @@ export type ResponseDecision =
   | { kind: "malformed_args_exhausted"; calls: ToolCall[]; malformed: MalformedCall[]; attempts: number };
 
 /**
- * The terminal calls of a batch held back while the batch's other calls run: the batch called
- * `pending` steps too, so the terminal call was written before their results existed.
+ * A call of a batch held back while the batch's other calls run (ADR 039): it was written before a
+ * result it needs existed, and the call that gives that result is in the same batch.
  */
-export interface HeldTerminal {
-  terminalTool: string;
-  /** The required steps pending before the batch. */
-  pending: string[];
-  /** Positions in the batch of the held calls (every terminal call of it). */
-  indices: number[];
+export interface HeldCall {
+  /** Position in the batch. */
+  index: number;
+  /**
+   * `premature`: a terminal call while required steps are pending (the batch runs one of them);
+   * `prerequisite`: a call whose prerequisites the batch's other calls give.
+   */
+  kind: "premature" | "prerequisite";
+  /** The required steps pending before the batch, or the prerequisites missing before it. */
+  waitsFor: string[];
 }
 
 /** What to do with an accepted batch. */
 export type EnforceDecision =
-  /** Run the batch; `held`: its terminal calls are answered with a step note instead (ADR 039). */
-  | { kind: "execute"; calls: ToolCall[]; held?: HeldTerminal }
+  /** Run the batch; `held`: calls answered with a note instead, to come again later (ADR 039). */
+  | { kind: "execute"; calls: ToolCall[]; held?: HeldCall[] }
   /** A terminal call while required steps are pending: reject with an escalating step nudge. */
   | {
       kind: "premature";
@@ -220,18 +227,14 @@ export function proseAnswer(
 }
 
 /**
- * Decide whether an accepted batch runs: premature terminal calls first (held back, with
- * `prematureTerminal: "hold"`, when the batch calls a pending step too), then prerequisites of the
- * calls that would run.
+ * Decide whether an accepted batch runs: with `earlyCalls: "hold"`, its early calls are held back
+ * when the rest of the batch gives what they wait for ({@link findHeldCalls}); otherwise premature
+ * terminal calls first, then prerequisites.
  */
 export function decideEnforcement(calls: ToolCall[], rules: GuardRules, state: GuardState): EnforceDecision {
   if (!rules.stepEnforcement) return { kind: "execute", calls };
-  const held = findHeldTerminal(calls, rules, state);
-  if (held) {
-    const prerequisites = decidePrerequisites(runnableCalls(calls, held), rules, state);
-    // A rejected batch answers every call, the held one included.
-    return prerequisites ? { ...prerequisites, calls } : { kind: "execute", calls, held };
-  }
+  const held = findHeldCalls(calls, rules, state);
+  if (held) return { kind: "execute", calls, held };
   return (
     decidePremature(calls, rules, state) ??
     decidePrerequisites(calls, rules, state) ?? { kind: "execute", calls }
@@ -239,27 +242,45 @@ export function decideEnforcement(calls: ToolCall[], rules: GuardRules, state: G
 }
 
 /**
- * With `prematureTerminal: "hold"`, the terminal calls to hold back from a premature batch that
- * also calls a pending required step; null otherwise (no premature call, no pending step called,
- * or rejection is the rule). A batch of terminal calls alone, or with calls that make no step's
- * progress, is still rejected: holding back is only worth it when the rest of the batch advances.
+ * With `earlyCalls: "hold"`, the calls of a batch to hold back while the rest runs; null when
+ * nothing is held (then the batch is judged as without the option). A call is early when it is a
+ * terminal call while required steps are pending, or its prerequisites are unmet before the batch.
+ * The batch is split only when every early call waits for something the batch itself runs: a
+ * premature terminal call needs a pending step among the calls that run, a call with unmet
+ * prerequisites needs them met by those calls (as if they succeed; arg-matched ones with the same
+ * value). Otherwise the batch is rejected as before, so a hold always runs a call that makes
+ * progress and cannot repeat without end.
  */
-export function findHeldTerminal(
+export function findHeldCalls(
   calls: readonly ToolCall[],
-  rules: Pick<GuardRules, "terminalTools" | "requiredSteps" | "prematureTerminal">,
+  rules: Pick<GuardRules, "terminalTools" | "requiredSteps" | "prerequisites" | "earlyCalls">,
   state: Pick<GuardState, "progress">,
-): HeldTerminal | null {
-  if (rules.prematureTerminal !== "hold") return null;
-  const premature = findPrematureTerminal(calls, rules.terminalTools, rules.requiredSteps, state.progress);
-  if (!premature) return null;
-  if (!calls.some((call) => premature.pending.includes(call.tool))) return null;
-  const indices = calls.flatMap((call, index) => (rules.terminalTools.includes(call.tool) ? [index] : []));
-  return { ...premature, indices };
+): HeldCall[] | null {
+  if (rules.earlyCalls !== "hold") return null;
+  const pending = pendingSteps(rules.requiredSteps, state.progress);
+  const early = calls.map((call, index): HeldCall | null => {
+    if (pending.length > 0 && rules.terminalTools.includes(call.tool))
+      return { index, kind: "premature", waitsFor: pending };
+    const [violation] = findPrerequisiteViolations([call], rules.prerequisites, state.progress);
+    return violation ? { index, kind: "prerequisite", waitsFor: violation.missing } : null;
+  });
+  const held = early.filter((entry): entry is HeldCall => entry !== null);
+  if (held.length === 0) return null;
+  const runs = calls.filter((_, index) => early[index] === null);
+  if (runs.length === 0) return null;
+  if (held.some((entry) => entry.kind === "premature") && !runs.some((call) => pending.includes(call.tool)))
+    return null;
+  const after = runs.reduce((progress, call) => recordStep(progress, call.tool, call.args), state.progress);
+  const waiting = held
+    .filter((entry) => entry.kind === "prerequisite")
+    .map((entry) => calls[entry.index] as ToolCall);
+  if (findPrerequisiteViolations(waiting, rules.prerequisites, after).length > 0) return null;
+  return held;
 }
 
 /** The calls of a batch that run: all but the held ones. */
-export function runnableCalls(calls: readonly ToolCall[], held: HeldTerminal | undefined): ToolCall[] {
-  return held ? calls.filter((_, index) => !held.indices.includes(index)) : [...calls];
+export function runnableCalls(calls: readonly ToolCall[], held: readonly HeldCall[] | undefined): ToolCall[] {
+  return held ? calls.filter((_, index) => !held.some((entry) => entry.index === index)) : [...calls];
 }
 
 /** The step check alone: a premature terminal call's decision, or null when there is none. */

@@ -18,8 +18,8 @@ export interface GuardrailResult {
   /** The calls to run (action `execute`) or that were blocked (`tool_error`, `step_blocked`). */
   toolCalls?: ToolCall[];
   /**
-   * Action `execute` with `prematureTerminal: "hold"`: the terminal calls held back from the batch
-   * (not in `toolCalls`). Answer each of their ids with `nudge.content` on the tool channel.
+   * Action `execute` with `earlyCalls: "hold"`: the calls held back from the batch (not in
+   * `toolCalls`). Answer each of their ids with `nudge.content` on the tool channel.
    */
   held?: ToolCall[];
   nudge?: Nudge;
@@ -42,11 +42,12 @@ export interface GuardrailsOptions {
   /** The tools' specs: with them, a premature terminal call's nudge writes out the pending step's call. */
   tools?: readonly ToolSpec[];
   /**
-   * `hold`: a batch that calls the terminal tool together with a pending step is `execute` with
-   * the other calls, and the terminal calls come back as `held` with the reply to send them
-   * (docs/decisions/039-hold-the-premature-terminal-call.md). Default `reject`: `step_blocked`.
+   * `hold`: a batch whose early calls (a terminal call while steps are pending, a call before its
+   * prerequisite) wait for its other calls is `execute` with those, and the early calls come back
+   * as `held` with the reply to send them (docs/decisions/039-hold-early-calls.md). Default
+   * `reject`: `step_blocked`.
    */
-  prematureTerminal?: "reject" | "hold";
+  earlyCalls?: "reject" | "hold";
 }
 
 /**
@@ -84,7 +85,7 @@ export class Guardrails {
       }),
       ...(options.maxPrereqViolations !== undefined && { maxPrereqViolations: options.maxPrereqViolations }),
       ...(options.tools !== undefined && { tools: options.tools }),
-      ...(options.prematureTerminal !== undefined && { prematureTerminal: options.prematureTerminal }),
+      ...(options.earlyCalls !== undefined && { earlyCalls: options.earlyCalls }),
     });
     this.errors = new ErrorTracker({
       ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
@@ -139,10 +140,7 @@ export class Guardrails {
 
   #enforce(toolCalls: ToolCall[]): GuardrailResult {
     const hold = this.enforcer.hold(toolCalls);
-    if (hold) {
-      const prerequisites = this.#checkPrerequisites(toolCalls, hold.run);
-      return prerequisites ?? { action: "execute", toolCalls: hold.run, held: hold.held, nudge: hold.nudge };
-    }
+    if (hold) return { action: "execute", toolCalls: hold.run, held: hold.held, nudge: hold.nudge };
     const step = this.enforcer.check(toolCalls);
     if (step.needsNudge && step.nudge) {
       if (this.enforcer.prematureExhausted) {
@@ -154,24 +152,18 @@ export class Guardrails {
       }
       return { action: "step_blocked", toolCalls, nudge: step.nudge };
     }
-    return this.#checkPrerequisites(toolCalls, toolCalls) ?? { action: "execute", toolCalls };
-  }
-
-  /**
-   * The prerequisites of the calls that would run (`run`), or null when all are met; a violation
-   * blocks the whole batch (`toolCalls`), its nudge answering every call.
-   */
-  #checkPrerequisites(toolCalls: ToolCall[], run: readonly ToolCall[]): GuardrailResult | null {
-    const prerequisites = this.enforcer.checkPrerequisites(run, toolCalls);
-    if (!prerequisites.needsNudge || !prerequisites.nudge) return null;
-    if (this.enforcer.prereqExhausted) {
-      return {
-        action: "fatal",
-        toolCalls,
-        reason: `Prerequisites violated ${this.enforcer.prereqViolations} times in a row`,
-      };
+    const prerequisites = this.enforcer.checkPrerequisites(toolCalls);
+    if (prerequisites.needsNudge && prerequisites.nudge) {
+      if (this.enforcer.prereqExhausted) {
+        return {
+          action: "fatal",
+          toolCalls,
+          reason: `Prerequisites violated ${this.enforcer.prereqViolations} times in a row`,
+        };
+      }
+      return { action: "step_blocked", toolCalls, nudge: prerequisites.nudge };
     }
-    return { action: "step_blocked", toolCalls, nudge: prerequisites.nudge };
+    return { action: "execute", toolCalls };
   }
 
   get #rules() {

@@ -6,6 +6,7 @@
 import { type ToolSpec, toolJsonSchema } from "../core/tools.ts";
 import type { ToolCall } from "../core/types.ts";
 import {
+  heldPrerequisiteNudge,
   heldTerminalNudge,
   malformedArgumentsNudge,
   notRunNudge,
@@ -14,7 +15,7 @@ import {
   unknownToolNudge,
 } from "../prompts/nudges.ts";
 import { callShape } from "./call-shape.ts";
-import type { Decision, HeldTerminal } from "./decisions.ts";
+import { type Decision, type HeldCall, runnableCalls } from "./decisions.ts";
 
 /** The decisions that reject a batch on the tool channel. */
 export type RejectDecision = Extract<
@@ -96,15 +97,16 @@ function replierFor(
 }
 
 /**
- * The reply to each held terminal call of a batch (ADR 039), in batch order: which of the batch's
- * calls run instead, and which required steps stay pending after them.
+ * The reply to each held call of a batch (ADR 039), in the order of `held`: which of the batch's
+ * calls run instead, and for a premature terminal call, which required steps stay pending after
+ * them.
  */
-export function heldReplies(calls: readonly ToolCall[], held: HeldTerminal): string[] {
-  const running = [
-    ...new Set(calls.filter((_, index) => !held.indices.includes(index)).map((call) => call.tool)),
-  ];
-  const later = held.pending.filter((step) => !running.includes(step));
-  return held.indices.map((index) =>
-    heldTerminalNudge(calls[index]?.tool ?? held.terminalTool, running, later),
-  );
+export function heldReplies(calls: readonly ToolCall[], held: readonly HeldCall[]): string[] {
+  const running = [...new Set(runnableCalls(calls, held).map((call) => call.tool))];
+  return held.map((entry) => {
+    const tool = calls[entry.index]?.tool ?? "";
+    if (entry.kind === "prerequisite") return heldPrerequisiteNudge(tool, entry.waitsFor);
+    const later = entry.waitsFor.filter((step) => !running.includes(step));
+    return heldTerminalNudge(tool, running, later);
+  });
 }

@@ -7,7 +7,7 @@ import type { ToolCall } from "../core/types.ts";
 import {
   decidePremature,
   decidePrerequisites,
-  findHeldTerminal,
+  findHeldCalls,
   isBudgetExceeded,
   MAX_STEP_TIER,
   runnableCalls,
@@ -41,17 +41,18 @@ export interface StepEnforcerOptions {
   /** The tools' specs: with them, a premature terminal call's nudge writes out the pending step's call. */
   tools?: readonly ToolSpec[];
   /**
-   * `hold`: a batch calling the terminal tool with a pending step runs the other calls and holds
-   * the terminal call back ({@link StepEnforcer.hold}). Default `reject`.
+   * `hold`: a batch whose early calls (a terminal call while steps are pending, a call before its
+   * prerequisite) wait for its other calls runs those and holds the early ones back
+   * ({@link StepEnforcer.hold}). Default `reject`.
    */
-  prematureTerminal?: "reject" | "hold";
+  earlyCalls?: "reject" | "hold";
 }
 
-/** A batch whose terminal calls are held back: what runs, what waits, and the reply to the held calls. */
+/** A batch whose early calls are held back: what runs, what waits, and the reply to the held calls. */
 export interface HeldBatch {
   /** The calls to run, in batch order. */
   run: ToolCall[];
-  /** The held terminal calls; answer each id with `nudge.content` on the tool channel. */
+  /** The held calls; answer their ids with `nudge.content` on the tool channel. */
   held: ToolCall[];
   nudge: Nudge;
 }
@@ -69,7 +70,7 @@ export class StepEnforcer {
   readonly maxPrematureAttempts: number;
   readonly maxPrereqViolations: number;
   readonly tools: readonly ToolSpec[];
-  readonly prematureTerminal: "reject" | "hold";
+  readonly earlyCalls: "reject" | "hold";
   #progress: StepProgress = createStepProgress();
   #premature = 0;
   #prereq = 0;
@@ -79,7 +80,7 @@ export class StepEnforcer {
     this.terminalTools = [...options.terminalTools];
     this.toolPrerequisites = options.toolPrerequisites ?? {};
     this.tools = options.tools ?? [];
-    this.prematureTerminal = options.prematureTerminal ?? "reject";
+    this.earlyCalls = options.earlyCalls ?? "reject";
     this.maxPrematureAttempts = assertCount(
       "maxPrematureAttempts",
       options.maxPrematureAttempts ?? DEFAULT_LIMITS.maxPrematureAttempts,
@@ -106,27 +107,30 @@ export class StepEnforcer {
   }
 
   /**
-   * With `prematureTerminal: "hold"`, split a batch that calls the terminal tool together with a
-   * pending step: the calls to run and the terminal calls held back, with their reply. Null when
-   * nothing is held (then {@link check} decides). Counts no premature attempt.
+   * With `earlyCalls: "hold"`, split a batch whose early calls (a terminal call while steps are
+   * pending, a call before its prerequisite) wait for calls of the same batch: the calls to run and
+   * the held ones, with their reply. Null when nothing is held (then {@link check} and
+   * {@link checkPrerequisites} decide). Counts no premature attempt or violation.
    */
   hold(calls: readonly ToolCall[]): HeldBatch | null {
-    const held = findHeldTerminal(calls, this, { progress: this.#progress });
+    const held = findHeldCalls(
+      calls,
+      { ...this, prerequisites: this.toolPrerequisites },
+      { progress: this.#progress },
+    );
     if (!held) return null;
     const content = heldReplies(calls, held).join("\n");
+    const kind = held.some((entry) => entry.kind === "premature") ? "step" : "prerequisite";
     return {
       run: runnableCalls(calls, held),
-      held: held.indices.map((index) => calls[index] as ToolCall),
-      nudge: { role: "tool", content, kind: "step", tier: 0 },
+      held: held.map((entry) => calls[entry.index] as ToolCall),
+      nudge: { role: "tool", content, kind, tier: 0 },
     };
   }
 
-  /**
-   * Check a batch for calls whose prerequisites are unmet; one violation blocks the batch.
-   * `batch`: the whole batch the nudge answers, when `calls` is the part of it that would run.
-   */
-  checkPrerequisites(calls: readonly ToolCall[], batch: readonly ToolCall[] = calls): StepCheck {
-    const violation = decidePrerequisites(
+  /** Check a batch for calls whose prerequisites are unmet; one violation blocks the batch. */
+  checkPrerequisites(calls: readonly ToolCall[]): StepCheck {
+    const decision = decidePrerequisites(
       [...calls],
       { prerequisites: this.toolPrerequisites, maxPrereqViolations: this.maxPrereqViolations },
       {
@@ -134,8 +138,7 @@ export class StepEnforcer {
         prereqViolations: this.#prereq,
       },
     );
-    if (!violation) return { nudge: null, needsNudge: false };
-    const decision = { ...violation, calls: [...batch] };
+    if (!decision) return { nudge: null, needsNudge: false };
     this.#prereq = decision.kind === "prerequisite" ? decision.attempt : decision.attempts;
     const content = rejectionReplies(decision, []).join("\n");
     return { nudge: { role: "tool", content, kind: "prerequisite", tier: this.#prereq }, needsNudge: true };

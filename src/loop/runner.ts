@@ -101,17 +101,19 @@ export interface WorkflowRunnerOptions {
   /** Off: premature terminal calls and prerequisites are not enforced (for ablation). */
   stepEnforcement?: boolean;
   /**
-   * What a batch that calls the terminal tool while required steps are pending gets. `reject`
-   * (default): the whole batch is answered with a step nudge and nothing runs. `hold`: when the
-   * batch also calls a pending step (`[send_statement, get_account]`), its other calls run and the
-   * terminal call is held back, answered `[StepEnforcementError] Held back: …` (a STEP_NUDGE) that
-   * asks for it again with values from the steps' results; it counts no premature attempt
-   * (docs/decisions/039-hold-the-premature-terminal-call.md). Small models write the whole plan in
-   * one answer; `hold` keeps its steps instead of asking for them again.
+   * What a batch with early calls gets: a terminal call while required steps are pending, or a
+   * call whose prerequisites are unmet. `reject` (default): the whole batch is answered with step or
+   * prerequisite nudges and nothing runs. `hold`: when the rest of the batch gives what the early
+   * calls wait for (`[send_statement, get_account]`, `[get_account, list_invoices]` with
+   * list_invoices needing get_account), the rest runs and each early call is held back, answered
+   * `[StepEnforcementError] Held back: …` (STEP_NUDGE) or `[PrereqError] Held back: …`
+   * (PREREQUISITE_NUDGE), asking for it again with values from the results; no premature attempt
+   * or violation is counted (docs/decisions/039-hold-early-calls.md). Small models write the whole
+   * plan in one answer; `hold` keeps the calls that can run instead of asking for them again.
    * @example
-   * new WorkflowRunner({ client, contextManager, prematureTerminal: "hold" })
+   * new WorkflowRunner({ client, contextManager, earlyCalls: "hold" })
    */
-  prematureTerminal?: "reject" | "hold";
+  earlyCalls?: "reject" | "hold";
   /**
    * When a run is cancelled while a tool runs, how long (ms) it waits for that call before it
    * settles: the tools' signal is aborted at once and no further call of the batch starts; a call
@@ -293,9 +295,9 @@ export class WorkflowRunner {
     if (options.toolTimeoutMs !== undefined)
       assertInteger("WorkflowRunner", "toolTimeoutMs", options.toolTimeoutMs, 1);
     if (options.toolSubsets !== undefined) assertToolSubsets("WorkflowRunner", options.toolSubsets);
-    if (options.prematureTerminal !== undefined && !["reject", "hold"].includes(options.prematureTerminal))
+    if (options.earlyCalls !== undefined && !["reject", "hold"].includes(options.earlyCalls))
       throw new RangeError(
-        `WorkflowRunner: prematureTerminal must be "reject" or "hold", got ${JSON.stringify(options.prematureTerminal)}`,
+        `WorkflowRunner: earlyCalls must be "reject" or "hold", got ${JSON.stringify(options.earlyCalls)}`,
       );
     if (options.activeTools !== undefined && typeof options.activeTools !== "function")
       throw new RangeError("WorkflowRunner: activeTools must be a function of the step state");
@@ -319,7 +321,7 @@ export class WorkflowRunner {
       ...resolveLimits("WorkflowRunner", options),
       rescueEnabled: options.rescueEnabled ?? true,
       stepEnforcement: options.stepEnforcement ?? true,
-      ...(options.prematureTerminal !== undefined && { prematureTerminal: options.prematureTerminal }),
+      ...(options.earlyCalls !== undefined && { earlyCalls: options.earlyCalls }),
       ...(options.cancelGraceMs !== undefined && { cancelGraceMs: options.cancelGraceMs }),
       ...(options.toolConcurrency !== undefined && { toolConcurrency: options.toolConcurrency }),
       ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }),

@@ -29,7 +29,7 @@ const workflowContextSchema = z.looseObject({
     toolConcurrency: z.number().int().positive().optional(),
     toolTimeoutMs: z.number().int().positive().optional(),
     toolSubsets: z.enum(["all", "steps"]).optional(),
-    prematureTerminal: z.enum(["reject", "hold"]).optional(),
+    earlyCalls: z.enum(["reject", "hold"]).optional(),
     escalation: z
       .array(z.looseObject({ after: z.number().int().positive(), name: z.string(), stay: z.boolean() }))
       .optional(),

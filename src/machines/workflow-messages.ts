@@ -10,6 +10,7 @@ import {
   type ToolCallInfo,
 } from "../core/messages.ts";
 import type { ToolCall } from "../core/types.ts";
+import type { HeldCall } from "../guardrails/decisions.ts";
 import type { RejectDecision } from "../guardrails/replies.ts";
 import type { ToolOutcome } from "./workflow-context.ts";
 
@@ -107,22 +108,26 @@ export function toolCallMessages(calls: readonly ToolCall[], runId: string, step
 }
 
 /**
- * The role-`tool` STEP_NUDGE replies to the held terminal calls of an accepted batch (ADR 039),
- * one per position in `indices`, with the ids `toolCallMessages` gave those calls.
+ * The replies to the held calls of an accepted batch (ADR 039), one per entry of `held`, with the
+ * ids `toolCallMessages` gave those calls: a STEP_NUDGE for a premature terminal call, a
+ * PREREQUISITE_NUDGE for a call waiting for its prerequisite.
  */
 export function heldCallMessages(
   calls: readonly ToolCall[],
-  indices: readonly number[],
+  held: readonly HeldCall[],
   replies: readonly string[],
   runId: string,
   stepIndex: number,
 ): Message[] {
-  return indices.map((index, position) =>
+  return held.map((entry, position) =>
     createMessage(
       MessageRole.TOOL,
       replies[position] ?? "",
-      { type: MessageType.STEP_NUDGE, stepIndex },
-      { toolName: calls[index]?.tool ?? "", toolCallId: createCallId(runId, stepIndex, index) },
+      {
+        type: entry.kind === "premature" ? MessageType.STEP_NUDGE : MessageType.PREREQUISITE_NUDGE,
+        stepIndex,
+      },
+      { toolName: calls[entry.index]?.tool ?? "", toolCallId: createCallId(runId, stepIndex, entry.index) },
     ),
   );
 }

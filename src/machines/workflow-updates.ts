@@ -275,7 +275,7 @@ export function appendToolCall(context: WorkflowContext): ContextUpdate {
   const held = decision?.kind === "execute" ? decision.held : undefined;
   return append(context, [
     ...build.toolCallMessages(calls, runId, step),
-    ...(held ? build.heldCallMessages(calls, held.indices, heldReplies(calls, held), runId, step) : []),
+    ...(held ? build.heldCallMessages(calls, held, heldReplies(calls, held), runId, step) : []),
   ]);
 }
 

@@ -84,7 +84,7 @@ export function stepNudge(
 }
 
 /**
- * Reply for a terminal call held back from a batch that also called pending steps (ADR 039): the
+ * Reply for a terminal call held back from a batch that also calls pending steps (ADR 039): the
  * steps run, their results follow this reply, and the terminal call is to come again with values
  * from them. `later`: the required steps still pending after this batch's.
  * @example
@@ -99,6 +99,18 @@ export function heldTerminalNudge(
   const rest =
     later.length === 0 ? "" : ` The required steps ${later.join(", ")} are still to do after them.`;
   return `[StepEnforcementError] Held back: ${terminalTool} was not run. You called it in the same answer as ${running.join(", ")}, before their results existed. Those run now and their results follow.${rest} Then call ${terminalTool} again, with values taken from those results.`;
+}
+
+/**
+ * Reply for a call held back from a batch that also calls its prerequisites (ADR 039): they run,
+ * their results follow, and the call is to come again with values from them.
+ * @example
+ * heldPrerequisiteNudge("list_invoices", ["get_account"])
+ * // "[PrereqError] Held back: list_invoices was not run. It needs the result of get_account, which you called in the same answer. …"
+ */
+export function heldPrerequisiteNudge(toolName: string, prerequisites: readonly string[]): string {
+  const names = prerequisites.join(", ");
+  return `[PrereqError] Held back: ${toolName} was not run. It needs the result of ${names}, which you called in the same answer. That runs now and its result follows. Then call ${toolName} again, with values taken from that result.`;
 }
 
 /**

@@ -104,7 +104,7 @@ interface Limits {
   maxPrematureAttempts: number;
   maxPrereqViolations: number;
   rescueEnabled: boolean;
-  prematureTerminal: "reject" | "hold";
+  earlyCalls: "reject" | "hold";
 }
 const DEFAULTS: Limits = {
   maxRetries: 3,
@@ -112,7 +112,7 @@ const DEFAULTS: Limits = {
   maxPrematureAttempts: 3,
   maxPrereqViolations: 2,
   rescueEnabled: true,
-  prematureTerminal: "reject",
+  earlyCalls: "reject",
 };
 
 /** One step as either side saw it: the action, and the nudge text that answered it. */
@@ -189,7 +189,7 @@ async function viaRunner(letters: readonly Letter[], limits: Limits): Promise<Ou
     maxPrematureAttempts: limits.maxPrematureAttempts,
     maxPrereqViolations: limits.maxPrereqViolations,
     rescueEnabled: limits.rescueEnabled,
-    prematureTerminal: limits.prematureTerminal,
+    earlyCalls: limits.earlyCalls,
   });
   let end: string;
   try {
@@ -218,9 +218,12 @@ function stepOf(messages: readonly Message[]): Step {
   const replies = messages.filter((message) => message.role === MessageRole.TOOL);
   const joined = replies.map((message) => message.content).join("\n");
   const types = new Set(replies.map((message) => message.metadata.type));
-  // A batch that ran with its terminal call held back: step notes beside real results.
-  if (types.has(MessageType.STEP_NUDGE) && types.has(MessageType.TOOL_RESULT)) {
-    const notes = replies.filter((message) => message.metadata.type === MessageType.STEP_NUDGE);
+  // A batch that ran with early calls held back: their notes beside real results.
+  const held = (message: Message) =>
+    message.metadata.type === MessageType.STEP_NUDGE ||
+    message.metadata.type === MessageType.PREREQUISITE_NUDGE;
+  if (types.has(MessageType.TOOL_RESULT) && replies.some(held)) {
+    const notes = replies.filter(held);
     return { action: "execute", nudge: notes.map((message) => message.content).join("\n") };
   }
   if (types.has(MessageType.RETRY_NUDGE)) return { action: "tool_error", nudge: joined };
@@ -280,45 +283,50 @@ describe("Guardrails facade and WorkflowRunner take the same decisions", () => {
     expect(facade.steps[10]?.nudge).toContain("call fetch (with id=2) first");
   });
 
-  it("prematureTerminal hold: the batch's step runs, its terminal call is held back, on both sides", async () => {
-    const hold = { ...DEFAULTS, prematureTerminal: "hold" as const };
-    // answerFetch before search: fetch's prerequisite is unmet, so the whole batch is blocked;
-    // answerRead calls no pending step, so it is rejected as premature; after search, answerFetch
-    // runs fetch and holds answer back, with no premature attempt counted.
-    const letters: Letter[] = ["answerFetch", "answerRead", "search", "answerFetch", "answer"];
-    const facade = viaFacade(letters, { ...hold, maxPrematureAttempts: 1 });
+  it("earlyCalls hold: the batch's step runs, its early calls are held back, on both sides", async () => {
+    const hold = { ...DEFAULTS, earlyCalls: "hold" as const, maxPrematureAttempts: 1 };
+    // answerRead: every call is early and nothing the batch runs gives what they wait for, so it is
+    // rejected as premature; searchFetch runs search and holds fetch (its prerequisite); answerFetch
+    // runs fetch and holds answer; then answer finishes.
+    const letters: Letter[] = ["answerRead", "searchFetch", "answerFetch", "answer"];
+    const facade = viaFacade(letters, hold);
     expect(facade.steps.map((step) => step.action)).toEqual([
-      "step_blocked",
       "step_blocked",
       "execute",
       "execute",
       "execute",
     ]);
     expect(facade.end).toBe("done");
-    expect(facade.steps[0]?.nudge).toMatch(/^\[PrereqError\] \[NotRun\] 'answer' was not run/);
-    expect(facade.steps[0]?.nudge).toContain("\n[PrereqError] You cannot call fetch yet");
-    expect(facade.steps[1]?.nudge).toContain("cannot call answer yet");
-    expect(facade.steps[3]?.nudge).toBe(
+    expect(facade.steps[0]?.nudge).toContain("cannot call answer yet");
+    expect(facade.steps[1]?.nudge).toBe(
+      "[PrereqError] Held back: fetch was not run. It needs the result of search, which you called in the same answer. That runs now and its result follows. Then call fetch again, with values taken from that result.",
+    );
+    expect(facade.steps[2]?.nudge).toBe(
       "[StepEnforcementError] Held back: answer was not run. You called it in the same answer as fetch, before their results existed. Those run now and their results follow. Then call answer again, with values taken from those results.",
     );
-    expect(await viaRunner(letters, { ...hold, maxPrematureAttempts: 1 })).toEqual(facade);
+    expect(await viaRunner(letters, hold)).toEqual(facade);
+    // Rejected instead, the same answers run out the premature budget of 1.
+    const rejecting = viaFacade(letters, { ...hold, earlyCalls: "reject" });
+    expect(rejecting.steps.map((step) => step.action)).toEqual(["step_blocked", "step_blocked", "fatal"]);
+    expect(rejecting.end).toBe("StepEnforcementError");
+    expect(await viaRunner(letters, { ...hold, earlyCalls: "reject" })).toEqual(rejecting);
     // The default rejects such a batch: a premature attempt each time, and a budget of 1 runs out.
     const twice: Letter[] = ["search", "answerFetch", "answerFetch"];
-    const rejecting = viaFacade(twice, { ...DEFAULTS, maxPrematureAttempts: 1 });
-    expect(rejecting.steps.map((step) => step.action)).toEqual(["execute", "step_blocked", "fatal"]);
-    expect(rejecting.end).toBe("StepEnforcementError");
+    const rejectingTwice = viaFacade(twice, { ...DEFAULTS, maxPrematureAttempts: 1 });
+    expect(rejectingTwice.steps.map((step) => step.action)).toEqual(["execute", "step_blocked", "fatal"]);
+    expect(rejectingTwice.end).toBe("StepEnforcementError");
     // Held, the first runs fetch; the second, with no step pending, runs in full and finishes.
     const holding = viaFacade(twice, { ...hold, maxPrematureAttempts: 1 });
     expect(holding).toEqual({
       steps: [
         { action: "execute" },
-        { action: "execute", nudge: facade.steps[3]?.nudge },
+        { action: "execute", nudge: facade.steps[2]?.nudge },
         { action: "execute" },
       ],
       end: "done",
     });
     expect(await viaRunner(twice, { ...hold, maxPrematureAttempts: 1 })).toEqual(holding);
-    expect(await viaRunner(twice, { ...DEFAULTS, maxPrematureAttempts: 1 })).toEqual(rejecting);
+    expect(await viaRunner(twice, { ...DEFAULTS, maxPrematureAttempts: 1 })).toEqual(rejectingTwice);
   });
 
   it("a terminal success in a batch with a failing call finishes both, within the budget", async () => {
@@ -369,7 +377,7 @@ describe("Guardrails facade and WorkflowRunner take the same decisions", () => {
       maxPrematureAttempts: fc.integer({ min: 0, max: 3 }),
       maxPrereqViolations: fc.integer({ min: 0, max: 2 }),
       rescueEnabled: fc.boolean(),
-      prematureTerminal: fc.constantFrom<"reject" | "hold">("reject", "hold"),
+      earlyCalls: fc.constantFrom<"reject" | "hold">("reject", "hold"),
     });
     await fc.assert(
       fc.asyncProperty(fc.array(letter, { minLength: 1, maxLength: 20 }), limits, async (letters, budget) => {

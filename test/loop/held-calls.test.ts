@@ -1,8 +1,8 @@
 /**
- * `prematureTerminal: "hold"` on the runner (docs/decisions/039): a batch that calls the terminal
- * tool together with pending steps runs the steps and answers the terminal call with a step note,
- * so every call id keeps one answer and nothing the model wrote is lost; the default still rejects
- * the whole batch.
+ * `earlyCalls: "hold"` on the runner (docs/decisions/039): a batch whose early calls (the terminal
+ * call while steps are pending, a call before its prerequisite) wait for its other calls runs those
+ * and answers the early ones with a note, so every call id keeps one answer and nothing the model
+ * wrote is lost; the default still rejects the whole batch.
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -33,6 +33,7 @@ function statementWorkflow(ran: string[]) {
         name: "list_invoices",
         description: "List an account's open invoices",
         parameters: z.object({ account_id: z.string() }),
+        prerequisites: ["get_account"],
         execute: () => {
           ran.push("list_invoices");
           return [{ id: "I-1", amount: 120.5 }];
@@ -73,14 +74,18 @@ function answersPerCall(messages: readonly Message[]): Map<string, number> {
   return answers;
 }
 
-describe("prematureTerminal: hold", () => {
-  it("runs the batch's steps, holds the terminal call back, and finishes on the next answer", async () => {
+describe("earlyCalls: hold", () => {
+  it("runs what can run now, holds the rest with a note each, and finishes on later answers", async () => {
     const ran: string[] = [];
-    // A premature-attempt budget of 0: a rejected batch would end the run at once.
-    const { client, runner, messages } = scriptedRunner([[guess(), account(), invoices()], send()], {
-      prematureTerminal: "hold",
-      maxPrematureAttempts: 0,
-    });
+    // Budgets of 0: a rejected batch would end the run at once.
+    const { client, runner, messages } = scriptedRunner(
+      [[guess(), account(), invoices()], [invoices()], send()],
+      {
+        earlyCalls: "hold",
+        maxPrematureAttempts: 0,
+        maxPrereqViolations: 0,
+      },
+    );
     await expect(runner.run(statementWorkflow(ran), "Send AC-311's statement")).resolves.toEqual({
       sent: "ada@example.com",
       total_due: 120.5,
@@ -91,39 +96,50 @@ describe("prematureTerminal: hold", () => {
     expect(first.map((message) => [message.role, message.metadata.type, message.toolName ?? null])).toEqual([
       [MessageRole.ASSISTANT, MessageType.TOOL_CALL, null],
       [MessageRole.TOOL, MessageType.STEP_NUDGE, "send_statement"],
+      [MessageRole.TOOL, MessageType.PREREQUISITE_NUDGE, "list_invoices"],
       [MessageRole.TOOL, MessageType.TOOL_RESULT, "get_account"],
-      [MessageRole.TOOL, MessageType.TOOL_RESULT, "list_invoices"],
     ]);
-    // The TOOL_CALL keeps the batch as written, the held call included with its arguments.
+    // The TOOL_CALL keeps the batch as written, the held calls included with their arguments.
     expect(first[0]?.toolCalls?.map((call) => [call.name, call.args])).toEqual([
       ["send_statement", { email: "unknown", total_due: 0 }],
       ["get_account", { account_id: "AC-311" }],
       ["list_invoices", { account_id: "AC-311" }],
     ]);
     expect(first[1]?.toolCallId).toBe(first[0]?.toolCalls?.[0]?.callId);
+    expect(first[2]?.toolCallId).toBe(first[0]?.toolCalls?.[2]?.callId);
     expect(first[1]?.content).toBe(
-      "[StepEnforcementError] Held back: send_statement was not run. You called it in the same answer as get_account, list_invoices, before their results existed. Those run now and their results follow. Then call send_statement again, with values taken from those results.",
+      "[StepEnforcementError] Held back: send_statement was not run. You called it in the same answer as get_account, before their results existed. Those run now and their results follow. The required steps list_invoices are still to do after them. Then call send_statement again, with values taken from those results.",
+    );
+    expect(first[2]?.content).toBe(
+      "[PrereqError] Held back: list_invoices was not run. It needs the result of get_account, which you called in the same answer. That runs now and its result follows. Then call list_invoices again, with values taken from that result.",
     );
     expect([...answersPerCall(messages).values()].every((count) => count === 1)).toBe(true);
   });
 
-  it("names the steps still to do when the batch calls only some of them", async () => {
+  it("runs the steps the batch gives in order, the real 1.5B's [get_account, list_invoices, send_statement]", async () => {
     const ran: string[] = [];
-    const { runner, messages } = scriptedRunner([[guess(), account()], [invoices()], send()], {
-      prematureTerminal: "hold",
-    });
+    const { runner, messages } = scriptedRunner(
+      [[account(), invoices(), guess()], [invoices(), guess()], send()],
+      {
+        earlyCalls: "hold",
+      },
+    );
     await runner.run(statementWorkflow(ran), "Send AC-311's statement");
     expect(ran).toEqual(["get_account", "list_invoices", "send_statement"]);
-    const notes = messages.filter((message) => message.metadata.type === MessageType.STEP_NUDGE);
-    expect(notes.map((message) => message.content)).toEqual([
-      "[StepEnforcementError] Held back: send_statement was not run. You called it in the same answer as get_account, before their results existed. Those run now and their results follow. The required steps list_invoices are still to do after them. Then call send_statement again, with values taken from those results.",
+    const notes = messages.filter(
+      (message) => message.content.startsWith("[") && message.content.includes("Held back"),
+    );
+    expect(notes.map((message) => [message.metadata.stepIndex, message.toolName])).toEqual([
+      [0, "list_invoices"],
+      [0, "send_statement"],
+      [1, "send_statement"],
     ]);
   });
 
   it("still rejects a terminal call whose batch calls no pending step", async () => {
     const ran: string[] = [];
-    const { runner, messages } = scriptedRunner([[guess()], [account(), invoices()], send()], {
-      prematureTerminal: "hold",
+    const { runner, messages } = scriptedRunner([[guess()], [account()], [invoices()], send()], {
+      earlyCalls: "hold",
     });
     await runner.run(statementWorkflow(ran), "Send AC-311's statement");
     expect(ran).toEqual(["get_account", "list_invoices", "send_statement"]);
@@ -136,7 +152,8 @@ describe("prematureTerminal: hold", () => {
     const ran: string[] = [];
     const { runner, messages } = scriptedRunner([
       [guess(), account(), invoices()],
-      [account(), invoices()],
+      [account()],
+      [invoices()],
       send(),
     ]);
     await runner.run(statementWorkflow(ran), "Send AC-311's statement");
@@ -158,8 +175,8 @@ describe("prematureTerminal: hold", () => {
         new WorkflowRunner({
           client: scriptedRunner([]).client,
           contextManager: createPassthrough(),
-          prematureTerminal: "defer" as "hold",
+          earlyCalls: "defer" as "hold",
         }),
-    ).toThrow(/prematureTerminal must be "reject" or "hold", got "defer"/);
+    ).toThrow(/earlyCalls must be "reject" or "hold", got "defer"/);
   });
 });
