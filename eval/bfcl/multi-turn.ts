@@ -9,7 +9,7 @@
 import { z } from "zod";
 import type { MultiTurnCase } from "./cases.ts";
 import type { SimulatedApis, StepResponses } from "./simulated-apis.ts";
-import type { BfclAnswer, BfclCall, BfclTarget, BfclWireMessage } from "./targets.ts";
+import type { BfclAnswer, BfclTarget, BfclWireMessage } from "./targets.ts";
 
 /** BFCL's `MAXIMUM_STEP_LIMIT` (constants/default_prompts.py): steps with calls per turn before a force-quit. */
 export const MAXIMUM_STEP_LIMIT = 20;
@@ -40,55 +40,62 @@ export function stepResponses(step: Pick<MultiTurnStep, "calls" | "text">): Step
   return step.calls.length > 0 ? step.calls.map((call) => ({ [call.name]: call.arguments })) : step.text;
 }
 
+/** A multi-turn answer before its first step. */
+export function emptyMultiTurnAnswer(): MultiTurnAnswer {
+  return {
+    calls: [],
+    text: "",
+    llmCalls: 0,
+    nudges: 0,
+    rescues: 0,
+    gaveUp: false,
+    prose: false,
+    renamed: 0,
+    turns: [],
+    forceQuit: false,
+  };
+}
+
 /**
- * Answer `item` on `target`, executing its calls on `apis` (see the module comment). `turns` is
- * filled as the case goes, so that a case cut short (its deadline) still shows what it did.
+ * Answer `item` on `target`, executing its calls on `apis` (see the module comment). `answer` is
+ * filled step by step, so that a case cut short (its deadline) still shows what it did and cost.
  */
 export async function answerMultiTurn(
   item: MultiTurnCase,
   target: BfclTarget,
   apis: SimulatedApis,
   signal: AbortSignal,
-  turns: MultiTurnStep[][] = [],
+  answer: MultiTurnAnswer = emptyMultiTurnAnswer(),
 ): Promise<MultiTurnAnswer> {
-  const totals = { llmCalls: 0, nudges: 0, rescues: 0, renamed: 0, gaveUp: false, prose: false };
   const messages: BfclWireMessage[] = [];
-  let forceQuit = false;
   await apis.begin(item);
   try {
     for (const turn of item.turns) {
       messages.push(...turn);
       const steps: MultiTurnStep[] = [];
-      turns.push(steps);
+      answer.turns.push(steps);
       for (let count = 0; ; ) {
-        const answer = await target.ask({ messages, tools: item.tools }, signal);
-        messages.push(answer.message);
-        addCounts(totals, answer);
-        const step: MultiTurnStep = { calls: answer.calls, text: answer.text, results: [] };
+        const reply = await target.ask({ messages, tools: item.tools }, signal);
+        messages.push(reply.message);
+        const step: MultiTurnStep = { calls: reply.calls, text: reply.text, results: [] };
         steps.push(step);
+        addStep(answer, reply);
         const outcome = await apis.step(item.id, stepResponses(step));
         if (outcome.status !== "executed") break;
         step.results = outcome.results;
-        messages.push(...toolMessages(outcome.results, answer.callIds));
+        messages.push(...toolMessages(outcome.results, reply.callIds));
         count += 1;
         if (count > MAXIMUM_STEP_LIMIT) {
-          forceQuit = true;
+          answer.forceQuit = true;
           break;
         }
       }
-      if (forceQuit) break;
+      if (answer.forceQuit) break;
     }
   } finally {
     await apis.end(item.id);
   }
-  const last = turns.at(-1)?.at(-1);
-  return {
-    ...totals,
-    calls: turns.flatMap((steps) => steps.flatMap((step): BfclCall[] => step.calls)),
-    text: last?.text ?? "",
-    turns,
-    forceQuit,
-  };
+  return answer;
 }
 
 /** The FC handler's tool messages: each result with the id of its call (`zip`: the shorter wins). */
@@ -101,14 +108,14 @@ export function toolMessages(results: readonly string[], callIds: readonly strin
   }));
 }
 
-function addCounts(
-  totals: Pick<MultiTurnAnswer, "llmCalls" | "nudges" | "rescues" | "renamed" | "gaveUp" | "prose">,
-  answer: BfclAnswer,
-): void {
-  totals.llmCalls += answer.llmCalls;
-  totals.nudges += answer.nudges;
-  totals.rescues += answer.rescues;
-  totals.renamed += answer.renamed;
-  totals.gaveUp ||= answer.gaveUp;
-  totals.prose ||= answer.prose;
+/** Count one step's answer into the case's: its calls, its text (the last step's) and the guardrails' counts. */
+function addStep(answer: MultiTurnAnswer, reply: BfclAnswer): void {
+  answer.calls.push(...reply.calls);
+  answer.text = reply.text;
+  answer.llmCalls += reply.llmCalls;
+  answer.nudges += reply.nudges;
+  answer.rescues += reply.rescues;
+  answer.renamed += reply.renamed;
+  answer.gaveUp ||= reply.gaveUp;
+  answer.prose ||= reply.prose;
 }

@@ -9,7 +9,12 @@ import cliProgress from "cli-progress";
 import { z } from "zod";
 import { appendJsonLine, latestByKey, readJsonl, repairTail } from "../batch/jsonl.ts";
 import { type BfclCase, isMultiTurnCase } from "./cases.ts";
-import { answerMultiTurn, type MultiTurnStep, multiTurnStepSchema } from "./multi-turn.ts";
+import {
+  answerMultiTurn,
+  emptyMultiTurnAnswer,
+  type MultiTurnAnswer,
+  multiTurnStepSchema,
+} from "./multi-turn.ts";
 import type { BfclInstall } from "./setup.ts";
 import { type SimulatedApis, startSimulatedApis } from "./simulated-apis.ts";
 import {
@@ -116,23 +121,18 @@ export async function runBfcl(options: BfclRunOptions): Promise<number> {
           const started = performance.now();
           const signal = AbortSignal.timeout(options.caseTimeoutMs);
           let row: BfclRow;
-          // Filled step by step, so a multi-turn case cut short still shows what it did.
-          const turns: MultiTurnStep[][] = [];
+          // Filled step by step, so a multi-turn case cut short still shows what it did and cost.
+          const progress = emptyMultiTurnAnswer();
           try {
-            const answer = await answerCase(item, target, apis, signal, turns);
+            const answer = await answerCase(item, target, apis, signal, progress);
             row = { ...base(), ...answer, ms: performance.now() - started, error: null };
           } catch (error) {
+            // A multi-turn case keeps the steps it took and what they cost.
+            const { turns, forceQuit, ...answered } = progress;
             row = {
               ...base(),
-              ...(isMultiTurnCase(item) && { turns, forceQuit: false }),
-              calls: [],
-              text: "",
-              llmCalls: 0,
-              nudges: 0,
-              rescues: 0,
-              gaveUp: false,
-              prose: false,
-              renamed: 0,
+              ...answered,
+              ...(isMultiTurnCase(item) && { turns, forceQuit }),
               ms: performance.now() - started,
               error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
             };
@@ -168,7 +168,7 @@ async function answerCase(
   target: BfclTarget,
   apis: SimulatedApis | undefined,
   signal: AbortSignal,
-  turns: MultiTurnStep[][],
+  progress: MultiTurnAnswer,
 ): Promise<Omit<BfclRow, "key" | "model" | "target" | "id" | "category" | "at" | "ms" | "error">> {
   if (!isMultiTurnCase(item)) {
     const {
@@ -179,5 +179,5 @@ async function answerCase(
     return answer;
   }
   if (!apis) throw new BfclRunError(`${item.id}: a multi-turn case without BFCL's simulated APIs`);
-  return answerMultiTurn(item, target, apis, signal, turns);
+  return answerMultiTurn(item, target, apis, signal, progress);
 }

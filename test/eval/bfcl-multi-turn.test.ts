@@ -15,7 +15,7 @@ import { MAXIMUM_STEP_LIMIT, type MultiTurnStep } from "../../eval/bfcl/multi-tu
 import { buildReport, renderBfclMarkdown, scoreRows } from "../../eval/bfcl/report.ts";
 import { type BfclRow, bfclRowSchema, runBfcl } from "../../eval/bfcl/run.ts";
 import { type BfclInstall, setupBfcl } from "../../eval/bfcl/setup.ts";
-import { json, ReplayServer, type Reply } from "../clients/helpers/replay-server.ts";
+import { hang, json, ReplayServer, type Reply } from "../clients/helpers/replay-server.ts";
 
 const CASE_ID = "multi_turn_base_1";
 const CHAT = "POST /v1/chat/completions";
@@ -138,7 +138,11 @@ describe("BFCL multi_turn_base: the FC handler's loop against a scripted server"
     });
   const answer = (content: string): Reply => json({ choices: [{ message: { role: "assistant", content } }] });
 
-  async function run(model: string, replies: Reply[]): Promise<{ row: BfclRow; bodies: Messages[] }> {
+  async function run(
+    model: string,
+    replies: Reply[],
+    caseTimeoutMs = 60_000,
+  ): Promise<{ row: BfclRow; bodies: Messages[] }> {
     server = await ReplayServer.start();
     server.reply(CHAT, ...replies);
     const out = join(mkdtempSync(join(tmpdir(), "forge-bfcl-mt-")), "rows.jsonl");
@@ -148,7 +152,7 @@ describe("BFCL multi_turn_base: the FC handler's loop against a scripted server"
       server: { baseUrl: `${server.url}/v1`, model, temperature: 0 },
       out,
       resume: false,
-      caseTimeoutMs: 60_000,
+      caseTimeoutMs,
       install,
     });
     server.assertDone();
@@ -260,6 +264,27 @@ describe("BFCL multi_turn_base: the FC handler's loop against a scripted server"
     expect(row.forceQuit).toBe(true);
     const verdicts = await scoreRows(install, [row], cases);
     expect(verdicts.get(row.key)).toMatchObject({ valid: false, errorType: "multi_turn:force_terminated" });
+  }, 120_000);
+
+  it("keeps the steps a case took when its deadline cuts it short", async () => {
+    const { row } = await run(
+      "scripted-slow",
+      [toolCalls({ id: "call_ls", name: "ls", arguments: '{"a": true}' }), hang()],
+      8_000,
+    );
+    expect(row.error).toMatch(/abort|timeout/i);
+    expect(row.turns).toEqual([
+      [
+        {
+          calls: [{ name: "ls", arguments: '{"a": true}' }],
+          text: "",
+          results: ['{"current_directory_content": ["workspace"]}'],
+        },
+      ],
+    ]);
+    expect(row).toMatchObject({ llmCalls: 1, calls: [{ name: "ls" }], forceQuit: false });
+    const verdicts = await scoreRows(install, [row], cases);
+    expect(verdicts.get(row.key)).toMatchObject({ valid: false, errorType: "request_failed" });
   }, 120_000);
 });
 
