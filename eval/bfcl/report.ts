@@ -295,16 +295,19 @@ export function renderBfclMarkdown(report: BfclReport): string {
         `| ${category} | ${targets.map((target) => cell(target.byCategory.get(category))).join(" | ")} |`,
       );
     }
-    out.push(
-      `| **non-live AST** | ${targets.map((target) => `**${cell(target.nonLiveAst)}**`).join(" | ")} |`,
-    );
-    out.push(`| live AST | ${targets.map((target) => cell(target.liveAst)).join(" | ")} |`);
-    out.push(
-      `| median / p95 per case | ${targets.map((target) => (target.singleTurnCases > 0 ? `${seconds(target.medianMs)} / ${seconds(target.p95Ms)}` : "–")).join(" | ")} |`,
-    );
-    out.push(
-      `| LLM calls per case | ${targets.map((target) => (target.singleTurnCases > 0 ? target.llmCallsPerCase.toFixed(2) : "–")).join(" | ")} |`,
-    );
+    // The single-turn lines only where single-turn cases were run (a multi-turn run has none).
+    if (targets.some((target) => target.singleTurnCases > 0)) {
+      out.push(
+        `| **non-live AST** | ${targets.map((target) => `**${cell(target.nonLiveAst)}**`).join(" | ")} |`,
+      );
+      out.push(`| live AST | ${targets.map((target) => cell(target.liveAst)).join(" | ")} |`);
+      out.push(
+        `| median / p95 per case | ${targets.map((target) => (target.singleTurnCases > 0 ? `${seconds(target.medianMs)} / ${seconds(target.p95Ms)}` : "–")).join(" | ")} |`,
+      );
+      out.push(
+        `| LLM calls per case | ${targets.map((target) => (target.singleTurnCases > 0 ? target.llmCallsPerCase.toFixed(2) : "–")).join(" | ")} |`,
+      );
+    }
     if (targets.some((target) => target.multiTurn)) {
       out.push(
         `| multi-turn: median / p95 per case | ${targets.map((target) => (target.multiTurn ? `${seconds(target.multiTurn.medianMs)} / ${seconds(target.multiTurn.p95Ms)}` : "–")).join(" | ")} |`,

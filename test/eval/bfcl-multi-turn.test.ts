@@ -224,7 +224,10 @@ describe("BFCL multi_turn_base: the FC handler's loop against a scripted server"
     const verdicts = await scoreRows(install, [row], cases);
     expect(verdicts.get(row.key)).toMatchObject({ valid: true });
     const report = buildReport([row], verdicts);
-    expect(renderBfclMarkdown(report)).toContain("| multi_turn_base | 100% [21–100] (1/1) |");
+    const markdown = renderBfclMarkdown(report);
+    expect(markdown).toContain("| multi_turn_base | 100% [21–100] (1/1) |");
+    expect(markdown).toMatch(/\| multi-turn: LLM calls per case \| 9\.00 \|/);
+    expect(markdown).not.toContain("non-live AST");
   }, 120_000);
 
   it("ends a turn on arguments it cannot decode, with no tool message, as BFCL's handler does", async () => {
