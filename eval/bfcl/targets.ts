@@ -189,7 +189,7 @@ function chatTarget(
       return {
         ...emptyAnswer(record),
         calls: wireCalls.map((call) => ({ name: call.function.name, arguments: call.function.arguments })),
-        // A server that sends no ids (llama-server does): ids of the harness's, so each tool message answers its call.
+        // llama-server sends ids; a server that sends none gets the harness's, so each tool message answers its call.
         callIds: wireCalls.map((call, index) => call.id ?? `call_${index}`),
         text: choice?.content ?? "",
         // As the FC handler: the response's message, as it came.
