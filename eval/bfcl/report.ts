@@ -2,8 +2,10 @@
  * Scoring and reports of BFCL runs. Each answered case is scored by BFCL's own checker in the
  * bridge (`bridge.py score`); the report groups the verdicts by model, target and category with
  * Wilson intervals, pairs each target with `direct` case by case (exact McNemar), and gives the
- * time per case (median, p95) and what the guardrails did (LLM calls, nudges, rescues). Rendered
- * as a terminal table, Markdown for docs/eval.md and an HTML page with score bars.
+ * time per case (median, p95) and what the guardrails did (LLM calls, nudges, rescues). A
+ * multi-turn case is scored whole (every turn's state and answers, by BFCL's `multi_turn_checker`)
+ * and its time is given apart, as it takes many LLM calls. Rendered as a terminal table, Markdown
+ * for docs/eval.md and an HTML page with score bars.
  */
 import { writeFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -15,7 +17,8 @@ import { type Interval, type McNemarResult, mcnemarExact, wilsonInterval } from 
 import { escapeHtml, pValue, scoreWithInterval } from "../report/format.ts";
 import { type ScoreBar, scoreBarChart } from "../report/svg.ts";
 import { textTable } from "../report/table.ts";
-import { type BfclCase, LIVE_AST, NON_LIVE_AST, SINGLE_TURN_CATEGORIES } from "./cases.ts";
+import { BFCL_CATEGORIES, type BfclCase, isMultiTurnCase, LIVE_AST, NON_LIVE_AST } from "./cases.ts";
+import { stepResponses } from "./multi-turn.ts";
 import type { BfclRow } from "./run.ts";
 import type { BfclInstall } from "./setup.ts";
 
@@ -49,6 +52,22 @@ export async function scoreRows(
       if (!item) throw new Error(`row ${row.key}: case ${row.id} is not in the loaded categories`);
       if (row.error !== null) {
         verdicts.set(row.key, { key: row.key, valid: false, errorType: "request_failed" });
+        continue;
+      }
+      if (isMultiTurnCase(item)) {
+        if (!row.turns) throw new Error(`row ${row.key}: a multi-turn row without its turns`);
+        lines.push(
+          JSON.stringify({
+            key: row.key,
+            id: row.id,
+            category: row.category,
+            // Per turn, per step, what BFCL's FC handler records.
+            result: row.turns.map((steps) => steps.map(stepResponses)),
+            possible_answer: item.possible_answer,
+            initial_config: item.initial_config,
+            involved_classes: item.involved_classes,
+          }),
+        );
         continue;
       }
       const calls = row.calls.map((call) => ({ [call.name]: call.arguments }));
@@ -101,10 +120,15 @@ export interface TargetReport {
   byCategory: Map<string, GroupScore>;
   nonLiveAst: GroupScore;
   liveAst: GroupScore;
-  /** Median and 95th percentile of a case's wall time, in milliseconds. */
+  /** Single-turn cases answered (the time and call figures below are over these). */
+  singleTurnCases: number;
+  /** Median and 95th percentile of a single-turn case's wall time, in milliseconds. */
   medianMs: number;
   p95Ms: number;
+  /** LLM calls per single-turn case. */
   llmCallsPerCase: number;
+  /** The same figures over multi-turn cases (a case: all its turns and steps); null without any. */
+  multiTurn: { medianMs: number; p95Ms: number; llmCallsPerCase: number } | null;
   nudges: number;
   rescues: number;
   /** Versus `direct` of the same model, on the cases both answered. */
@@ -128,6 +152,10 @@ function percentile(values: readonly number[], fraction: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)] as number;
 }
 
+function callsPerCase(rows: readonly BfclRow[]): number {
+  return rows.length === 0 ? 0 : rows.reduce((sum, row) => sum + row.llmCalls, 0) / rows.length;
+}
+
 /** Group scored rows into a report. */
 export function buildReport(
   rows: readonly BfclRow[],
@@ -139,9 +167,7 @@ export function buildReport(
     groups.set(key, [...(groups.get(key) ?? []), row]);
   }
   const valid = (row: BfclRow) => verdicts.get(row.key)?.valid === true;
-  const categories = SINGLE_TURN_CATEGORIES.filter((category) =>
-    rows.some((row) => row.category === category),
-  );
+  const categories = BFCL_CATEGORIES.filter((category) => rows.some((row) => row.category === category));
   const targets: TargetReport[] = [];
   for (const [, members] of groups) {
     const first = members[0] as BfclRow;
@@ -168,16 +194,33 @@ export function buildReport(
       const type = verdicts.get(row.key)?.errorType;
       if (type) errors.set(type, (errors.get(type) ?? 0) + 1);
     }
-    const times = members.map((row) => row.ms);
+    const single = members.filter((row) => row.turns === undefined);
+    const multi = members.filter((row) => row.turns !== undefined);
+    const times = single.map((row) => row.ms);
     targets.push({
       model: first.model,
       target: first.target,
       byCategory,
       nonLiveAst: score(within(NON_LIVE_AST).filter(valid).length, within(NON_LIVE_AST).length),
       liveAst: score(within(LIVE_AST).filter(valid).length, within(LIVE_AST).length),
+      singleTurnCases: single.length,
       medianMs: percentile(times, 0.5),
       p95Ms: percentile(times, 0.95),
-      llmCallsPerCase: members.reduce((sum, row) => sum + row.llmCalls, 0) / members.length,
+      llmCallsPerCase: callsPerCase(single),
+      multiTurn:
+        multi.length === 0
+          ? null
+          : {
+              medianMs: percentile(
+                multi.map((row) => row.ms),
+                0.5,
+              ),
+              p95Ms: percentile(
+                multi.map((row) => row.ms),
+                0.95,
+              ),
+              llmCallsPerCase: callsPerCase(multi),
+            },
       nudges: members.reduce((sum, row) => sum + row.nudges, 0),
       rescues: members.reduce((sum, row) => sum + row.rescues, 0),
       versusDirect:
@@ -210,6 +253,8 @@ function tableOf(report: BfclReport): { header: string[]; rows: string[][] } {
     "median",
     "p95",
     "LLM calls/case",
+    "multi-turn median / p95",
+    "multi-turn LLM calls/case",
     "vs direct",
   ];
   const rows = report.targets.map((target) => [
@@ -218,9 +263,11 @@ function tableOf(report: BfclReport): { header: string[]; rows: string[][] } {
     ...report.categories.map((category) => cell(target.byCategory.get(category))),
     cell(target.nonLiveAst),
     cell(target.liveAst),
-    seconds(target.medianMs),
-    seconds(target.p95Ms),
-    target.llmCallsPerCase.toFixed(2),
+    target.singleTurnCases > 0 ? seconds(target.medianMs) : "–",
+    target.singleTurnCases > 0 ? seconds(target.p95Ms) : "–",
+    target.singleTurnCases > 0 ? target.llmCallsPerCase.toFixed(2) : "–",
+    target.multiTurn ? `${seconds(target.multiTurn.medianMs)} / ${seconds(target.multiTurn.p95Ms)}` : "–",
+    target.multiTurn ? target.multiTurn.llmCallsPerCase.toFixed(2) : "–",
     target.versusDirect
       ? `+${target.versusDirect.onlyFirst} / −${target.versusDirect.onlySecond}, ${pValue(target.versusDirect.pValue)}`
       : "–",
@@ -248,16 +295,27 @@ export function renderBfclMarkdown(report: BfclReport): string {
         `| ${category} | ${targets.map((target) => cell(target.byCategory.get(category))).join(" | ")} |`,
       );
     }
-    out.push(
-      `| **non-live AST** | ${targets.map((target) => `**${cell(target.nonLiveAst)}**`).join(" | ")} |`,
-    );
-    out.push(`| live AST | ${targets.map((target) => cell(target.liveAst)).join(" | ")} |`);
-    out.push(
-      `| median / p95 per case | ${targets.map((target) => `${seconds(target.medianMs)} / ${seconds(target.p95Ms)}`).join(" | ")} |`,
-    );
-    out.push(
-      `| LLM calls per case | ${targets.map((target) => target.llmCallsPerCase.toFixed(2)).join(" | ")} |`,
-    );
+    // The single-turn lines only where single-turn cases were run (a multi-turn run has none).
+    if (targets.some((target) => target.singleTurnCases > 0)) {
+      out.push(
+        `| **non-live AST** | ${targets.map((target) => `**${cell(target.nonLiveAst)}**`).join(" | ")} |`,
+      );
+      out.push(`| live AST | ${targets.map((target) => cell(target.liveAst)).join(" | ")} |`);
+      out.push(
+        `| median / p95 per case | ${targets.map((target) => (target.singleTurnCases > 0 ? `${seconds(target.medianMs)} / ${seconds(target.p95Ms)}` : "–")).join(" | ")} |`,
+      );
+      out.push(
+        `| LLM calls per case | ${targets.map((target) => (target.singleTurnCases > 0 ? target.llmCallsPerCase.toFixed(2) : "–")).join(" | ")} |`,
+      );
+    }
+    if (targets.some((target) => target.multiTurn)) {
+      out.push(
+        `| multi-turn: median / p95 per case | ${targets.map((target) => (target.multiTurn ? `${seconds(target.multiTurn.medianMs)} / ${seconds(target.multiTurn.p95Ms)}` : "–")).join(" | ")} |`,
+      );
+      out.push(
+        `| multi-turn: LLM calls per case | ${targets.map((target) => target.multiTurn?.llmCallsPerCase.toFixed(2) ?? "–").join(" | ")} |`,
+      );
+    }
     out.push(
       `| nudges / rescues | ${targets.map((target) => `${target.nudges} / ${target.rescues}`).join(" | ")} |`,
     );
@@ -291,7 +349,7 @@ export function renderBfclHtml(report: BfclReport, title = "BFCL through forge-g
     .join("")}</tbody></table>`;
   return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style>
 body{font-family:system-ui,sans-serif;margin:24px;color:#223}table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #d9dde3;padding:4px 8px;text-align:left}th{background:#f3f5f8}
-</style></head><body><h1>${escapeHtml(title)}</h1><p>Scored by BFCL's own checker (bfcl-eval, AST and relevance rules). Whiskers: 95% Wilson intervals.</p>${scoreBarChart(bars, 900)}<h2>Table</h2>${table}</body></html>`;
+</style></head><body><h1>${escapeHtml(title)}</h1><p>Scored by BFCL's own checker (bfcl-eval: AST and relevance rules; multi-turn cases by its multi-turn checker on its simulated APIs). Whiskers: 95% Wilson intervals.</p>${scoreBarChart(bars, 900)}<h2>Table</h2>${table}</body></html>`;
 }
 
 /** Write the HTML page. */

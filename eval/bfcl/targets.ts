@@ -2,18 +2,21 @@
  * Where the harness sends a BFCL case: the model server directly, the proxy in front of the same
  * server (its Hono app in process: the routes, chat service and guardrails of `forge proxy`), or the guarded front half
  * in process (`runInference` with the proxy's `respond` tool, the prose policy and the parallel
- * follow-up). Each sends what BFCL's OpenAI FC handler sends — the first turn's messages, the
- * tools, temperature 0 and no `tool_choice` (auto) — and answers in the FC handler's terms: the
- * calls as `{name, arguments}` with arguments as JSON text, else the text.
+ * follow-up). Each sends what BFCL's OpenAI FC handler sends — the history so far (a single-turn
+ * case: its first turn's messages), the tools, temperature 0 and no `tool_choice` (auto) — and
+ * answers in the FC handler's terms: the calls as `{name, arguments}` with arguments as JSON text,
+ * else the text, and the assistant message the handler appends to the history for the next step.
  */
 import { OpenAICompatibleClient } from "../../src/clients/openai/compatible-client.ts";
 import { ContextManager, NoCompact } from "../../src/context/index.ts";
 import { ToolCallError } from "../../src/core/errors.ts";
-import { createMessage, type Message, MessageType } from "../../src/core/messages.ts";
+import { type Message, MessageType } from "../../src/core/messages.ts";
 import { type JsonSchema, toolSpecFromJsonSchema } from "../../src/core/tools.ts";
 import { runInference } from "../../src/loop/inference.ts";
 import { callFormatFromTemplate, type TemplateCallFormat } from "../../src/prompts/chat-template.ts";
 import { createHttpBackend, createProxy, type ProxyOptions } from "../../src/proxy/index.ts";
+import { historyFromOpenAI } from "../../src/proxy/openai/request.ts";
+import { openAIMessageSchema } from "../../src/proxy/openai/schema.ts";
 import { RESPOND_TOOL_NAME, respondTool } from "../../src/tools/respond.ts";
 import { serverCallFormat } from "../backends/call-format.ts";
 import type { BfclCase } from "./cases.ts";
@@ -49,9 +52,22 @@ export interface BfclCall {
   arguments: string;
 }
 
-/** What a target answered to one case, and what the guardrails did for it. */
+/** A chat message on the wire, as the FC handler keeps it in its history. */
+export type BfclWireMessage = { role: string } & Record<string, unknown>;
+
+/** What a target is asked: the history so far and the case's tools. */
+export interface BfclRequest {
+  messages: readonly BfclWireMessage[];
+  tools: BfclCase["tools"];
+}
+
+/** What a target answered to one request, and what the guardrails did for it. */
 export interface BfclAnswer {
   calls: BfclCall[];
+  /** The id of each call, as the tool results that answer them carry (`tool_call_id`). */
+  callIds: string[];
+  /** The assistant message the FC handler appends to the history. */
+  message: BfclWireMessage;
   text: string;
   /** LLM calls made (1 directly). */
   llmCalls: number;
@@ -68,7 +84,7 @@ export interface BfclAnswer {
 /** A started target. */
 export interface BfclTarget {
   name: BfclTargetName;
-  ask(item: BfclCase, signal: AbortSignal): Promise<BfclAnswer>;
+  ask(request: BfclRequest, signal: AbortSignal): Promise<BfclAnswer>;
   close(): Promise<void>;
 }
 
@@ -84,12 +100,17 @@ export interface BfclServer {
   maxTokens?: number | undefined;
 }
 
-/** The chat-completions body of a case, as BFCL's FC handler builds it. */
-export function requestBody(item: BfclCase, server: BfclServer): Record<string, unknown> {
+/** What a single-turn case asks: its first turn and its tools. */
+export function firstTurnRequest(item: BfclCase): BfclRequest {
+  return { messages: item.turns[0] ?? [], tools: item.tools };
+}
+
+/** The chat-completions body of a request, as BFCL's FC handler builds it. */
+export function requestBody(request: BfclRequest, server: BfclServer): Record<string, unknown> {
   return {
     model: server.model,
-    messages: item.turns[0],
-    tools: item.tools,
+    messages: request.messages,
+    tools: request.tools,
     temperature: server.temperature,
     ...(server.maxTokens !== undefined && { max_tokens: server.maxTokens }),
   };
@@ -147,12 +168,12 @@ function chatTarget(
 ): BfclTarget {
   return {
     name,
-    async ask(item, signal) {
+    async ask(request, signal) {
       const before = records?.length ?? 0;
       const response = await send(url, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify(requestBody(item, server)),
+        body: JSON.stringify(requestBody(request, server)),
         signal,
       });
       const body = (await response.json()) as ChatCompletion;
@@ -160,23 +181,34 @@ function chatTarget(
       if (!response.ok) {
         // A refusal (422 retries_exhausted) is the target's answer: no call.
         const message = body.error?.message ?? `HTTP ${response.status}`;
-        if (response.status === 422) return { ...emptyAnswer(record), text: message };
+        if (response.status === 422) return textAnswer(record, message);
         throw new Error(`${name}: ${message}`);
       }
       const choice = body.choices?.[0]?.message;
-      const calls = (choice?.tool_calls ?? []).map((call) => ({
-        name: call.function.name,
-        arguments: call.function.arguments,
-      }));
-      return { ...emptyAnswer(record), calls, text: choice?.content ?? "" };
+      const wireCalls = choice?.tool_calls ?? [];
+      return {
+        ...emptyAnswer(record),
+        calls: wireCalls.map((call) => ({ name: call.function.name, arguments: call.function.arguments })),
+        // llama-server sends ids; a server that sends none gets the harness's, so each tool message answers its call.
+        callIds: wireCalls.map((call, index) => call.id ?? `call_${index}`),
+        text: choice?.content ?? "",
+        // As the FC handler: the response's message, as it came.
+        message: { role: "assistant", ...choice },
+      };
     },
     async close() {},
   };
 }
 
+function textAnswer(record: AccessLine | undefined, text: string): BfclAnswer {
+  return { ...emptyAnswer(record), text, message: { role: "assistant", content: text } };
+}
+
 function emptyAnswer(record: AccessLine | undefined): BfclAnswer {
   return {
     calls: [],
+    callIds: [],
+    message: { role: "assistant", content: "" },
     text: "",
     llmCalls: record ? record.retries + 1 : 1,
     nudges: record?.nudges ?? 0,
@@ -189,7 +221,10 @@ function emptyAnswer(record: AccessLine | undefined): BfclAnswer {
 
 interface ChatCompletion {
   choices?: {
-    message?: { content?: string | null; tool_calls?: { function: { name: string; arguments: string } }[] };
+    message?: {
+      content?: string | null;
+      tool_calls?: { id?: string; function: { name: string; arguments: string } }[];
+    };
   }[];
   error?: { message?: string };
 }
@@ -202,11 +237,13 @@ function loopTarget(server: BfclServer, callFormat: TemplateCallFormat | null): 
     temperature: server.temperature,
     ...(server.maxTokens !== undefined && { maxTokens: server.maxTokens }),
   });
+  // Call ids for the history the next step sends back (the loop's calls carry none).
+  let callCount = 0;
   return {
     name: "loop",
-    async ask(item, signal) {
+    async ask(request, signal) {
       const tools = [
-        ...item.tools.map((tool) => {
+        ...request.tools.map((tool) => {
           const fn = tool.function as { name: string; description?: string; parameters?: JsonSchema };
           return toolSpecFromJsonSchema(fn.name, fn.description ?? "", fn.parameters ?? { type: "object" });
         }),
@@ -226,7 +263,7 @@ function loopTarget(server: BfclServer, callFormat: TemplateCallFormat | null): 
         const result = await runInference({
           client,
           contextManager: new ContextManager({ strategy: new NoCompact(), budgetTokens: 1_000_000 }),
-          messages: (item.turns[0] ?? []).map(toMessage),
+          messages: historyFromOpenAI(request.messages.map((message) => openAIMessageSchema.parse(message))),
           tools,
           proseAnswerTool: RESPOND_TOOL_NAME,
           ...(callFormat && { callFormat }),
@@ -238,9 +275,25 @@ function loopTarget(server: BfclServer, callFormat: TemplateCallFormat | null): 
           .filter((call) => call.tool === RESPOND_TOOL_NAME)
           .map((call) => String(call.args.message ?? ""))
           .join("\n\n");
+        const answered = calls.map((call) => ({ name: call.tool, arguments: JSON.stringify(call.args) }));
+        const callIds = answered.map((_, index) => `call_${callCount + index + 1}`);
+        callCount += answered.length;
         return {
-          calls: calls.map((call) => ({ name: call.tool, arguments: JSON.stringify(call.args) })),
+          calls: answered,
+          callIds,
           text,
+          message:
+            answered.length > 0
+              ? {
+                  role: "assistant",
+                  content: text,
+                  tool_calls: answered.map((call, index) => ({
+                    id: callIds[index],
+                    type: "function",
+                    function: call,
+                  })),
+                }
+              : { role: "assistant", content: text },
           llmCalls,
           nudges,
           rescues: 0,
@@ -252,7 +305,9 @@ function loopTarget(server: BfclServer, callFormat: TemplateCallFormat | null): 
         if (!(error instanceof ToolCallError)) throw error;
         return {
           calls: [],
+          callIds: [],
           text: error.rawResponse ?? "",
+          message: { role: "assistant", content: error.rawResponse ?? "" },
           llmCalls,
           nudges,
           rescues: 0,
@@ -271,11 +326,3 @@ const NUDGE_TYPES = new Set<string>([
   MessageType.STEP_NUDGE,
   MessageType.PREREQUISITE_NUDGE,
 ]);
-
-function toMessage(message: { role: string; content: string }): Message {
-  if (message.role === "system")
-    return createMessage("system", message.content, { type: MessageType.SYSTEM_PROMPT });
-  if (message.role === "assistant")
-    return createMessage("assistant", message.content, { type: MessageType.TEXT_RESPONSE });
-  return createMessage("user", message.content, { type: MessageType.USER_INPUT });
-}

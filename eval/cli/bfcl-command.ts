@@ -1,7 +1,8 @@
 /**
- * `npm run eval -- bfcl`: the Berkeley Function Calling Leaderboard's single-turn categories sent
- * to a model server directly, through `forge proxy` and through the guarded front half, scored by
- * BFCL's own checker (`run`, the default, and `report`). A repository command, like the eval.
+ * `npm run eval -- bfcl`: the Berkeley Function Calling Leaderboard's single-turn categories and
+ * `multi_turn_base` (on BFCL's simulated APIs) sent to a model server directly, through
+ * `forge proxy` and through the guarded front half, scored by BFCL's own checker (`run`, the
+ * default, and `report`). A repository command, like the eval.
  */
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
@@ -9,7 +10,14 @@ import { join } from "node:path";
 import { type Command, Option } from "commander";
 import { z } from "zod";
 import { latestByKey, readJsonl, repairTail } from "../batch/jsonl.ts";
-import { loadCases, parseCategories, SINGLE_TURN_CATEGORIES, sampleCases } from "../bfcl/cases.ts";
+import {
+  ALL_CATEGORIES_NAME,
+  loadCases,
+  MULTI_TURN_CATEGORIES,
+  parseCategories,
+  SINGLE_TURN_CATEGORIES,
+  sampleCases,
+} from "../bfcl/cases.ts";
 import {
   buildReport,
   renderBfclMarkdown,
@@ -43,7 +51,10 @@ const runOptionsSchema = z.object({
 });
 
 function fail(command: Command, error: unknown): never {
-  if (error instanceof Error && (error.name === "BfclUsageError" || error.name === "BfclCaseError")) {
+  if (
+    error instanceof Error &&
+    (error.name === "BfclUsageError" || error.name === "BfclCaseError" || error.name === "BfclRunError")
+  ) {
     command.error(`error: ${error.message}`, { exitCode: 2 });
   }
   throw error;
@@ -94,14 +105,20 @@ export function registerBfclCommand(evalCommand: Command): Command {
       "the model server's OpenAI-compatible base URL (llama-server: http://127.0.0.1:8080/v1, started with --jinja)",
     )
     .requiredOption("--model <name>", "model name sent with each request and recorded in each row")
-    .option("--categories <names...>", `BFCL categories: ${SINGLE_TURN_CATEGORIES.join(", ")}, or all`, [
-      "all",
-    ])
+    .option(
+      "--categories <names...>",
+      `BFCL categories: ${SINGLE_TURN_CATEGORIES.join(", ")}, ${ALL_CATEGORIES_NAME} (all of these), and ${MULTI_TURN_CATEGORIES.join(", ")} (several turns on BFCL's simulated APIs; slow, so only when named: \`${ALL_CATEGORIES_NAME} ${MULTI_TURN_CATEGORIES[0]}\` is every category)`,
+      [ALL_CATEGORIES_NAME],
+    )
     .option("--targets <names...>", `where cases go: ${BFCL_TARGETS.join(", ")}`, ["direct", "proxy"])
     .option("--per-category <n>", "at most n cases per category, spread evenly over it (default: all)")
     .option("--temperature <t>", "sampling temperature sent with each request", "0")
     .option("--max-tokens <n>", "max_tokens sent with each request (default: the server's)")
-    .option("--case-timeout <seconds>", "a case's deadline, all LLM calls together", "300")
+    .option(
+      "--case-timeout <seconds>",
+      "a case's deadline, all LLM calls together (a multi-turn case: all its turns)",
+      "300",
+    )
     .requiredOption("--out <file>", "JSONL results file (appended)")
     .option("--resume", "skip the cases --out already answers")
     .addOption(new Option("--no-report", "do not print the report at the end"))
@@ -125,6 +142,7 @@ export function registerBfclCommand(evalCommand: Command): Command {
           out: options.out,
           resume: options.resume,
           caseTimeoutMs: options.caseTimeout * 1000,
+          install,
           progress: process.stderr.isTTY,
         });
         process.stderr.write(`bfcl: ${written} rows appended to ${options.out}\n`);
