@@ -1,4 +1,5 @@
 import { detectToolCalls } from "./rescue/index.ts";
+import { scanJson } from "./rescue/json-scan.ts";
 
 /**
  * Nudge builders: the corrective messages the loop sends when a model goes off the rails.
@@ -18,6 +19,8 @@ export function retryNudge(rawResponse: string, availableTools: readonly string[
     excerpt.length > 0 ? `You wrote: "${excerpt}${trimmed.length > 200 ? "…" : ""}"` : "You wrote nothing.",
   ];
   const detected = detectToolCalls(rawResponse, availableTools);
+  const invalid = detected.status === "garbled" ? jsonErrorLine(rawResponse, availableTools) : null;
+  if (invalid !== null) lines.push(invalid);
   if (availableTools.length > 0 && detected.status === "found") {
     const unknown = [
       ...new Set(detected.calls.map((call) => call.tool).filter((name) => !availableTools.includes(name))),
@@ -31,6 +34,44 @@ export function retryNudge(rawResponse: string, availableTools: readonly string[
   if (availableTools.length > 0) lines.push(`Available tools: ${availableTools.join(", ")}.`);
   lines.push("Respond with exactly one tool call using one of the available tools, and no other text.");
   return lines.join("\n");
+}
+
+/**
+ * Where a call written as JSON stops being JSON, for the retry nudge: the first object that names
+ * an available tool (in double quotes, or as `name(` right before it) and does not parse, with a
+ * few characters around the
+ * position `JSON.parse` reports. Null when there is none, or the object is only cut off (no
+ * position). Small models write `"total_due": 120.5 + 79.5` or unquoted keys and repeat them when
+ * only told the call was not valid.
+ * @example
+ * jsonErrorLine('{"name": "pay", "arguments": {"total": 1 + 2}}', ["pay"])
+ * // 'Your call is not valid JSON at "…"total": 1 + 2}}…": …'
+ */
+export function jsonErrorLine(text: string, toolNames: readonly string[]): string | null {
+  for (const candidate of scanJson(text)) {
+    const body = text.slice(candidate.start, candidate.end);
+    // Only objects that close: one cut off by the token cap runs to the end of the text unclosed.
+    if (candidate.valid || !body.trimEnd().endsWith("}")) continue;
+    const before = text.slice(0, candidate.start).trimEnd();
+    const named = toolNames.some((name) => body.includes(`"${name}"`) || before.endsWith(`${name}(`));
+    if (!named) continue;
+    const position = parseErrorPosition(body);
+    if (position === null) continue;
+    const from = Math.max(0, position - 14);
+    const excerpt = body.slice(from, position + 16).replace(/\s+/g, " ");
+    return `Your call is not valid JSON at "${from > 0 ? "…" : ""}${excerpt}…": JSON holds finished values only (no arithmetic, variables or comments; keys and strings in double quotes). Write each argument as its value.`;
+  }
+  return null;
+}
+
+function parseErrorPosition(body: string): number | null {
+  try {
+    JSON.parse(body);
+    return null;
+  } catch (error) {
+    const match = /at position (\d+)/.exec(error instanceof Error ? error.message : "");
+    return match ? Number(match[1]) : null;
+  }
 }
 
 /**
