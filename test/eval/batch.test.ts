@@ -102,7 +102,7 @@ describe("batch runs", () => {
     );
     await expect(runEval({ tags: ["nope"], out }, quietIo)).rejects.toThrow(/Valid tags: .*stateful/);
     await expect(runEval({ ablation: ["no_brakes"], out }, quietIo)).rejects.toThrow(
-      /Valid ablation presets: reforged, no_rescue, no_nudge, no_steps, no_recovery, no_compact, bare, reforged\+subsets, reforged\+escalation, no_force, all, ai_sdk/,
+      /Valid ablation presets: reforged, no_rescue, no_nudge, no_steps, no_recovery, no_compact, bare, reforged\+subsets, reforged\+hold, reforged\+escalation, no_force, all, ai_sdk/,
     );
     await expect(runEval({ backend: "gpt-9", out }, quietIo)).rejects.toThrow(
       /Valid backends: sim-model, openai-compatible, ollama, llama-cpp, anthropic/,
