@@ -19,6 +19,7 @@ import {
   decideEnforcement,
   decideResponse,
   type GuardCounters,
+  type HeldCall,
   runnableCalls,
 } from "../guardrails/decisions.ts";
 import { createEscalationRecord, escalateFor } from "../guardrails/escalation.ts";
@@ -44,6 +45,12 @@ export function stepOf(context: WorkflowContext): number {
 export function decidedCalls(context: WorkflowContext): ToolCall[] {
   const decision = context.decision;
   return decision !== null && "calls" in decision ? decision.calls : [];
+}
+
+/** The calls the current `execute` decision holds back (ADR 039), if any. */
+function heldCalls(context: WorkflowContext): HeldCall[] | undefined {
+  const decision = context.decision;
+  return decision?.kind === "execute" ? decision.held : undefined;
 }
 
 /** The notice for the highest warning that fired this pass, or null when none did. */
@@ -194,10 +201,8 @@ export function noteScreening(
   context: WorkflowContext,
   tools: Readonly<Record<string, ToolDef>> | undefined,
 ): ContextUpdate {
-  const decision = context.decision;
-  const held = decision?.kind === "execute" ? decision.held : undefined;
   const screen = mayNeedApproval(
-    runnableCalls(decidedCalls(context), held).map((call) => call.tool),
+    runnableCalls(decidedCalls(context), heldCalls(context)).map((call) => call.tool),
     tools,
   );
   return screen || context.needsScreening ? { needsScreening: screen } : {};
@@ -271,8 +276,7 @@ export function appendToolCall(context: WorkflowContext): ContextUpdate {
   const calls = decidedCalls(context);
   const { runId } = context;
   const step = stepOf(context);
-  const decision = context.decision;
-  const held = decision?.kind === "execute" ? decision.held : undefined;
+  const held = heldCalls(context);
   return append(context, [
     ...build.toolCallMessages(calls, runId, step),
     ...(held ? build.heldCallMessages(calls, held, heldReplies(calls, held), runId, step) : []),

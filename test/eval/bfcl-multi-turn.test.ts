@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readJsonl } from "../../eval/batch/jsonl.ts";
 import { type BfclCase, loadCases, type MultiTurnCase, parseCategories } from "../../eval/bfcl/cases.ts";
-import { MAXIMUM_STEP_LIMIT, type MultiTurnStep } from "../../eval/bfcl/multi-turn.ts";
+import { emptyMultiTurnAnswer, MAXIMUM_STEP_LIMIT, type MultiTurnStep } from "../../eval/bfcl/multi-turn.ts";
 import { buildReport, renderBfclMarkdown, scoreRows } from "../../eval/bfcl/report.ts";
 import { type BfclRow, bfclRowSchema, runBfcl } from "../../eval/bfcl/run.ts";
 import { type BfclInstall, setupBfcl } from "../../eval/bfcl/setup.ts";
@@ -59,19 +59,12 @@ function row(key: string, turns: MultiTurnStep[][]): BfclRow {
     target: "direct",
     id: CASE_ID,
     category: "multi_turn_base",
+    ...emptyMultiTurnAnswer(),
     calls: turns.flat().flatMap((step) => step.calls),
-    text: "",
     ms: 0,
-    llmCalls: 0,
-    nudges: 0,
-    rescues: 0,
-    gaveUp: false,
-    prose: false,
-    renamed: 0,
     error: null,
     at: "2026-11-29T00:00:00.000Z",
     turns,
-    forceQuit: false,
   };
 }
 
