@@ -21,6 +21,8 @@ export const ADVICE: Readonly<Record<string, string>> = {
     "The server's `/props` had no usable `n_ctx`: pass the budget yourself instead of discovering it.",
   EndpointPoolClosedError:
     "Create a new `EndpointPool`; close the pool only after the runs using it have finished.",
+  ProxyConfigError:
+    "Fix the option the message names: `callConfidence` takes a probability above 0 and at most 1, and needs an OpenAI-compatible backend (llama-server, vLLM) whose answers carry logprobs.",
   EndpointPoolConfigError:
     "Fix the endpoint list the message names: at least one URL, no duplicates, `slots` for every Ollama endpoint.",
   EndpointsUnavailableError:

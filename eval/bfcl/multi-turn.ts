@@ -51,6 +51,7 @@ export function emptyMultiTurnAnswer(): MultiTurnAnswer {
     gaveUp: false,
     prose: false,
     renamed: 0,
+    declined: 0,
     turns: [],
     forceQuit: false,
   };
@@ -116,6 +117,7 @@ function addStep(answer: MultiTurnAnswer, reply: BfclAnswer): void {
   answer.nudges += reply.nudges;
   answer.rescues += reply.rescues;
   answer.renamed += reply.renamed;
+  answer.declined += reply.declined;
   answer.gaveUp ||= reply.gaveUp;
   answer.prose ||= reply.prose;
 }

@@ -42,6 +42,10 @@ export const bfclRowSchema = z.object({
   gaveUp: z.boolean(),
   prose: z.boolean().default(false),
   renamed: z.number().default(0),
+  /** Rescued calls the call-confidence gate declined (ADR 040). */
+  declined: z.number().default(0),
+  /** The model's probability of opening its first answer with a call, when the gate asked (ADR 040). */
+  callConfidence: z.number().optional(),
   /** Set when the request failed (the case then counts as failed). */
   error: z.string().nullable(),
   at: z.string(),

@@ -33,6 +33,8 @@ export const PROXY_VARIANTS = {
   "proxy-parallel": { followUpMaxCalls: 8 },
   /** Without the call format read from the model's chat template (`--chat-template off`). */
   "proxy-no-template": { callFormat: null },
+  /** With the call-confidence gate (`--call-confidence 0.5`, off by default; ADR 040). */
+  "proxy-confidence": { callConfidence: 0.5 },
 } as const satisfies Record<string, Partial<ProxyOptions>>;
 
 /** The targets a run can take. */
@@ -79,6 +81,10 @@ export interface BfclAnswer {
   prose: boolean;
   /** Calls whose tool name was a near miss of an offered tool. */
   renamed: number;
+  /** Rescued calls the call-confidence gate declined (ADR 040). */
+  declined: number;
+  /** The model's probability of opening with a call, when the gate asked (ADR 040). */
+  callConfidence?: number;
 }
 
 /** A started target. */
@@ -157,6 +163,8 @@ interface AccessLine {
   prose?: number;
   renamed?: number;
   follow_up?: number;
+  declined?: number;
+  confidence?: number | null;
 }
 
 function chatTarget(
@@ -216,6 +224,8 @@ function emptyAnswer(record: AccessLine | undefined): BfclAnswer {
     gaveUp: record?.guardrail === "gave_up",
     prose: (record?.prose ?? 0) > 0,
     renamed: record?.renamed ?? 0,
+    declined: record?.declined ?? 0,
+    ...(typeof record?.confidence === "number" && { callConfidence: record.confidence }),
   };
 }
 
@@ -300,6 +310,7 @@ function loopTarget(server: BfclServer, callFormat: TemplateCallFormat | null): 
           gaveUp: false,
           prose: false,
           renamed: 0,
+          declined: 0,
         };
       } catch (error) {
         if (!(error instanceof ToolCallError)) throw error;
@@ -314,6 +325,7 @@ function loopTarget(server: BfclServer, callFormat: TemplateCallFormat | null): 
           gaveUp: true,
           prose: false,
           renamed: 0,
+          declined: 0,
         };
       }
     },

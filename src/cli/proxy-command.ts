@@ -106,6 +106,10 @@ export function addGuardOptions(command: Command): Command {
       "after an answer with calls, let the model continue its turn until it adds no new call, up to n calls (1: off; try 8 for small models asked for several calls at once)",
       "1",
     )
+    .option(
+      "--call-confidence <p>",
+      "under tool_choice auto, take a call rescued from a first answer's text only when the model was at least p (0-1) likely to open with a call, by the backend's logprobs; otherwise answer in text (off unless given; try 0.5; llama-server or vLLM backends)",
+    )
     .addOption(
       new Option(
         "--reasoning-replay <policy>",
@@ -227,6 +231,7 @@ export async function runProxy(
       rescueEnabled: options.rescue,
       prosePolicy: options.prosePolicy,
       followUpMaxCalls: options.followUpMaxCalls,
+      callConfidence: options.callConfidence,
       callFormat,
       reasoningReplay: options.reasoningReplay,
       serialize: options.serialize,

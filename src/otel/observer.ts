@@ -58,6 +58,9 @@ export interface ProxyGuardrailCounts {
   proseAnswers?: number;
   renamedTools?: number;
   followUpCalls?: number;
+  /** Rescued calls the call-confidence gate declined, and the probability it measured (ADR 040). */
+  declinedCalls?: number;
+  callConfidence?: number | undefined;
   deniedCalls?: number;
   degenerate?: number;
   thinkCalls?: number;

@@ -44,6 +44,10 @@ export interface AccessRecord {
   renamedTools: number;
   /** Calls the parallel follow-up added. */
   followUpCalls: number;
+  /** Rescued calls the call-confidence gate declined (ADR 040). */
+  declined?: number | undefined;
+  /** The model's probability of opening its first answer with a call, when the gate asked (ADR 040). */
+  callConfidence?: number | undefined;
   /** What the call-loop guard did: `note`, `narrow` or `stop` (ADR 020). */
   loopGuard?: "note" | "narrow" | "stop" | undefined;
   /** Calls the permission policy denied (ADR 021). */
@@ -81,6 +85,11 @@ export function formatAccessLine(record: AccessRecord, format: AccessLogFormat):
     ["prose", record.proseAnswers],
     ["renamed", record.renamedTools],
     ["follow_up", record.followUpCalls],
+    ["declined", record.declined ?? 0],
+    [
+      "confidence",
+      record.callConfidence === undefined ? null : Math.round(record.callConfidence * 1000) / 1000,
+    ],
     ["loop_guard", record.loopGuard ?? null],
     ["denied", record.denied ?? 0],
     ["degenerate", record.degenerate ?? 0],
@@ -171,6 +180,8 @@ function recordOf(
     proseAnswers: stats.proseAnswers,
     renamedTools: stats.renamedTools,
     followUpCalls: stats.followUpCalls,
+    declined: stats.declinedCalls,
+    callConfidence: stats.callConfidence,
     loopGuard: stats.loopGuard,
     denied: stats.deniedCalls,
     degenerate: stats.degenerate,

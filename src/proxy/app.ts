@@ -19,8 +19,16 @@ import { type AccessLogOptions, observeRequests } from "./access-log.ts";
 import { anthropicDialect, createTokenCounter } from "./anthropic/index.ts";
 import type { BackendHealth, ProxyBackend } from "./backend/index.ts";
 import { forwardToBackend } from "./backend/index.ts";
+import { hasFirstTokens } from "./call-confidence.ts";
 import { createChatService, type ProsePolicy } from "./chat-service.ts";
-import { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
+import {
+  errorBody,
+  type ProxyApi,
+  ProxyConfigError,
+  ProxyErrorKind,
+  ProxyHttpError,
+  toProxyHttpError,
+} from "./errors.ts";
 import {
   AdmissionGate,
   BodyReclaimer,
@@ -65,6 +73,15 @@ export interface ProxyOptions {
    * docs/decisions/026-parallel-follow-up.md).
    */
   followUpMaxCalls?: number | undefined;
+  /**
+   * The call-confidence gate (docs/decisions/040-call-confidence.md): under `tool_choice: auto`, a
+   * call rescued from the text of a request's first answer is taken only when the model was at
+   * least this likely (0–1) to open its answer with a call, as the backend's logprobs of the same
+   * prompt's first token tell; otherwise the request is answered in text, asked again without
+   * tools. Absent: off. Needs an OpenAI-compatible backend reporting logprobs (llama-server, vLLM);
+   * `createProxy` throws `ProxyConfigError` otherwise. 0.5 is what BFCL was measured with.
+   */
+  callConfidence?: number | undefined;
   /**
    * How the backend's model writes a tool call, read from its chat template (`callFormatOfServer`
    * for llama-server, `callFormatFromTemplate` for any template): the rescue reads it before the
@@ -208,6 +225,7 @@ export function createProxy(options: ProxyOptions): Hono {
     forceToolChoiceOnRetry: options.forceToolChoiceOnRetry,
     prosePolicy: options.prosePolicy,
     followUpMaxCalls: options.followUpMaxCalls,
+    callConfidence: checkedCallConfidence(options.callConfidence, backend),
     callFormat: options.callFormat,
     reasoningReplay: options.reasoningReplay,
     budgetTokens: options.budgetTokens,
@@ -430,4 +448,20 @@ function authenticate(apiKey: string) {
         : "Invalid API key";
     return errorResponse(c, new ProxyHttpError(401, ProxyErrorKind.AUTHENTICATION, message));
   };
+}
+
+/** `callConfidence` as given, once it is a probability the backend can be asked about. */
+function checkedCallConfidence(threshold: number | undefined, backend: ProxyBackend): number | undefined {
+  if (threshold === undefined) return undefined;
+  if (!(threshold > 0 && threshold <= 1)) {
+    throw new ProxyConfigError(
+      `callConfidence must be a probability above 0 and at most 1 (0.5: take a rescued call when the model was at least even odds to call); got ${threshold}.`,
+    );
+  }
+  if (!hasFirstTokens(backend.client({ model: undefined, extraBody: {} }))) {
+    throw new ProxyConfigError(
+      `callConfidence needs an OpenAI-compatible backend whose answers carry logprobs (llama-server, vLLM); the ${backend.format} backend at ${backend.url} cannot be asked for them. Leave callConfidence unset for this backend.`,
+    );
+  }
+  return threshold;
 }

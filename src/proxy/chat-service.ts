@@ -27,6 +27,7 @@ import { RESPOND_TOOL_NAME, respondTool } from "../tools/respond.ts";
 import { answerFromCalls, answerFromResponse, type ProxyAnswer } from "./answer.ts";
 import type { ProxyBackend } from "./backend/index.ts";
 import { withRetryBounds } from "./bounded-client.ts";
+import { callStartProbability, hasFirstTokens, LastPromptClient, opensWithCall } from "./call-confidence.ts";
 import { allowsTextAnswer, exhaustionOf } from "./exhaustion.ts";
 import type { SerialGate } from "./http/index.ts";
 import { type LiveText, LiveTextClient } from "./live-text.ts";
@@ -85,6 +86,15 @@ export interface ChatServiceOptions {
   thinkCalls?: boolean | undefined;
   /** Send at most `maxTools` of a request's tools, the most relevant, plus `alwaysOffer` (ADR 028); absent: all. */
   narrowing?: ToolNarrowingRules | undefined;
+  /**
+   * The call-confidence gate (ADR 040): under `tool_choice: auto`, a call rescued from the text of a
+   * request's first answer is taken only when the model was at least this likely to open its
+   * answer with a call; otherwise the request is answered in text. Absent: off. Needs a backend
+   * whose client reports first-token probabilities (`createProxy` checks).
+   */
+  callConfidence?: number | undefined;
+  /** Where a one-time warning goes (a backend that reports no logprobs); default `console.warn`. */
+  warn?: ((line: string) => void) | undefined;
 }
 
 /** What the proxy does with a text answer under `tool_choice: auto` (see `ChatServiceOptions.prosePolicy`). */
@@ -109,6 +119,8 @@ export interface ChatService {
 interface RequestContext {
   compactor: HistoryCompactor;
   client: LLMClient;
+  /** The backend's own client keeping the last prompt, when the call-confidence gate is on. */
+  lastPrompt: LastPromptClient | undefined;
 }
 
 const RESPOND_SPEC: ToolSpec = respondTool().spec;
@@ -134,14 +146,14 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     signal: AbortSignal,
     stats: RequestStats,
   ): Promise<RequestContext> {
-    const backendClient = withRetryBounds(
-      backend.client({ model: request.model, extraBody: request.extraBody }),
-      options.retryBounds,
-      request.extraBody,
-      stats,
-    );
+    const own = backend.client({ model: request.model, extraBody: request.extraBody });
+    const lastPrompt =
+      options.callConfidence !== undefined && tools.length > 0 && hasFirstTokens(own)
+        ? new LastPromptClient(own)
+        : undefined;
+    const backendClient = withRetryBounds(lastPrompt ?? own, options.retryBounds, request.extraBody, stats);
     const windowTokens = await budget();
-    if (!windowTokens) return { compactor: NO_COMPACTION, client: backendClient };
+    if (!windowTokens) return { compactor: NO_COMPACTION, client: backendClient, lastPrompt };
     const reserve = replyReserve(request.extraBody, windowTokens);
     const promptLimit = Math.max(1, windowTokens - reserve);
     // Each request is compacted on its own, so a target under the threshold would only cut more.
@@ -165,7 +177,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     };
     const limits = { promptLimit, windowTokens, reserve, askedReply: askedReplyTokens(request.extraBody) };
     const client = new PromptLimitedClient(backendClient, counter, limits, firstCount);
-    return { compactor: manager, client };
+    return { compactor: manager, client, lastPrompt };
   }
 
   async function answerWithTools(
@@ -184,9 +196,12 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const requestClient = thinking ?? narrowed;
     const counting = observeRequestStats(stats);
     let lastWire: readonly Record<string, unknown>[] = [];
+    let sends = 0;
     const wireSeen = {
-      onLLMCallStart: ({ messages }: { messages: readonly Record<string, unknown>[] }) =>
-        (lastWire = messages),
+      onLLMCallStart: ({ messages }: { messages: readonly Record<string, unknown>[] }) => {
+        lastWire = messages;
+        sends += 1;
+      },
     };
     // Text goes out live only where it may be the answer: the proxy's own respond, text allowed.
     const liveClient =
@@ -257,6 +272,23 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const last = counting.lastResponse;
     if (thinking?.lastWasThinkCall) stats.thinkCalls += 1;
     const prose = proseAllowed && isProseAnswer(result.toolCalls, last);
+    // A first answer that opens with a call the model was unlikely to write is declined (ADR 040).
+    const gated =
+      proseAllowed &&
+      !prose &&
+      sends === 1 &&
+      last !== null &&
+      !Array.isArray(last) &&
+      result.toolCalls.some((call) => call.tool !== RESPOND_TOOL_NAME);
+    if (gated && prepared.lastPrompt && opensWithCall(last.content, callFormat)) {
+      const confidence = await callConfidenceOf(prepared.lastPrompt, last.content, signal, stats);
+      if (confidence !== null) stats.callConfidence = confidence;
+      if (confidence !== null && confidence < (options.callConfidence ?? 0)) {
+        stats.declinedCalls += result.toolCalls.length;
+        const answer = await answerWithoutTools({ ...request, tools: [] }, signal, stats);
+        return withSentText(answer, sent());
+      }
+    }
     if (prose) stats.proseAnswers += 1;
     // A batch accepted from a text answer is one the rescue parsed out of the text (text that
     // went out live and became the answer, or that the prose policy took, was no rescue).
@@ -291,6 +323,31 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       prompt: request.messages,
     });
     return withSentText(answer, sent());
+  }
+
+  let warnedNoLogprobs = false;
+
+  /** The model's probability of opening its answer with a call; null when the backend reports no logprobs (said once). */
+  async function callConfidenceOf(
+    lastPrompt: LastPromptClient,
+    answer: string,
+    signal: AbortSignal,
+    stats: RequestStats,
+  ): Promise<number | null> {
+    const started = performance.now();
+    const choices = await lastPrompt.lastPromptFirstTokens(signal);
+    stats.backendCalls += 1;
+    stats.backendMs += performance.now() - started;
+    if (choices === null) {
+      if (!warnedNoLogprobs) {
+        warnedNoLogprobs = true;
+        (options.warn ?? console.warn)(
+          "forge proxy: the backend answered without logprobs, so the call-confidence gate (--call-confidence) cannot judge; rescued calls are taken as they are. Use a backend that reports logprobs (llama-server, vLLM), or turn the gate off.",
+        );
+      }
+      return null;
+    }
+    return callStartProbability(choices, answer, callFormat);
   }
 
   async function answerWithoutTools(

@@ -76,6 +76,9 @@ export class ProxyHttpError extends ForgeError {
   }
 }
 
+/** A proxy option that cannot work as given: a value out of range, or a feature the backend cannot serve. */
+export class ProxyConfigError extends ForgeError {}
+
 /** How far a prompt is over the context: its tokens and the most it may have. */
 export interface ContextOverflow {
   promptTokens: number;

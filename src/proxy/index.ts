@@ -25,7 +25,14 @@ export {
   startManagedBackend,
 } from "./backend/index.ts";
 export { PROXY_DEFAULTS } from "./defaults.ts";
-export { errorBody, type ProxyApi, ProxyErrorKind, ProxyHttpError, toProxyHttpError } from "./errors.ts";
+export {
+  errorBody,
+  type ProxyApi,
+  ProxyConfigError,
+  ProxyErrorKind,
+  ProxyHttpError,
+  toProxyHttpError,
+} from "./errors.ts";
 export {
   BodyReclaimer,
   DEFAULT_RECLAIM_AFTER_BYTES,

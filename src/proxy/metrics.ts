@@ -45,6 +45,7 @@ export class ProxyMetrics {
   readonly #proseAnswers: Counter<"route">;
   readonly #renamedTools: Counter<"route">;
   readonly #followUpCalls: Counter<"route">;
+  readonly #declinedCalls: Counter<"route">;
   readonly #nudges: Counter<"route">;
   readonly #compactions: Counter<"route">;
   readonly #gaveUp: Counter<"route">;
@@ -98,6 +99,10 @@ export class ProxyMetrics {
     this.#followUpCalls = counter(
       "forge_proxy_follow_up_calls_total",
       "Calls the parallel follow-up added to answers (the model continued after its first call)",
+    );
+    this.#declinedCalls = counter(
+      "forge_proxy_declined_calls_total",
+      "Rescued calls the call-confidence gate declined (the model was unlikely to call; answered in text)",
     );
     this.#renamedTools = counter(
       "forge_proxy_renamed_tools_total",
@@ -167,6 +172,7 @@ export class ProxyMetrics {
     if (stats.proseAnswers > 0) this.#proseAnswers.inc({ route }, stats.proseAnswers);
     if (stats.renamedTools > 0) this.#renamedTools.inc({ route }, stats.renamedTools);
     if (stats.followUpCalls > 0) this.#followUpCalls.inc({ route }, stats.followUpCalls);
+    if (stats.declinedCalls > 0) this.#declinedCalls.inc({ route }, stats.declinedCalls);
     if (stats.loopGuard) this.#loopGuard.inc({ route, action: stats.loopGuard });
     if (stats.deniedCalls > 0) this.#denied.inc({ route }, stats.deniedCalls);
     if (stats.degenerate > 0) this.#degenerate.inc({ route }, stats.degenerate);

@@ -33,6 +33,10 @@ export interface RequestStats {
   renamedTools: number;
   /** Calls the parallel follow-up added to the answer (the model continued after its first call). */
   followUpCalls: number;
+  /** Rescued calls the call-confidence gate declined (ADR 040): the request was answered in text. */
+  declinedCalls: number;
+  /** The model's probability of opening its first answer with a call, when the gate asked (ADR 040). */
+  callConfidence?: number | undefined;
   /** What the call-loop guard did (ADR 020): a note, narrowed tools, or the turn stopped; undefined: nothing. */
   loopGuard?: "note" | "narrow" | "stop" | undefined;
   /** Calls the permission policy denied (ADR 021). */
@@ -82,6 +86,7 @@ export function createRequestStats(): RequestStats {
     proseAnswers: 0,
     renamedTools: 0,
     followUpCalls: 0,
+    declinedCalls: 0,
     deniedCalls: 0,
     degenerate: 0,
     thinkCalls: 0,

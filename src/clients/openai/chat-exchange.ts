@@ -20,11 +20,18 @@ import { streamChatCompletion } from "./stream.ts";
 import { reportUsage } from "./usage.ts";
 import {
   chatCompletionSchema,
+  firstTokenSchema,
   isChatCompletion,
   messageOfCompletion,
   type ReadContext,
   readMessage,
 } from "./wire.ts";
+
+/** One alternative for a token of an answer: its text and the model's probability of it. */
+export interface TokenChoice {
+  token: string;
+  probability: number;
+}
 
 /** How tools reach the model: the server's function calling, the system prompt, or try native first. */
 export type ToolCallingMode = "native" | "prompt" | "auto";
@@ -166,6 +173,38 @@ export class OpenAIChatExchange {
     const completion = parseWireBody(chatCompletionSchema, body, this.transport.url, isChatCompletion);
     reportUsage(completion, request.onUsage);
     return readMessage(messageOfCompletion(completion), this.#readContext(opened.mode, request));
+  }
+
+  /**
+   * The model's `top` likeliest first tokens for `request` (the same body `complete` sends, with a
+   * one-token reply and `logprobs`), likeliest first; `null` when the server reports no logprobs.
+   * On a server that caches prompts (llama-server) this costs one token's evaluation after an
+   * answer to the same prompt. An error answer is `BackendError`.
+   */
+  async firstTokenChoices(
+    request: ChatRequest,
+    top: number,
+    signal: AbortSignal | undefined,
+  ): Promise<TokenChoice[] | null> {
+    const body = chatRequestBody(request, this.negotiation.current, false);
+    delete body.max_completion_tokens;
+    delete body.n;
+    delete body.stream_options;
+    Object.assign(body, { max_tokens: 1, logprobs: true, top_logprobs: top });
+    const answer = await this.transport.post(body, signal);
+    const text = await answer.text();
+    if (answer.status < 200 || answer.status >= 300) {
+      throw new BackendError(answer.status, text, undefined, {
+        retryAfterSeconds: parseRetryAfter(answer.retryAfter),
+      });
+    }
+    const first = parseWireBody(firstTokenSchema, text, this.transport.url).choices[0]?.logprobs
+      ?.content?.[0];
+    if (!first) return null;
+    const alternatives = first.top_logprobs?.length ? first.top_logprobs : [first];
+    return alternatives
+      .map(({ token, logprob }) => ({ token, probability: Math.exp(logprob) }))
+      .sort((a, b) => b.probability - a.probability);
   }
 
   /** A streamed completion: deltas as they come, then FINAL (see `streamChatCompletion`). */

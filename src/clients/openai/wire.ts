@@ -40,6 +40,33 @@ export const chatCompletionSchema = z.object({
     .min(1),
 });
 
+/**
+ * The first token's alternatives of a non-streamed answer asked with `logprobs` and
+ * `top_logprobs` (OpenAI's shape; llama-server and vLLM answer it too). A server that ignores the
+ * fields answers with no `logprobs`: the alternatives are then unknown.
+ */
+export const firstTokenSchema = z.object({
+  choices: z
+    .array(
+      z.object({
+        logprobs: z
+          .object({
+            content: z
+              .array(
+                z.object({
+                  token: z.string(),
+                  logprob: z.number(),
+                  top_logprobs: z.array(z.object({ token: z.string(), logprob: z.number() })).nullish(),
+                }),
+              )
+              .nullish(),
+          })
+          .nullish(),
+      }),
+    )
+    .min(1),
+});
+
 const toolCallDeltaSchema = z.object({
   index: z.number().int().nonnegative().nullish(),
   id: z.string().nullish(),

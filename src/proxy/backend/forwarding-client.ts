@@ -14,6 +14,7 @@ import {
   type ChatRequest,
   type ChatTransport,
   OpenAIChatExchange,
+  type TokenChoice,
   type ToolCallingMode,
   ToolModeNegotiation,
 } from "../../clients/openai/chat-exchange.ts";
@@ -116,6 +117,22 @@ export class ForwardingChatClient implements LLMClient {
 
   async getContextLength(): Promise<number | null> {
     return null;
+  }
+
+  /**
+   * The model's likeliest first tokens for this prompt, sent as `send` would send it (see
+   * `OpenAIChatExchange.firstTokenChoices`); `null` when the backend reports no logprobs.
+   */
+  firstTokens(
+    messages: Record<string, unknown>[],
+    tools: ToolSpec[],
+    options: { top: number; signal?: AbortSignal | undefined },
+  ): Promise<TokenChoice[] | null> {
+    return this.#target.exchange.firstTokenChoices(
+      this.#request(messages, tools, {}),
+      options.top,
+      options.signal,
+    );
   }
 
   /**
