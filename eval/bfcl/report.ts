@@ -21,6 +21,7 @@ import { BFCL_CATEGORIES, type BfclCase, isMultiTurnCase, LIVE_AST, NON_LIVE_AST
 import { stepResponses } from "./multi-turn.ts";
 import type { BfclRow } from "./run.ts";
 import type { BfclInstall } from "./setup.ts";
+import { BFCL_TARGETS } from "./targets.ts";
 
 /** BFCL's verdict on one row. */
 export interface BfclVerdict {
@@ -228,8 +229,12 @@ export function buildReport(
       errors,
     });
   }
-  const order = ["direct", "proxy", "proxy-parallel", "proxy-nudge", "loop"];
-  targets.sort((a, b) => a.model.localeCompare(b.model) || order.indexOf(a.target) - order.indexOf(b.target));
+  // Targets in the order the harness names them; a target it no longer has goes last.
+  const rank = (target: string) => {
+    const index = (BFCL_TARGETS as readonly string[]).indexOf(target);
+    return index === -1 ? BFCL_TARGETS.length : index;
+  };
+  targets.sort((a, b) => a.model.localeCompare(b.model) || rank(a.target) - rank(b.target));
   return { targets, categories };
 }
 

@@ -1,10 +1,11 @@
 /**
  * The call-confidence gate (docs/decisions/040-call-confidence.md): under `tool_choice: auto`, a
  * call the rescue read from the text of a first answer is taken only when the model itself was at
- * least `threshold` likely to start a call there. The proxy asks the backend again for the same
- * prompt's first token (`logprobs`, one token: on a server that caches prompts, one token's work)
- * and adds up the probability of the tokens that open a call. A call the model was more likely not
- * to write is declined, and the request is answered in text.
+ * least `threshold` likely to start a call there. The proxy asks the backend for the first token
+ * of the client's own prompt (`logprobs`, one token; the client's tools, without the `respond` the
+ * proxy added, whose call opens like any other) and adds up the probability of the tokens that open
+ * a call. A call the model was more likely not to write is declined, and the request is answered
+ * in text.
  */
 
 import type { TokenChoice } from "../clients/openai/chat-exchange.ts";
@@ -70,13 +71,17 @@ export class LastPromptClient implements LLMClient {
     return this.#inner.getContextLength();
   }
 
-  /** The first-token alternatives of the last prompt sent; `null` before any, or when the backend reports none. */
-  async lastPromptFirstTokens(signal: AbortSignal): Promise<TokenChoice[] | null> {
+  /**
+   * The first-token alternatives of the last prompt sent, asked without the tools named in
+   * `without` (the proxy's own `respond`); `null` before any prompt, or when the backend reports none.
+   */
+  async lastPromptFirstTokens(
+    signal: AbortSignal,
+    without: readonly string[] = [],
+  ): Promise<TokenChoice[] | null> {
     if (this.#last === null) return null;
-    return this.#inner.firstTokens(this.#last.messages, this.#last.tools, {
-      top: FIRST_TOKEN_ALTERNATIVES,
-      signal,
-    });
+    const tools = this.#last.tools.filter((tool) => !without.includes(tool.name));
+    return this.#inner.firstTokens(this.#last.messages, tools, { top: FIRST_TOKEN_ALTERNATIVES, signal });
   }
 }
 

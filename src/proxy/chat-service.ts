@@ -281,7 +281,9 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       !Array.isArray(last) &&
       result.toolCalls.some((call) => call.tool !== RESPOND_TOOL_NAME);
     if (gated && prepared.lastPrompt && opensWithCall(last.content, callFormat)) {
-      const confidence = await callConfidenceOf(prepared.lastPrompt, last.content, signal, stats);
+      // Asked of the client's own prompt: a `respond` call the proxy offered opens like any other.
+      const without = respondInjected ? [RESPOND_TOOL_NAME] : [];
+      const confidence = await callConfidenceOf(prepared.lastPrompt, last.content, without, signal, stats);
       if (confidence !== null) stats.callConfidence = confidence;
       if (confidence !== null && confidence < (options.callConfidence ?? 0)) {
         stats.declinedCalls += result.toolCalls.length;
@@ -331,11 +333,12 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   async function callConfidenceOf(
     lastPrompt: LastPromptClient,
     answer: string,
+    without: readonly string[],
     signal: AbortSignal,
     stats: RequestStats,
   ): Promise<number | null> {
     const started = performance.now();
-    const choices = await lastPrompt.lastPromptFirstTokens(signal);
+    const choices = await lastPrompt.lastPromptFirstTokens(signal, without);
     stats.backendCalls += 1;
     stats.backendMs += performance.now() - started;
     if (choices === null) {

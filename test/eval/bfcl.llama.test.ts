@@ -1,8 +1,9 @@
 /**
  * BFCL end to end on the real model: BFCL's own cases and checker (PyPI `bfcl-eval`, installed by
  * `setupBfcl` under `.cache/bfcl`, run in a separate Python process) against Qwen2.5-Coder 0.5B in
- * the project's llama-server, directly and through `forge proxy`. Three cases: one call, several
- * calls in one answer, and one where no function fits.
+ * the project's llama-server, directly and through `forge proxy` (its defaults, the parallel
+ * follow-up, the call-confidence gate). Three cases: one call, several calls in one answer, and one
+ * where no function fits.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -40,7 +41,7 @@ describe("BFCL through the guardrails on the real model", () => {
     const out = join(mkdtempSync(join(tmpdir(), "forge-bfcl-test-")), "rows.jsonl");
     await runBfcl({
       cases,
-      targets: ["direct", "proxy", "proxy-parallel"],
+      targets: ["direct", "proxy", "proxy-parallel", "proxy-confidence"],
       server: { baseUrl: `${server.baseUrl}/v1`, model: "qwen2.5-coder-0.5b", temperature: 0 },
       out,
       resume: false,
@@ -57,7 +58,7 @@ describe("BFCL through the guardrails on the real model", () => {
 
   it("answers every case on every target", () => {
     expect(cases.map((item) => item.id).sort()).toEqual([...IDS].sort());
-    expect(rows).toHaveLength(IDS.length * 3);
+    expect(rows).toHaveLength(IDS.length * 4);
     expect(rows.filter((item) => item.error !== null)).toEqual([]);
   });
 
@@ -77,8 +78,19 @@ describe("BFCL through the guardrails on the real model", () => {
       row("proxy-parallel", "parallel_0")?.calls.map((call) => JSON.parse(call.arguments).artist),
     ).toEqual(["Taylor Swift", "Maroon 5"]);
     expect(valid("proxy-parallel", "parallel_0")).toBe(true);
+    // The call-confidence gate (ADR 040) asked the model how likely it was to open with a call: the
+    // 0.5B is sure of this one, so the call stands; a prose answer is never probed.
+    expect(row("proxy-confidence", "simple_python_0")).toMatchObject({ declined: 0 });
+    expect(row("proxy-confidence", "simple_python_0")?.callConfidence).toBeGreaterThan(0.5);
+    expect(valid("proxy-confidence", "simple_python_0")).toBe(true);
+    expect(row("proxy-confidence", "irrelevance_120")?.callConfidence).toBeUndefined();
     const report = buildReport(rows, verdicts);
-    expect(report.targets.map((target) => target.target)).toEqual(["direct", "proxy", "proxy-parallel"]);
+    expect(report.targets.map((target) => target.target)).toEqual([
+      "direct",
+      "proxy",
+      "proxy-parallel",
+      "proxy-confidence",
+    ]);
   }, 120_000);
 
   it("fails a wrong answer: the checker is not a formality", async () => {

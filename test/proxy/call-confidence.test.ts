@@ -119,11 +119,15 @@ describe("the call-confidence gate", () => {
     expect(choice?.message.tool_calls ?? []).toEqual([]);
     expect(choice?.finish_reason).toBe("stop");
     expect(log).toMatchObject({ declined: 1, confidence: 0.35, rescues: 0 });
-    // The probe is the first prompt again (same messages and tools), one token, with logprobs.
+    // The probe is the client's own prompt: the same messages, the client's tools without the
+    // proxy's `respond`, one token, with logprobs.
     const [first, probe, plain] = requests.map((request) => request.body);
     expect(probe).toMatchObject({ max_tokens: 1, logprobs: true, top_logprobs: 20, stream: false });
     expect(probe?.messages).toEqual(first?.messages);
-    expect(probe?.tools).toEqual(first?.tools);
+    const names = (body: Record<string, unknown> | undefined) =>
+      ((body?.tools ?? []) as { function: { name: string } }[]).map((tool) => tool.function.name);
+    expect(names(first)).toEqual(["determine_body_mass_index", "respond"]);
+    expect(names(probe)).toEqual(["determine_body_mass_index"]);
     // The text answer is asked for without tools.
     expect(plain?.tools).toBeUndefined();
     expect(plain?.messages).toEqual([{ role: "user", content: QUESTION }]);
