@@ -113,10 +113,7 @@ export function callStartProbability(
   for (const { token, probability } of choices) {
     const text = token.trimStart();
     if (text.length === 0) continue;
-    const opensCall =
-      start.startsWith(text) ||
-      opening.some((open) => text.startsWith(open) || (open.startsWith(text) && start.startsWith(open)));
-    if (opensCall) total += probability;
+    if (start.startsWith(text) || opening.some((open) => text.startsWith(open))) total += probability;
   }
   return Math.min(1, total);
 }
