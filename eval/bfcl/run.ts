@@ -42,8 +42,10 @@ export const bfclRowSchema = z.object({
   gaveUp: z.boolean(),
   prose: z.boolean().default(false),
   renamed: z.number().default(0),
-  /** Rescued calls the call-confidence gate declined (ADR 040). */
+  /** Rescued calls declined and answered in text: by the call-confidence gate (ADR 040) or as invented (ADR 041). */
   declined: z.number().default(0),
+  /** Of `declined`, the calls declined as invented (ADR 041). */
+  ungrounded: z.number().optional(),
   /** The model's probability of opening its first answer with a call, when the gate asked (ADR 040). */
   callConfidence: z.number().optional(),
   /** Set when the request failed (the case then counts as failed). */

@@ -35,6 +35,8 @@ export const PROXY_VARIANTS = {
   "proxy-no-template": { callFormat: null },
   /** With the call-confidence gate (`--call-confidence 0.5`, off by default; ADR 040). */
   "proxy-confidence": { callConfidence: 0.5 },
+  /** With the gate and invented calls declined (`--call-confidence 0.5 --grounded-calls`; ADR 041). */
+  "proxy-grounded": { callConfidence: 0.5, groundedCalls: true },
 } as const satisfies Record<string, Partial<ProxyOptions>>;
 
 /** The targets a run can take. */
@@ -81,8 +83,10 @@ export interface BfclAnswer {
   prose: boolean;
   /** Calls whose tool name was a near miss of an offered tool. */
   renamed: number;
-  /** Rescued calls the call-confidence gate declined (ADR 040). */
+  /** Rescued calls declined: by the call-confidence gate (ADR 040) or as invented (ADR 041). */
   declined: number;
+  /** Of `declined`, the calls declined as invented (ADR 041). */
+  ungrounded?: number;
   /** The model's probability of opening with a call, when the gate asked (ADR 040). */
   callConfidence?: number;
 }
@@ -164,6 +168,7 @@ interface AccessLine {
   renamed?: number;
   follow_up?: number;
   declined?: number;
+  ungrounded?: number;
   confidence?: number | null;
 }
 
@@ -225,6 +230,7 @@ function emptyAnswer(record: AccessLine | undefined): BfclAnswer {
     prose: (record?.prose ?? 0) > 0,
     renamed: record?.renamed ?? 0,
     declined: record?.declined ?? 0,
+    ungrounded: record?.ungrounded ?? 0,
     ...(typeof record?.confidence === "number" && { callConfidence: record.confidence }),
   };
 }

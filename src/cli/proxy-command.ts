@@ -110,6 +110,10 @@ export function addGuardOptions(command: Command): Command {
       "--call-confidence <p>",
       "under tool_choice auto, take a call rescued from a first answer's text only when the model was at least p (0-1) likely to open with a call, by the backend's logprobs; otherwise answer in text (off unless given; try 0.5; llama-server or vLLM backends)",
     )
+    .option(
+      "--grounded-calls",
+      "under tool_choice auto, decline the calls rescued from a first answer's text when none of their argument values appears in the conversation, and answer in text (off by default; for question answering, not agents)",
+    )
     .addOption(
       new Option(
         "--reasoning-replay <policy>",
@@ -232,6 +236,7 @@ export async function runProxy(
       prosePolicy: options.prosePolicy,
       followUpMaxCalls: options.followUpMaxCalls,
       callConfidence: options.callConfidence,
+      groundedCalls: options.groundedCalls,
       callFormat,
       reasoningReplay: options.reasoningReplay,
       serialize: options.serialize,

@@ -61,6 +61,8 @@ export interface ProxyGuardrailCounts {
   /** Rescued calls the call-confidence gate declined, and the probability it measured (ADR 040). */
   declinedCalls?: number;
   callConfidence?: number | undefined;
+  /** Of `declinedCalls`, the invented ones (ADR 041). */
+  ungroundedCalls?: number;
   deniedCalls?: number;
   degenerate?: number;
   thinkCalls?: number;

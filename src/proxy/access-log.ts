@@ -44,10 +44,12 @@ export interface AccessRecord {
   renamedTools: number;
   /** Calls the parallel follow-up added. */
   followUpCalls: number;
-  /** Rescued calls the call-confidence gate declined (ADR 040). */
+  /** Rescued calls declined and answered in text: by the call-confidence gate (ADR 040) or as invented (ADR 041). */
   declined?: number | undefined;
   /** The model's probability of opening its first answer with a call, when the gate asked (ADR 040). */
   callConfidence?: number | undefined;
+  /** Of `declined`, calls declined as invented: no argument value was in the conversation (ADR 041). */
+  ungrounded?: number | undefined;
   /** What the call-loop guard did: `note`, `narrow` or `stop` (ADR 020). */
   loopGuard?: "note" | "narrow" | "stop" | undefined;
   /** Calls the permission policy denied (ADR 021). */
@@ -86,6 +88,7 @@ export function formatAccessLine(record: AccessRecord, format: AccessLogFormat):
     ["renamed", record.renamedTools],
     ["follow_up", record.followUpCalls],
     ["declined", record.declined ?? 0],
+    ["ungrounded", record.ungrounded ?? 0],
     [
       "confidence",
       record.callConfidence === undefined ? null : Math.round(record.callConfidence * 1000) / 1000,
@@ -182,6 +185,7 @@ function recordOf(
     followUpCalls: stats.followUpCalls,
     declined: stats.declinedCalls,
     callConfidence: stats.callConfidence,
+    ungrounded: stats.ungroundedCalls,
     loopGuard: stats.loopGuard,
     denied: stats.deniedCalls,
     degenerate: stats.degenerate,

@@ -83,6 +83,15 @@ export interface ProxyOptions {
    */
   callConfidence?: number | undefined;
   /**
+   * Decline invented calls (docs/decisions/041-grounded-calls.md): under `tool_choice: auto`, when
+   * a request's first answer holds calls rescued from its text and none of their argument values
+   * (strings and numbers; enum members, defaults and booleans aside) appears in the system prompt,
+   * a user message or a tool result, the calls are declined and the request is answered in text.
+   * Default false: meant for question answering, where a call's values come from the question; an
+   * agent's first exploratory command (`ls -la`) has none.
+   */
+  groundedCalls?: boolean | undefined;
+  /**
    * How the backend's model writes a tool call, read from its chat template (`callFormatOfServer`
    * for llama-server, `callFormatFromTemplate` for any template): the rescue reads it before the
    * built-in formats (docs/decisions/035-call-format-from-the-chat-template.md). `forge proxy`
@@ -226,6 +235,7 @@ export function createProxy(options: ProxyOptions): Hono {
     prosePolicy: options.prosePolicy,
     followUpMaxCalls: options.followUpMaxCalls,
     callConfidence: checkedCallConfidence(options.callConfidence, backend),
+    groundedCalls: options.groundedCalls,
     callFormat: options.callFormat,
     reasoningReplay: options.reasoningReplay,
     budgetTokens: options.budgetTokens,

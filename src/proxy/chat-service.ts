@@ -28,6 +28,7 @@ import { answerFromCalls, answerFromResponse, type ProxyAnswer } from "./answer.
 import type { ProxyBackend } from "./backend/index.ts";
 import { withRetryBounds } from "./bounded-client.ts";
 import { callStartProbability, hasFirstTokens, LastPromptClient, opensWithCall } from "./call-confidence.ts";
+import { groundingEvidence, isInventedCall } from "./call-grounding.ts";
 import { allowsTextAnswer, exhaustionOf } from "./exhaustion.ts";
 import type { SerialGate } from "./http/index.ts";
 import { type LiveText, LiveTextClient } from "./live-text.ts";
@@ -93,6 +94,12 @@ export interface ChatServiceOptions {
    * whose client reports first-token probabilities (`createProxy` checks).
    */
   callConfidence?: number | undefined;
+  /**
+   * Decline invented calls (ADR 041): under `tool_choice: auto`, a request's first answer whose
+   * rescued calls have argument values and none of them appears in what the user, the system
+   * prompt or a tool result said is answered in text. Default false.
+   */
+  groundedCalls?: boolean | undefined;
   /** Where a one-time warning goes (a backend that reports no logprobs); default `console.warn`. */
   warn?: ((line: string) => void) | undefined;
 }
@@ -280,6 +287,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       last !== null &&
       !Array.isArray(last) &&
       result.toolCalls.some((call) => call.tool !== RESPOND_TOOL_NAME);
+    // …and so is one whose calls hold only values the conversation never mentioned (ADR 041).
+    if (gated && options.groundedCalls && isInventedAnswer(result.toolCalls, tools, request.messages)) {
+      stats.declinedCalls += result.toolCalls.length;
+      stats.ungroundedCalls += result.toolCalls.length;
+      const answer = await answerWithoutTools({ ...request, tools: [] }, signal, stats);
+      return withSentText(answer, sent());
+    }
     if (gated && prepared.lastPrompt && opensWithCall(last.content, callFormat)) {
       // Asked of the client's own prompt: a `respond` call the proxy offered opens like any other.
       const without = respondInjected ? [RESPOND_TOOL_NAME] : [];
@@ -488,3 +502,21 @@ function createBudgetSource(options: ChatServiceOptions): () => Promise<number |
 }
 
 const UNKNOWN: Promise<number | null> = Promise.resolve(null);
+
+/** Every call but `respond` invented (see `isInventedCall`), and at least one such call. */
+function isInventedAnswer(
+  calls: readonly ToolCall[],
+  tools: readonly ToolSpec[],
+  messages: readonly Message[],
+): boolean {
+  const asked = calls.filter((call) => call.tool !== RESPOND_TOOL_NAME);
+  if (asked.length === 0) return false;
+  const evidence = groundingEvidence(messages);
+  return asked.every((call) =>
+    isInventedCall(
+      call,
+      tools.find((tool) => tool.name === call.tool),
+      evidence,
+    ),
+  );
+}

@@ -46,6 +46,7 @@ export class ProxyMetrics {
   readonly #renamedTools: Counter<"route">;
   readonly #followUpCalls: Counter<"route">;
   readonly #declinedCalls: Counter<"route">;
+  readonly #ungroundedCalls: Counter<"route">;
   readonly #nudges: Counter<"route">;
   readonly #compactions: Counter<"route">;
   readonly #gaveUp: Counter<"route">;
@@ -102,7 +103,11 @@ export class ProxyMetrics {
     );
     this.#declinedCalls = counter(
       "forge_proxy_declined_calls_total",
-      "Rescued calls the call-confidence gate declined (the model was unlikely to call; answered in text)",
+      "Rescued calls declined and answered in text: the model was unlikely to call (the call-confidence gate) or invented every argument",
+    );
+    this.#ungroundedCalls = counter(
+      "forge_proxy_ungrounded_calls_total",
+      "Rescued calls declined because none of their argument values appears in the conversation (grounded calls)",
     );
     this.#renamedTools = counter(
       "forge_proxy_renamed_tools_total",
@@ -173,6 +178,7 @@ export class ProxyMetrics {
     if (stats.renamedTools > 0) this.#renamedTools.inc({ route }, stats.renamedTools);
     if (stats.followUpCalls > 0) this.#followUpCalls.inc({ route }, stats.followUpCalls);
     if (stats.declinedCalls > 0) this.#declinedCalls.inc({ route }, stats.declinedCalls);
+    if (stats.ungroundedCalls > 0) this.#ungroundedCalls.inc({ route }, stats.ungroundedCalls);
     if (stats.loopGuard) this.#loopGuard.inc({ route, action: stats.loopGuard });
     if (stats.deniedCalls > 0) this.#denied.inc({ route }, stats.deniedCalls);
     if (stats.degenerate > 0) this.#degenerate.inc({ route }, stats.degenerate);

@@ -33,8 +33,13 @@ export interface RequestStats {
   renamedTools: number;
   /** Calls the parallel follow-up added to the answer (the model continued after its first call). */
   followUpCalls: number;
-  /** Rescued calls the call-confidence gate declined (ADR 040): the request was answered in text. */
+  /**
+   * Rescued calls declined (ADR 040, ADR 041): the request was answered in text. Calls the
+   * call-confidence gate declined and invented ones (`ungroundedCalls`) alike.
+   */
   declinedCalls: number;
+  /** Of `declinedCalls`, those declined because no argument value appeared in the conversation (ADR 041). */
+  ungroundedCalls: number;
   /** The model's probability of opening its first answer with a call, when the gate asked (ADR 040). */
   callConfidence?: number | undefined;
   /** What the call-loop guard did (ADR 020): a note, narrowed tools, or the turn stopped; undefined: nothing. */
@@ -87,6 +92,7 @@ export function createRequestStats(): RequestStats {
     renamedTools: 0,
     followUpCalls: 0,
     declinedCalls: 0,
+    ungroundedCalls: 0,
     deniedCalls: 0,
     degenerate: 0,
     thinkCalls: 0,
