@@ -11,6 +11,7 @@
 import { resolveToolName } from "../core/tool-names.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, LLMResponse, ToolCall } from "../core/types.ts";
+import { unusedValues } from "../guardrails/grounding.ts";
 import type { TemplateCallFormat } from "../prompts/chat-template.ts";
 import { rescueWithNames } from "../prompts/rescue/index.ts";
 
@@ -32,6 +33,13 @@ export interface FollowUpOptions {
   maxTokens?: number;
   /** How the model writes a call, read from its chat template: its continuation is rescued with it. */
   callFormat?: TemplateCallFormat | undefined;
+  /**
+   * The request's text (the user's latest message). When the model ends its turn while this text
+   * still names values no call used (numbers, names: `unusedValues`), the follow-up starts the next
+   * call for it, opening it the way the model opened its first, and keeps what it writes only if it
+   * is new and uses one of those values. Absent: the model alone decides when the answer ends.
+   */
+  request?: string | undefined;
   signal?: AbortSignal;
 }
 
@@ -42,6 +50,8 @@ export interface FollowUpResult {
   steps: number;
   /** Calls it added. */
   added: number;
+  /** Of `steps`, those that opened the next call for the model (values of the request left unused). */
+  opened: number;
 }
 
 /** The default most calls an answer may hold after a follow-up. */
@@ -60,25 +70,61 @@ export async function followUpCalls(options: FollowUpOptions): Promise<FollowUpR
   const first = answerText(options.answer).trimEnd();
   // About one call's length: a step writes one call (or a line of prose, and stops).
   const maxTokens = options.maxTokens ?? Math.max(48, Math.ceil(first.length / 3));
+  const opening = callOpening(first);
   let prefix = first;
   let steps = 0;
-  while (calls.length < maxCalls && prefix.length > 0) {
-    const sent = `${prefix}${CONTINUE}`;
+  let opened = 0;
+  const step = async (sent: string, lead: string) => {
     const messages = [...options.wire, { role: "assistant", content: sent }];
     steps += 1;
     const response = await options.client.send(messages, [...options.tools], {
       ...(options.signal && { signal: options.signal }),
       sampling: { maxTokens },
     });
-    const step = continuationOf(response, sent, names, options.tools, options.callFormat);
-    const fresh = step.calls.filter(
+    return continuationOf(response, sent, names, options.tools, options.callFormat, lead);
+  };
+  while (calls.length < maxCalls && prefix.length > 0) {
+    let sent = `${prefix}${CONTINUE}`;
+    let openedNow = false;
+    let next = await step(sent, "");
+    let fresh = next.calls.filter(
       (call) => !stop.has(call.tool) && !calls.some((known) => isSameCall(known, call)),
     );
+    if (fresh.length === 0 && !next.calls.some((call) => stop.has(call.tool))) {
+      // The model ended its turn; if the request names values no call used, open the next call for it.
+      const unused = options.request === undefined ? [] : unusedValues(options.request, calls);
+      if (unused.length === 0 || opening === null) break;
+      sent = `${prefix}${CONTINUE}${opening}`;
+      opened += 1;
+      openedNow = true;
+      next = await step(sent, opening);
+      const before = unused.length;
+      fresh = next.calls.filter(
+        (call) =>
+          !stop.has(call.tool) &&
+          !calls.some((known) => isSameCall(known, call)) &&
+          unusedValues(options.request ?? "", [...calls, call]).length < before,
+      );
+      next = { ...next, text: next.text.slice(opening.length) };
+    }
     calls.push(...fresh.slice(0, maxCalls - calls.length));
-    if (fresh.length === 0 || step.calls.some((call) => stop.has(call.tool))) break;
-    prefix = `${sent}${step.text}`.trimEnd();
+    if (fresh.length === 0 || next.calls.some((call) => stop.has(call.tool))) break;
+    // An opened call that used the request's last unused value ends the answer.
+    if (openedNow && unusedValues(options.request ?? "", calls).length === 0) break;
+    prefix = `${sent}${next.text}`.trimEnd();
   }
-  return { calls, steps, added: calls.length - options.calls.length };
+  return { calls, steps, added: calls.length - options.calls.length, opened };
+}
+
+/**
+ * How the answer's first call opens, up to its first `{` (```` ```json\n{ ````, `<tool_call>\n{`),
+ * or null when the answer holds no object to open.
+ */
+export function callOpening(answer: string): string | null {
+  const brace = answer.indexOf("{");
+  if (brace < 0) return null;
+  const lineStart = answer.lastIndexOf("\n\n", brace);
+  return answer.slice(lineStart < 0 ? 0 : lineStart + 2, brace + 1);
 }
 
 /** What the model is given to go on from: its answer and a blank line, where a next call would start. */
@@ -95,16 +141,20 @@ export function continuationOf(
   toolNames: readonly string[],
   tools: readonly ToolSpec[] = [],
   callFormat?: TemplateCallFormat,
+  lead = "",
 ): { text: string; calls: ToolCall[] } {
   if (Array.isArray(response)) {
     return { text: `\n${renderCalls(response)}`, calls: continuationCalls(response, toolNames, tools) };
   }
   const content = response.content;
-  const text = content.startsWith(sent)
-    ? content.slice(sent.length)
-    : content.startsWith(sent.trimEnd())
-      ? content.slice(sent.trimEnd().length)
-      : content;
+  // What the model was given to go on from (`lead`, an opened call) belongs to what it wrote.
+  const text = `${lead}${
+    content.startsWith(sent)
+      ? content.slice(sent.length)
+      : content.startsWith(sent.trimEnd())
+        ? content.slice(sent.trimEnd().length)
+        : content
+  }`;
   for (const end of completeEnds(text)) {
     const calls = continuationCalls({ content: text.slice(0, end) }, toolNames, tools, callFormat);
     if (calls.length > 0) return { text: text.slice(0, end), calls };

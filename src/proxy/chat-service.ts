@@ -15,6 +15,7 @@ import { type ToolSpec, toOpenAITool } from "../core/tools.ts";
 import type { LLMClient, LLMResponse, ToolCall } from "../core/types.ts";
 import type { RetryBounds } from "../guardrails/bounded-retry.ts";
 import type { CallLoopRules } from "../guardrails/call-loop.ts";
+import { groundingEvidence, isInventedCall } from "../guardrails/grounding.ts";
 import { checkPermission, type PermissionPolicy } from "../guardrails/permission-policy.ts";
 import type { RepairToolCall } from "../guardrails/repair.ts";
 import type { ToolNarrowingRules } from "../guardrails/tool-narrowing.ts";
@@ -28,7 +29,6 @@ import { answerFromCalls, answerFromResponse, type ProxyAnswer } from "./answer.
 import type { ProxyBackend } from "./backend/index.ts";
 import { withRetryBounds } from "./bounded-client.ts";
 import { callStartProbability, hasFirstTokens, LastPromptClient, opensWithCall } from "./call-confidence.ts";
-import { groundingEvidence, isInventedCall } from "./call-grounding.ts";
 import { allowsTextAnswer, exhaustionOf } from "./exhaustion.ts";
 import type { SerialGate } from "./http/index.ts";
 import { type LiveText, LiveTextClient } from "./live-text.ts";
@@ -321,6 +321,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         answer: last,
         stopTools: [RESPOND_TOOL_NAME],
         maxCalls,
+        request: request.messages.findLast((message) => message.role === "user")?.content,
         ...(callFormat && { callFormat }),
         signal,
       });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { toolSpecFromJsonSchema } from "../../src/core/tools.ts";
 import type { LLMClient, LLMResponse, SendOptions } from "../../src/core/types.ts";
-import { continuationOf, followUpCalls, isSameCall } from "../../src/loop/follow-up.ts";
+import { unusedValues } from "../../src/guardrails/grounding.ts";
+import { callOpening, continuationOf, followUpCalls, isSameCall } from "../../src/loop/follow-up.ts";
 
 const play = toolSpecFromJsonSchema("spotify_play", "Play", {
   type: "object",
@@ -93,5 +94,40 @@ describe("followUpCalls", () => {
       ),
     ).toBe(true);
     expect(isSameCall({ tool: "t", args: { a: 1 } }, { tool: "t", args: { a: 2 } })).toBe(false);
+  });
+});
+
+describe("the opened call (values of the request left unused)", () => {
+  it("opens a call the way the first one opened, and keeps it when it uses an unused value", async () => {
+    const opening = "```json\n{";
+    expect(callOpening(call("A"))).toBe(opening);
+    expect(callOpening(`<tool_call>\n{"name": "x"}\n</tool_call>`)).toBe("<tool_call>\n{");
+    expect(callOpening("no call here")).toBeNull();
+    const { client, seen } = listClient([
+      { content: "" },
+      { content: call("Bea").slice(opening.length) },
+      { content: "" },
+    ]);
+    const result = await followUpCalls({
+      client,
+      wire: [{ role: "user", content: "Play Al, then Bea." }],
+      tools: [play],
+      calls: [{ tool: "spotify_play", args: { artist: "Al", duration: 1 } }],
+      answer: { content: call("Al") },
+      request: "Play Al, then Bea.",
+    });
+    expect(result.calls.map((item) => item.args.artist)).toEqual(["Al", "Bea"]);
+    expect(result).toMatchObject({ added: 1, opened: 1, steps: 2 });
+    expect(seen[1]?.last).toEqual({ role: "assistant", content: `${call("Al")}\n\n${opening}` });
+  });
+
+  it("names the numbers and names a request holds that no call used", () => {
+    const first = { tool: "book", args: { from: "San Francisco", to: "Tokyo", date: "2022-05-03" } };
+    expect(
+      unusedValues(
+        "Book a flight from San Francisco to Tokyo on May 3rd 2022 and from Tokyo to Sydney on May 18th 2022.",
+        [first],
+      ),
+    ).toEqual(["18", "may", "sydney"]);
   });
 });

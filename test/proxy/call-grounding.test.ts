@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createMessage, type Message } from "../../src/core/messages.ts";
 import { toolSpecFromJsonSchema } from "../../src/core/tools.ts";
-import { groundingEvidence, isInventedCall } from "../../src/proxy/call-grounding.ts";
+import { groundingEvidence, isInventedCall } from "../../src/guardrails/grounding.ts";
 import { createHttpBackend, createProxy, type ProxyOptions } from "../../src/proxy/index.ts";
 import {
   type BackendReply,

@@ -123,12 +123,55 @@ describe("the parallel follow-up", () => {
     expect(continued).toEqual({ role: "assistant", content: `${first}\n\n` });
   });
 
-  it("adds nothing when the model ends its turn or repeats its call", async () => {
-    const backend = createFakeBackend([text(first), text(`${first}\n\n${first}`)]);
+  it("adds nothing when the model repeats its call, even once the next call is opened for it", async () => {
+    // The request names Maroon 5, which no call used: after the repeat the follow-up opens a call.
+    const backend = createFakeBackend([
+      text(first),
+      text(`${first}\n\n${first}`),
+      text(`${first}\n\n${first}`),
+    ]);
     const { message, log } = await post(backend, { followUpMaxCalls: 8 });
     expect(message?.tool_calls).toHaveLength(1);
     expect(log).toMatchObject({ follow_up: 0 });
-    expect(backend.scripted.calls).toHaveLength(2);
+    expect(backend.scripted.calls).toHaveLength(3);
+    expect(backend.scripted.calls[2]?.messages.at(-1)).toEqual({
+      role: "assistant",
+      content: `${first}\n\n\`\`\`json\n{`,
+    });
+  });
+
+  it("opens the next call when the model ends its turn with a value of the request unused", async () => {
+    const rest = second.slice("```json\n{".length);
+    const backend = createFakeBackend([
+      text(first),
+      text(`${first}\n\n`),
+      // llama-server answers with the prefill (the opened call) and what the model wrote after it.
+      text(`${first}\n\n\`\`\`json\n{${rest}`),
+    ]);
+    const { message, log } = await post(backend, { followUpMaxCalls: 8 });
+    expect(message?.tool_calls?.map((call) => JSON.parse(call.function.arguments))).toEqual([
+      { artist: "Taylor Swift", duration: 20 },
+      { artist: "Maroon 5", duration: 15 },
+    ]);
+    expect(log).toMatchObject({ follow_up: 1 });
+    // Every value the request names is used now: no further step.
+    expect(backend.scripted.calls).toHaveLength(3);
+  });
+
+  it("does not open a call when every value of the request is used", async () => {
+    const both = createFakeBackend([text(`${first}\n\n${second}`), text(`${first}\n\n${second}\n\n`)]);
+    const { message } = await post(both, { followUpMaxCalls: 8 });
+    expect(message?.tool_calls).toHaveLength(2);
+    expect(both.scripted.calls).toHaveLength(2);
+  });
+
+  it("drops an opened call that uses no unused value", async () => {
+    const other =
+      '```json\n{"name": "spotify_play", "arguments": {"artist": "Taylor Swift", "duration": 30}}\n```';
+    const backend = createFakeBackend([text(first), text(`${first}\n\n`), text(`${first}\n\n${other}`)]);
+    const { message, log } = await post(backend, { followUpMaxCalls: 8 });
+    expect(message?.tool_calls).toHaveLength(1);
+    expect(log).toMatchObject({ follow_up: 0 });
   });
 
   it("is off by default and with parallel_tool_calls: false", async () => {

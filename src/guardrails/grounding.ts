@@ -97,11 +97,15 @@ function normalise(text: string): string {
     .toLowerCase()
     .replace(/(\p{L})(?=\d)|(\d)(?=\p{L})/gu, "$1$2 ")
     .replace(/(\d),(?=\d{3}\b)/g, "$1");
-  return (spaced.match(WORD) ?? []).join(" ");
+  // A number is its value: `03` in a date is the `3` of "May 3rd".
+  return (spaced.match(WORD) ?? [])
+    .map((word) => (NUMBER.test(word) ? String(Number(word)) : word))
+    .join(" ");
 }
 
 /** A number (a minus sign before it when nothing but a separator precedes, a decimal part), or a run of letters and digits. */
 const WORD = /(?<![\p{L}\p{N}.])-?\d+(?:\.\d+)?|[\p{L}\p{N}]+/gu;
+const NUMBER = /^-?\d+(?:\.\d+)?$/;
 
 /** Every enum member and default a schema spells out, normalised. */
 function schemaValues(schema: JsonSchema): Set<string> {
@@ -131,4 +135,28 @@ function* leaves(value: unknown): Generator<unknown> {
   } else {
     yield value;
   }
+}
+
+/**
+ * The values `text` names that no call of `calls` used: its numbers, and its capitalised words past
+ * a sentence's first (names: `Wells Fargo`, `Sydney`), normalised as `isInventedCall` reads them.
+ * The parallel follow-up asks for one more call while some are left (ADR 026).
+ * @example
+ * unusedValues("Flights SF to Tokyo on May 3 and Tokyo to Sydney on May 18.", [firstCall]);
+ * // ["sydney", "18"] when the first call used SF, Tokyo, May and 3
+ */
+export function unusedValues(text: string, calls: readonly ToolCall[]): string[] {
+  const used = new Set<string>();
+  for (const call of calls) {
+    for (const value of leaves(call.args)) {
+      const words = valueWords(value);
+      if (words !== null) for (const word of words.split(" ")) used.add(word);
+    }
+  }
+  const named = new Set<string>();
+  for (const word of normalise(text).split(" ")) if (/\d/.test(word)) named.add(word);
+  for (const sentence of text.split(/[.!?\n]\s+/)) {
+    for (const match of sentence.matchAll(/(?<=\s)\p{Lu}[\p{L}\p{N}]{2,}/gu)) named.add(normalise(match[0]));
+  }
+  return [...named].filter((word) => word.length > 0 && !used.has(word));
 }
