@@ -101,6 +101,8 @@ export class RunTrace {
   llmStart(event: LLMCallStartEvent): void {
     const { provider, recordContent } = this.#settings;
     const model = this.#model;
+    // The history grows each call: serialize it once for both attributes.
+    const messages = recordContent ? JSON.stringify(event.messages) : undefined;
     this.#chat = this.#settings.tracer.startSpan(
       model === undefined ? Operation.CHAT : `${Operation.CHAT} ${model}`,
       {
@@ -116,9 +118,9 @@ export class RunTrace {
           }),
           ...(provider !== undefined && { [GenAi.PROVIDER_NAME]: provider }),
           ...(event.escalationTier !== undefined && { [Forge.ESCALATION_TIER]: event.escalationTier }),
-          ...(recordContent && {
-            [GenAi.INPUT_MESSAGES]: JSON.stringify(event.messages),
-            [OpenInference.INPUT_VALUE]: JSON.stringify(event.messages),
+          ...(messages !== undefined && {
+            [GenAi.INPUT_MESSAGES]: messages,
+            [OpenInference.INPUT_VALUE]: messages,
           }),
         },
       },
@@ -145,8 +147,9 @@ export class RunTrace {
         attributes[GenAi.USAGE_CACHE_READ_INPUT_TOKENS] = usage.cachedTokens;
     }
     if (this.#settings.recordContent && response !== null) {
-      attributes[GenAi.OUTPUT_MESSAGES] = JSON.stringify(response);
-      attributes[OpenInference.OUTPUT_VALUE] = JSON.stringify(response);
+      const output = JSON.stringify(response);
+      attributes[GenAi.OUTPUT_MESSAGES] = output;
+      attributes[OpenInference.OUTPUT_VALUE] = output;
     }
     span.setAttributes(attributes);
     if (error !== null) failSpan(span, error);
@@ -156,6 +159,7 @@ export class RunTrace {
   }
 
   toolCall(event: ToolCallEvent): void {
+    const args = this.#settings.recordContent ? JSON.stringify(event.args) : undefined;
     const span = this.#settings.tracer.startSpan(
       `${Operation.EXECUTE_TOOL} ${event.tool}`,
       {
@@ -168,9 +172,9 @@ export class RunTrace {
           [Forge.TOOL_ATTEMPT]: event.attempt,
           [OpenInference.SPAN_KIND]: "TOOL",
           [OpenInference.TOOL_NAME]: event.tool,
-          ...(this.#settings.recordContent && {
-            [GenAi.TOOL_CALL_ARGUMENTS]: JSON.stringify(event.args),
-            [OpenInference.INPUT_VALUE]: JSON.stringify(event.args),
+          ...(args !== undefined && {
+            [GenAi.TOOL_CALL_ARGUMENTS]: args,
+            [OpenInference.INPUT_VALUE]: args,
           }),
         },
       },
