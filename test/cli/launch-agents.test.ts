@@ -49,10 +49,13 @@ describe("agent recipes", () => {
       ANTHROPIC_DEFAULT_HAIKU_MODEL: "qwen3-8b",
       ANTHROPIC_SMALL_FAST_MODEL: "qwen3-8b",
       CLAUDE_CODE_SUBAGENT_MODEL: "qwen3-8b",
+      CLAUDE_CODE_WORKFLOW_SUBAGENT_MODEL: "qwen3-8b",
+      ANTHROPIC_DEFAULT_FABLE_MODEL: "qwen3-8b",
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
       DISABLE_TELEMETRY: "1",
       DISABLE_AUTOUPDATER: "1",
       DISABLE_ERROR_REPORTING: "1",
+      ENABLE_TOOL_SEARCH: "false",
     });
     expect(plan.files).toEqual({});
     expect(plan.args).toEqual([]);
