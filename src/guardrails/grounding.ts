@@ -51,7 +51,7 @@ export function isInventedCall(
 
 /** A value's normalised words, or null for what says nothing (booleans, null, empty text). */
 function valueWords(value: unknown): string | null {
-  if (typeof value === "number") return Number.isFinite(value) ? numberWords(value) : null;
+  if (typeof value === "number") return Number.isFinite(value) ? String(value) : null;
   if (typeof value !== "string") return null;
   const words = normalise(value);
   return words.length > 0 ? words : null;
@@ -71,7 +71,7 @@ function isGrounded(words: string, evidence: GroundingEvidence): boolean {
   if (found.length * 2 >= tokens.length || found.some(isDistinctive)) return true;
   const number = Number(words);
   if (tokens.length === 1 && Number.isFinite(number) && Math.abs(number) < 1 && number !== 0) {
-    return evidence.text.includes(` ${numberWords(Math.round(number * 10_000) / 100)} `);
+    return evidence.text.includes(` ${String(Math.round(number * 10_000) / 100)} `);
   }
   return false;
 }
@@ -81,10 +81,6 @@ const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script
 
 function isDistinctive(token: string): boolean {
   return token.length >= 5 || (token.match(/\d/g)?.length ?? 0) >= 2;
-}
-
-function numberWords(value: number): string {
-  return String(value);
 }
 
 /**
@@ -146,17 +142,26 @@ function* leaves(value: unknown): Generator<unknown> {
  * // ["sydney", "18"] when the first call used SF, Tokyo, May and 3
  */
 export function unusedValues(text: string, calls: readonly ToolCall[]): string[] {
-  const used = new Set<string>();
-  for (const call of calls) {
-    for (const value of leaves(call.args)) {
-      const words = valueWords(value);
-      if (words !== null) for (const word of words.split(" ")) used.add(word);
-    }
+  const used = new Set(calls.flatMap((call) => [...callWords(call)]));
+  return [...namedValues(text)].filter((word) => !used.has(word));
+}
+
+/** The words and numbers of a call's argument values, normalised as `isInventedCall` reads them. */
+export function callWords(call: ToolCall): Set<string> {
+  const words = new Set<string>();
+  for (const value of leaves(call.args)) {
+    for (const word of valueWords(value)?.split(" ") ?? []) words.add(word);
   }
+  return words;
+}
+
+/** The numbers of `text`, and its capitalised words past a sentence's first, normalised. */
+function namedValues(text: string): Set<string> {
   const named = new Set<string>();
   for (const word of normalise(text).split(" ")) if (/\d/.test(word)) named.add(word);
   for (const sentence of text.split(/[.!?\n]\s+/)) {
     for (const match of sentence.matchAll(/(?<=\s)\p{Lu}[\p{L}\p{N}]{2,}/gu)) named.add(normalise(match[0]));
   }
-  return [...named].filter((word) => word.length > 0 && !used.has(word));
+  named.delete("");
+  return named;
 }

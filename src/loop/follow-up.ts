@@ -11,7 +11,7 @@
 import { resolveToolName } from "../core/tool-names.ts";
 import type { ToolSpec } from "../core/tools.ts";
 import type { LLMClient, LLMResponse, ToolCall } from "../core/types.ts";
-import { unusedValues } from "../guardrails/grounding.ts";
+import { callWords, unusedValues } from "../guardrails/grounding.ts";
 import type { TemplateCallFormat } from "../prompts/chat-template.ts";
 import { rescueWithNames } from "../prompts/rescue/index.ts";
 
@@ -74,7 +74,7 @@ export async function followUpCalls(options: FollowUpOptions): Promise<FollowUpR
   let prefix = first;
   let steps = 0;
   let opened = 0;
-  const step = async (sent: string, lead: string) => {
+  const step = async (sent: string, lead = "") => {
     const messages = [...options.wire, { role: "assistant", content: sent }];
     steps += 1;
     const response = await options.client.send(messages, [...options.tools], {
@@ -83,34 +83,33 @@ export async function followUpCalls(options: FollowUpOptions): Promise<FollowUpR
     });
     return continuationOf(response, sent, names, options.tools, options.callFormat, lead);
   };
+  const isNew = (call: ToolCall) => !stop.has(call.tool) && !calls.some((known) => isSameCall(known, call));
   while (calls.length < maxCalls && prefix.length > 0) {
     let sent = `${prefix}${CONTINUE}`;
-    let openedNow = false;
-    let next = await step(sent, "");
-    let fresh = next.calls.filter(
-      (call) => !stop.has(call.tool) && !calls.some((known) => isSameCall(known, call)),
+    let next = await step(sent);
+    let fresh = next.calls.filter(isNew);
+    let lastValueUsed = false;
+    const ended = fresh.length === 0 && !next.calls.some((call) => stop.has(call.tool));
+    // The model ended its turn: if the request names values no call used, open the next call for it.
+    const unused = new Set(
+      ended && options.request !== undefined ? unusedValues(options.request, calls) : [],
     );
-    if (fresh.length === 0 && !next.calls.some((call) => stop.has(call.tool))) {
-      // The model ended its turn; if the request names values no call used, open the next call for it.
-      const unused = options.request === undefined ? [] : unusedValues(options.request, calls);
-      if (unused.length === 0 || opening === null) break;
-      sent = `${prefix}${CONTINUE}${opening}`;
+    if (ended) {
+      if (unused.size === 0 || opening === null) break;
+      sent = `${sent}${opening}`;
       opened += 1;
-      openedNow = true;
-      next = await step(sent, opening);
-      const before = unused.length;
-      fresh = next.calls.filter(
-        (call) =>
-          !stop.has(call.tool) &&
-          !calls.some((known) => isSameCall(known, call)) &&
-          unusedValues(options.request ?? "", [...calls, call]).length < before,
+      const openedStep = await step(sent, opening);
+      fresh = openedStep.calls.filter(
+        (call) => isNew(call) && [...callWords(call)].some((word) => unused.has(word)),
       );
-      next = { ...next, text: next.text.slice(opening.length) };
+      for (const call of fresh) for (const word of callWords(call)) unused.delete(word);
+      lastValueUsed = unused.size === 0;
+      next = { ...openedStep, text: openedStep.text.slice(opening.length) };
     }
     calls.push(...fresh.slice(0, maxCalls - calls.length));
     if (fresh.length === 0 || next.calls.some((call) => stop.has(call.tool))) break;
     // An opened call that used the request's last unused value ends the answer.
-    if (openedNow && unusedValues(options.request ?? "", calls).length === 0) break;
+    if (lastValueUsed) break;
     prefix = `${sent}${next.text}`.trimEnd();
   }
   return { calls, steps, added: calls.length - options.calls.length, opened };

@@ -287,23 +287,22 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       last !== null &&
       !Array.isArray(last) &&
       result.toolCalls.some((call) => call.tool !== RESPOND_TOOL_NAME);
+    // A declined first answer: its calls are counted, and the request is answered in text.
+    const decline = async () => {
+      stats.declinedCalls += result.toolCalls.length;
+      return withSentText(await answerWithoutTools({ ...request, tools: [] }, signal, stats), sent());
+    };
     // …and so is one whose calls hold only values the conversation never mentioned (ADR 041).
     if (gated && options.groundedCalls && isInventedAnswer(result.toolCalls, tools, request.messages)) {
-      stats.declinedCalls += result.toolCalls.length;
       stats.ungroundedCalls += result.toolCalls.length;
-      const answer = await answerWithoutTools({ ...request, tools: [] }, signal, stats);
-      return withSentText(answer, sent());
+      return decline();
     }
     if (gated && prepared.lastPrompt && opensWithCall(last.content, callFormat)) {
       // Asked of the client's own prompt: a `respond` call the proxy offered opens like any other.
       const without = respondInjected ? [RESPOND_TOOL_NAME] : [];
       const confidence = await callConfidenceOf(prepared.lastPrompt, last.content, without, signal, stats);
       if (confidence !== null) stats.callConfidence = confidence;
-      if (confidence !== null && confidence < (options.callConfidence ?? 0)) {
-        stats.declinedCalls += result.toolCalls.length;
-        const answer = await answerWithoutTools({ ...request, tools: [] }, signal, stats);
-        return withSentText(answer, sent());
-      }
+      if (confidence !== null && confidence < (options.callConfidence ?? 0)) return decline();
     }
     if (prose) stats.proseAnswers += 1;
     // A batch accepted from a text answer is one the rescue parsed out of the text (text that
