@@ -112,7 +112,7 @@ export function addGuardOptions(command: Command): Command {
     )
     .option(
       "--grounded-calls",
-      "under tool_choice auto, decline the calls rescued from a first answer's text when none of their argument values appears in the conversation, and answer in text (off by default; for question answering, not agents)",
+      "under tool_choice auto, decline the calls rescued from a first answer's text when a required argument's value, or every argument value, appears nowhere in the conversation, and answer in text (off by default; for question answering, not agents)",
     )
     .addOption(
       new Option(

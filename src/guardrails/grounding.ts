@@ -2,10 +2,13 @@
  * Invented calls (docs/decisions/041-grounded-calls.md): given tools that cannot answer the
  * question, a small model calls one anyway and fills its arguments with values the conversation
  * never mentions (`get_current_weather({ location: "San Francisco" })` for "Do you have red shoes
- * in size 8?"). A call is **grounded** when at least one of its argument values appears in what the
- * user, the system prompt or a tool result said; a call with values to check and none of them
- * found is invented. Values a schema spells out (enum members, defaults) and booleans say nothing
- * either way and are skipped.
+ * in size 8?"), or fills the one value the question gave and makes the rest up
+ * (`calculateFinalPrice({ price: 100, discount_rate: 25 })` for "the final price after a 25%
+ * discount"). A call is **invented** when a required argument's value appears nowhere in what the
+ * user, the system prompt or a tool result said, or when it has values to check and none of them
+ * is found there. Values a schema spells out (enum members, defaults, the argument's own
+ * a number its description lists: `2` for "1 for cleaning, 2 for ironing") and booleans say nothing either way and
+ * are skipped.
  */
 
 import type { Message } from "../core/messages.ts";
@@ -18,35 +21,89 @@ export interface GroundingEvidence {
   readonly text: string;
 }
 
-/** The words and numbers of the messages a call's values may come from: system, user and tool messages. */
+/**
+ * The words and numbers of the messages a call's values may come from: system, user and tool
+ * messages. Number words count as their digits ("two nights" holds `2`), and a month named beside
+ * a day as its number ("April 1st" holds `4`), so the dates and counts a model writes in digits
+ * are found.
+ */
 export function groundingEvidence(messages: readonly Message[]): GroundingEvidence {
   const said = messages
     .filter((message) => message.role !== "assistant")
     .map((message) => message.content)
     .join("\n");
-  return { text: ` ${normalise(said)} ` };
+  const words = normalise(said);
+  const digits = [
+    ...[...words.matchAll(NUMBER_WORD)].map((match) => NUMBER_WORDS[match[1] as string]),
+    ...[...words.matchAll(DATED_MONTH)].map((match) => MONTHS[(match[1] ?? match[2]) as string]),
+  ];
+  return { text: ` ${[words, ...digits].join(" ")} ` };
 }
 
+const NUMBER_WORDS: Record<string, number> = Object.fromEntries(
+  "one two three four five six seven eight nine ten eleven twelve"
+    .split(" ")
+    .map((word, index) => [word, index + 1]),
+);
+const NUMBER_WORD = new RegExp(`(?<=^| )(${Object.keys(NUMBER_WORDS).join("|")})(?= |$)`, "g");
+const MONTHS: Record<string, number> = Object.fromEntries(
+  "january february march april may june july august september october november december"
+    .split(" ")
+    .flatMap((month, index) => [
+      [month, index + 1],
+      [month.slice(0, 3), index + 1],
+    ]),
+);
+const MONTH_NAMES = Object.keys(MONTHS).join("|");
+/** A month name with a day number after it ("april 1") or before it ("10 th december", "3 of may"). */
+const DATED_MONTH = new RegExp(
+  `(?<=^| )(?:(${MONTH_NAMES}) \\d{1,2}(?= |$)|\\d{1,2} (?:st |nd |rd |th )?(?:of )?(${MONTH_NAMES})(?= |$))`,
+  "g",
+);
+
 /**
- * Whether every value of `call` that could be checked is missing from `evidence` (and there was at
- * least one): the model made the call's arguments up.
+ * Whether the model made `call`'s arguments up: a required argument (by `spec`'s schema) has
+ * values to check and none is in `evidence`, or every value of the call that could be checked is
+ * missing from it (and there was at least one).
  * @example
- * isInventedCall({ tool: "get_weather", args: { city: "Paris" } }, undefined, groundingEvidence(messages));
+ * isInventedCall({ tool: "get_weather", args: { city: "Paris" } }, spec, groundingEvidence(messages));
  */
 export function isInventedCall(
   call: ToolCall,
   spec: ToolSpec | undefined,
   evidence: GroundingEvidence,
 ): boolean {
-  const spelled = spec ? schemaValues(toolJsonSchema(spec)) : new Set<string>();
+  const schema = spec ? toolJsonSchema(spec) : undefined;
+  const spelled = schema ? schemaValues(schema) : new Set<string>();
+  const properties = (schema?.properties ?? {}) as Record<string, JsonSchema>;
+  const required = Array.isArray(schema?.required) ? (schema.required as string[]) : [];
   let checked = 0;
-  for (const value of leaves(call.args)) {
-    const words = valueWords(value);
-    if (words === null || spelled.has(words)) continue;
-    checked += 1;
-    if (isGrounded(words, evidence)) return false;
+  let grounded = false;
+  for (const [name, value] of Object.entries(call.args)) {
+    const description = properties[name]?.description;
+    const described = typeof description === "string" ? ` ${normalise(description)} ` : "";
+    let argChecked = 0;
+    let argGrounded = false;
+    for (const leaf of leaves(value)) {
+      const words = valueWords(leaf);
+      if (words === null || spelled.has(words) || isCode(words, described)) continue;
+      argChecked += 1;
+      if (isGrounded(words, evidence)) argGrounded = true;
+    }
+    if (argChecked > 0 && !argGrounded && required.includes(name)) return true;
+    checked += argChecked;
+    grounded ||= argGrounded;
   }
-  return checked > 0;
+  return checked > 0 && !grounded;
+}
+
+/**
+ * A number the argument's description lists, as in "1 for cleaning, 2 for ironing": chosen from
+ * the schema like an enum member. (A text example, "e.g. San Francisco, CA", is what an invented
+ * call copies, so only numbers count.)
+ */
+function isCode(words: string, described: string): boolean {
+  return NUMBER.test(words) && described.includes(` ${words} `);
 }
 
 /** A value's normalised words, or null for what says nothing (booleans, null, empty text). */

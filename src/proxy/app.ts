@@ -84,9 +84,10 @@ export interface ProxyOptions {
   callConfidence?: number | undefined;
   /**
    * Decline invented calls (docs/decisions/041-grounded-calls.md): under `tool_choice: auto`, when
-   * a request's first answer holds calls rescued from its text and none of their argument values
-   * (strings and numbers; enum members, defaults and booleans aside) appears in the system prompt,
-   * a user message or a tool result, the calls are declined and the request is answered in text.
+   * a request's first answer holds calls rescued from its text and each is invented (a required
+   * argument's value, or every value of the call, appears nowhere in the system prompt, a user
+   * message or a tool result; enum members, defaults and booleans aside), the calls are declined
+   * and the request is answered in text.
    * Default false: meant for question answering, where a call's values come from the question; an
    * agent's first exploratory command (`ls -la`) has none.
    */

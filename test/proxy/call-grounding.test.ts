@@ -86,6 +86,55 @@ describe("isInventedCall", () => {
     expect(isInventedCall(call("Turin"), weather, evidence)).toBe(false);
     expect(isInventedCall(call("Oslo"), weather, evidence)).toBe(true);
   });
+
+  const price = toolSpecFromJsonSchema("calculateFinalPrice", "The price after a discount and tax.", {
+    type: "object",
+    properties: {
+      price: { type: "number", description: "The original price." },
+      discount_rate: { type: "number", description: "The discount, in percent." },
+      service_id: { type: "integer", description: "1 for standard, 2 for express." },
+      note: { type: "string", description: "A note, e.g. Gift wrap" },
+    },
+    required: ["price", "discount_rate"],
+  });
+  const priced = (args: Record<string, unknown>, text: string) =>
+    isInventedCall({ tool: "calculateFinalPrice", args }, price, groundingEvidence(said(text)));
+
+  it("calls a call invented when a required argument was made up, though another value was given", () => {
+    const question = "What is the final price of a product after a 25% discount?";
+    expect(priced({ price: 100, discount_rate: 25 }, question)).toBe(true);
+    expect(priced({ price: 80, discount_rate: 25 }, "A product at 80 dollars with a 25% discount")).toBe(
+      false,
+    );
+    // An optional argument made up beside a given required one is not enough.
+    expect(priced({ price: 80, discount_rate: 25, note: "Birthday" }, "80 dollars, 25% off")).toBe(false);
+  });
+
+  it("reads number words and a month beside a day as the digits a model writes", () => {
+    const tool = (args: Record<string, unknown>, text: string) =>
+      isInventedCall({ tool: "calculateFinalPrice", args }, price, groundingEvidence(said(text)));
+    expect(tool({ price: 2, discount_rate: 10 }, "two nights at 10 percent off")).toBe(false);
+    expect(tool({ price: "2023-04-01", discount_rate: 10 }, "from April 1st, 10 off")).toBe(false);
+    expect(tool({ price: "10/12/2022", discount_rate: 10 }, "from 10th December 2022, 10 off")).toBe(false);
+    // A second date nobody gave is still made up; "may" alone is not a month.
+    expect(tool({ price: "2023-04-07", discount_rate: 10 }, "from April 1st, 10 off")).toBe(true);
+    expect(tool({ price: 5, discount_rate: 10 }, "May I have 10 off?")).toBe(true);
+  });
+
+  it("takes a number the argument's description lists as chosen from the schema, not a text example", () => {
+    expect(priced({ price: 80, discount_rate: 25, service_id: 2 }, "80 dollars, 25% off, ironing")).toBe(
+      false,
+    );
+    expect(priced({ price: 80, discount_rate: 25 }, "80 dollars, 25% off")).toBe(false);
+    const noted = toolSpecFromJsonSchema("note", "Leave a note.", {
+      type: "object",
+      properties: { note: { type: "string", description: "A note, e.g. Gift wrap" } },
+      required: ["note"],
+    });
+    expect(
+      isInventedCall({ tool: "note", args: { note: "Gift wrap" } }, noted, groundingEvidence(said("Hi"))),
+    ).toBe(true);
+  });
 });
 
 const tools = [
