@@ -37,6 +37,11 @@ export const PROXY_VARIANTS = {
   "proxy-confidence": { callConfidence: 0.5 },
   /** With the gate and invented calls declined (`--call-confidence 0.5 --grounded-calls`; ADR 041). */
   "proxy-grounded": { callConfidence: 0.5, groundedCalls: true },
+  /**
+   * Question answering where a wrong call costs more than a missed one: invented calls declined
+   * and the gate at 0.85 (`--call-confidence 0.85 --grounded-calls`; docs/eval.md "A stricter gate").
+   */
+  "proxy-strict": { callConfidence: 0.85, groundedCalls: true },
 } as const satisfies Record<string, Partial<ProxyOptions>>;
 
 /** The targets a run can take. */
