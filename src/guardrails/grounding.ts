@@ -81,7 +81,7 @@ export function isInventedCall(
   let grounded = false;
   for (const [name, value] of Object.entries(call.args)) {
     const description = properties[name]?.description;
-    const described = typeof description === "string" ? ` ${normalise(description)} ` : "";
+    const described = typeof description === "string" ? description : "";
     let argChecked = 0;
     let argGrounded = false;
     for (const leaf of leaves(value)) {
@@ -98,12 +98,21 @@ export function isInventedCall(
 }
 
 /**
- * A number the argument's description lists, as in "1 for cleaning, 2 for ironing": chosen from
- * the schema like an enum member. (A text example, "e.g. San Francisco, CA", is what an invented
- * call copies, so only numbers count.)
+ * A number the argument's description lists, as in "'2' represents an ironing service" or "1 for
+ * cleaning": chosen from the schema like an enum member. A number the description names as a
+ * bound ("ranging from 0 to 255", "between 1 and 10", "at most 10", "1-5") is not: any value may sit inside it. A text
+ * example ("e.g. San Francisco, CA") is not either: it is what an invented call copies.
  */
-function isCode(words: string, described: string): boolean {
-  return NUMBER.test(words) && described.includes(` ${words} `);
+function isCode(words: string, description: string): boolean {
+  if (!NUMBER.test(words)) return false;
+  const normalised = ` ${normalise(description)} `;
+  if (!normalised.includes(` ${words} `)) return false;
+  const number = words.replace(".", "\\.");
+  const bound = new RegExp(
+    `(?:\\b(?:from|to|between|than|least|most|max|maximum|min|minimum)\\s+'?${number}(?![\\d.])|\\bbetween\\s+'?-?[\\d.]+'?\\s+and\\s+'?${number}(?![\\d.])|(?<![\\d.])${number}'?\\s*(?:-|–|to|and)\\s*'?-?\\d)`,
+    "i",
+  );
+  return !bound.test(description);
 }
 
 /** A value's normalised words, or null for what says nothing (booleans, null, empty text). */

@@ -126,6 +126,44 @@ describe("isInventedCall", () => {
       false,
     );
     expect(priced({ price: 80, discount_rate: 25 }, "80 dollars, 25% off")).toBe(false);
+    const service = toolSpecFromJsonSchema("get_service_id", "Find a service.", {
+      type: "object",
+      properties: {
+        service_id: {
+          type: "integer",
+          description:
+            "For example, '1' represents a cleaning service, '2' an ironing service, and '3' a full one.",
+        },
+      },
+      required: ["service_id"],
+    });
+    for (const id of [2, 3]) {
+      expect(
+        isInventedCall(
+          { tool: "get_service_id", args: { service_id: id } },
+          service,
+          groundingEvidence(said("Ironing")),
+        ),
+      ).toBe(false);
+    }
+    // A bound is not a code: any value may sit inside it (BFCL irrelevance_150).
+    const rgb = toolSpecFromJsonSchema("RGB_to_Pantone", "Convert a colour.", {
+      type: "object",
+      properties: Object.fromEntries(
+        ["red", "green", "blue"].map((name) => [
+          name,
+          { type: "integer", description: `The ${name} component, ranging from 0 to 255.` },
+        ]),
+      ),
+      required: ["red", "green", "blue"],
+    });
+    expect(
+      isInventedCall(
+        { tool: "RGB_to_Pantone", args: { red: 255, green: 0, blue: 0 } },
+        rgb,
+        groundingEvidence(said("Which colors should I mix to get a specific shade?")),
+      ),
+    ).toBe(true);
     const noted = toolSpecFromJsonSchema("note", "Leave a note.", {
       type: "object",
       properties: { note: { type: "string", description: "A note, e.g. Gift wrap" } },
