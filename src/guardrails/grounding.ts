@@ -6,9 +6,9 @@
  * (`calculateFinalPrice({ price: 100, discount_rate: 25 })` for "the final price after a 25%
  * discount"). A call is **invented** when a required argument's value appears nowhere in what the
  * user, the system prompt or a tool result said, or when it has values to check and none of them
- * is found there. Values a schema spells out (enum members, defaults, the argument's own
- * a number its description lists: `2` for "1 for cleaning, 2 for ironing") and booleans say nothing either way and
- * are skipped.
+ * is found there. Values a schema spells out (enum members, defaults, a number the argument's
+ * description lists: `2` for "1 for cleaning, 2 for ironing") and booleans say nothing either way
+ * and are skipped.
  */
 
 import type { Message } from "../core/messages.ts";
@@ -100,8 +100,9 @@ export function isInventedCall(
 /**
  * A number the argument's description lists, as in "'2' represents an ironing service" or "1 for
  * cleaning": chosen from the schema like an enum member. A number the description names as a
- * bound ("ranging from 0 to 255", "between 1 and 10", "at most 10", "1-5") is not: any value may sit inside it. A text
- * example ("e.g. San Francisco, CA") is not either: it is what an invented call copies.
+ * bound ("ranging from 0 to 255", "between 1 and 10", "at most 10", "1-5") is not: any value may
+ * sit inside it. A text example ("e.g. San Francisco, CA") is not either: it is what an invented
+ * call copies.
  */
 function isCode(words: string, description: string): boolean {
   if (!NUMBER.test(words)) return false;
