@@ -81,12 +81,12 @@ export function isInventedCall(
   let grounded = false;
   for (const [name, value] of Object.entries(call.args)) {
     const description = properties[name]?.description;
-    const described = typeof description === "string" ? description : "";
+    const codes = typeof description === "string" ? listedCodes(description) : NO_CODES;
     let argChecked = 0;
     let argGrounded = false;
     for (const leaf of leaves(value)) {
       const words = valueWords(leaf);
-      if (words === null || spelled.has(words) || isCode(words, described)) continue;
+      if (words === null || spelled.has(words) || codes.has(words)) continue;
       argChecked += 1;
       if (isGrounded(words, evidence)) argGrounded = true;
     }
@@ -98,22 +98,28 @@ export function isInventedCall(
 }
 
 /**
- * A number the argument's description lists, as in "'2' represents an ironing service" or "1 for
+ * The numbers an argument's description lists, as in "'2' represents an ironing service" or "1 for
  * cleaning": chosen from the schema like an enum member. A number the description names as a
  * bound ("ranging from 0 to 255", "between 1 and 10", "at most 10", "1-5") is not: any value may
  * sit inside it. A text example ("e.g. San Francisco, CA") is not either: it is what an invented
  * call copies.
  */
-function isCode(words: string, description: string): boolean {
-  if (!NUMBER.test(words)) return false;
-  const normalised = ` ${normalise(description)} `;
-  if (!normalised.includes(` ${words} `)) return false;
-  const number = words.replace(".", "\\.");
-  const bound = new RegExp(
-    `(?:\\b(?:from|to|between|than|least|most|max|maximum|min|minimum)\\s+'?${number}(?![\\d.])|\\bbetween\\s+'?-?[\\d.]+'?\\s+and\\s+'?${number}(?![\\d.])|(?<![\\d.])${number}'?\\s*(?:-|–|to|and)\\s*'?-?\\d)`,
+function listedCodes(description: string): Set<string> {
+  const numbers = normalise(description)
+    .split(" ")
+    .filter((word) => NUMBER.test(word));
+  return new Set(numbers.filter((number) => !isBound(number, description)));
+}
+
+const NO_CODES: ReadonlySet<string> = new Set();
+
+/** Whether `description` names `number` as a bound of a range ("from 0 to 255", "at most 10", "1-5"). */
+function isBound(number: string, description: string): boolean {
+  const escaped = number.replace(".", "\\.");
+  return new RegExp(
+    `(?:\\b(?:from|to|between|than|least|most|max|maximum|min|minimum)\\s+'?${escaped}(?![\\d.])|\\bbetween\\s+'?-?[\\d.]+'?\\s+and\\s+'?${escaped}(?![\\d.])|(?<![\\d.])${escaped}'?\\s*(?:-|–|to|and)\\s*'?-?\\d)`,
     "i",
-  );
-  return !bound.test(description);
+  ).test(description);
 }
 
 /** A value's normalised words, or null for what says nothing (booleans, null, empty text). */
