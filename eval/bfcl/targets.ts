@@ -49,6 +49,7 @@ export const BFCL_TARGETS = [
   "direct",
   ...(Object.keys(PROXY_VARIANTS) as (keyof typeof PROXY_VARIANTS)[]),
   "loop",
+  "loop-parallel",
 ] as const;
 
 /** A target's name. */
@@ -137,7 +138,8 @@ export async function startTarget(name: BfclTargetName, server: BfclServer): Pro
     case "direct":
       return chatTarget("direct", `${server.baseUrl.replace(/\/+$/, "")}/chat/completions`, server);
     case "loop":
-      return loopTarget(server, await serverCallFormat(server.baseUrl));
+    case "loop-parallel":
+      return loopTarget(name, server, await serverCallFormat(server.baseUrl));
     default: {
       // In process (`app.request`), so each request's access line is written before its answer
       // is read: the same Hono app, chat service and guardrails as `forge proxy`, without the socket.
@@ -250,8 +252,15 @@ interface ChatCompletion {
   error?: { message?: string };
 }
 
-/** The guarded front half in process, with the proxy's `respond` tool for a text answer. */
-function loopTarget(server: BfclServer, callFormat: TemplateCallFormat | null): BfclTarget {
+/**
+ * The guarded front half in process, with the proxy's `respond` tool for a text answer;
+ * `loop-parallel` with its follow-up for several calls in one answer (`followUpMaxCalls: 8`).
+ */
+function loopTarget(
+  name: "loop" | "loop-parallel",
+  server: BfclServer,
+  callFormat: TemplateCallFormat | null,
+): BfclTarget {
   const client = new OpenAICompatibleClient({
     baseUrl: server.baseUrl,
     model: server.model,
@@ -261,7 +270,7 @@ function loopTarget(server: BfclServer, callFormat: TemplateCallFormat | null): 
   // Call ids for the history the next step sends back (the loop's calls carry none).
   let callCount = 0;
   return {
-    name: "loop",
+    name,
     async ask(request, signal) {
       const tools = [
         ...request.tools.map((tool) => {
@@ -288,9 +297,12 @@ function loopTarget(server: BfclServer, callFormat: TemplateCallFormat | null): 
           tools,
           proseAnswerTool: RESPOND_TOOL_NAME,
           ...(callFormat && { callFormat }),
+          ...(name === "loop-parallel" && { followUpMaxCalls: 8 }),
           observers: [observer],
           signal,
         });
+        // The follow-up's steps are LLM calls the observer does not see.
+        llmCalls += result.followUp?.steps ?? 0;
         const calls = result.toolCalls.filter((call) => call.tool !== RESPOND_TOOL_NAME);
         const text = result.toolCalls
           .filter((call) => call.tool === RESPOND_TOOL_NAME)

@@ -5,11 +5,11 @@
  * client and callbacks are bound to its own actor.
  */
 import { assertMessages } from "../core/message-schema.ts";
-import type { Message } from "../core/messages.ts";
+import { type Message, MessageRole } from "../core/messages.ts";
 import { assertReasoningReplay, type ReasoningReplay } from "../core/reasoning-replay.ts";
 import { createObserverSet, type ObserverLogger, type RunObserver } from "../core/run-observer.ts";
 import type { ToolSpec } from "../core/tools.ts";
-import type { LLMClient, StreamChunk, ToolCall } from "../core/types.ts";
+import type { LLMClient, LLMResponse, StreamChunk, ToolCall } from "../core/types.ts";
 import { DEFAULT_LIMITS } from "../guardrails/limits.ts";
 import type { RepairToolCall } from "../guardrails/repair.ts";
 import type { RetryNudge } from "../guardrails/response-validator.ts";
@@ -18,6 +18,7 @@ import { createWorkflowConfig } from "../machines/workflow-context.ts";
 import type { TemplateCallFormat } from "../prompts/chat-template.ts";
 import { BoundMachine, startActor } from "./bound-machine.ts";
 import { errorFromOutput } from "./failure.ts";
+import { followUpCalls } from "./follow-up.ts";
 
 /** Options of `runInference`. */
 export interface RunInferenceOptions {
@@ -57,6 +58,12 @@ export interface RunInferenceOptions {
   observers?: readonly RunObserver[];
   /** Where an observer's first error is logged, one line. Default `console.warn`. */
   logger?: ObserverLogger;
+  /**
+   * Several calls in one answer (docs/decisions/026-parallel-follow-up.md): above 1, an accepted
+   * batch that calls a tool (not only `proseAnswerTool`) is continued until the model adds no new
+   * call or the batch holds this many, as the proxy's `followUpMaxCalls`. Default 1: no follow-up.
+   */
+  followUpMaxCalls?: number;
   signal?: AbortSignal;
 }
 
@@ -64,8 +71,10 @@ export interface RunInferenceOptions {
 export interface InferenceResult {
   toolCalls: ToolCall[];
   messages: Message[];
-  /** LLM calls made. */
+  /** LLM calls made, the follow-up's steps included. */
   iterations: number;
+  /** What the follow-up did (`followUpMaxCalls` above 1 and a batch it continued); absent otherwise. */
+  followUp?: { steps: number; added: number; opened: number };
 }
 
 // Built on first use, shared by every call.
@@ -79,6 +88,12 @@ let shared: BoundMachine | undefined;
 export async function runInference(options: RunInferenceOptions): Promise<InferenceResult> {
   assertMessages(options.messages, "messages");
   const maxRetries = options.maxRetries ?? DEFAULT_LIMITS.maxRetriesPerStep;
+  const followUpMaxCalls = options.followUpMaxCalls ?? 1;
+  if (!Number.isInteger(followUpMaxCalls) || followUpMaxCalls < 1) {
+    throw new RangeError(
+      `runInference: followUpMaxCalls must be an integer of at least 1 (1 turns the follow-up off), got ${followUpMaxCalls}`,
+    );
+  }
   let actorError: unknown;
   const config = createWorkflowConfig({
     toolNames: options.tools.map((tool) => tool.name),
@@ -91,7 +106,19 @@ export async function runInference(options: RunInferenceOptions): Promise<Infere
     ...(options.proseAnswerTool !== undefined && { proseAnswerTool: options.proseAnswerTool }),
     ...(options.callFormat && { callFormat: options.callFormat }),
   });
-  const observer = createObserverSet(options.observers ?? [], options.logger);
+  // The follow-up continues the last answer from the history it was generated from.
+  let lastWire: readonly Record<string, unknown>[] = [];
+  let lastResponse: LLMResponse | null = null;
+  const lastAnswer: RunObserver = {
+    onLLMCallEnd: ({ messages, response }) => {
+      if (response === null) return;
+      lastWire = messages;
+      lastResponse = response;
+    },
+  };
+  const observers =
+    followUpMaxCalls > 1 ? [lastAnswer, ...(options.observers ?? [])] : (options.observers ?? []);
+  const observer = createObserverSet(observers, options.logger);
   const deps: WorkflowMachineDeps = {
     ...(observer && { observer }),
     client: options.client,
@@ -122,10 +149,36 @@ export async function runInference(options: RunInferenceOptions): Promise<Infere
     if (options.signal?.aborted) cancel();
     const output: WorkflowOutput = await settled;
     if (output.status === "responded" && output.toolCalls) {
-      return { toolCalls: output.toolCalls, messages: output.messages, iterations: output.iteration };
+      const result = { toolCalls: output.toolCalls, messages: output.messages, iterations: output.iteration };
+      const callsATool = output.toolCalls.some((call) => call.tool !== options.proseAnswerTool);
+      if (followUpMaxCalls === 1 || lastResponse === null || !callsATool) return result;
+      const followed = await followUpCalls({
+        client: options.client,
+        wire: lastWire,
+        tools: options.tools,
+        calls: output.toolCalls,
+        answer: lastResponse,
+        ...(options.proseAnswerTool !== undefined && { stopTools: [options.proseAnswerTool] }),
+        maxCalls: followUpMaxCalls,
+        request: lastUserText(options.messages),
+        ...(options.callFormat && { callFormat: options.callFormat }),
+        ...(options.signal && { signal: options.signal }),
+      });
+      const { steps, added, opened } = followed;
+      return {
+        ...result,
+        toolCalls: followed.calls,
+        iterations: result.iterations + steps,
+        followUp: { steps, added, opened },
+      };
     }
     throw errorFromOutput(output, actorError);
   } finally {
     options.signal?.removeEventListener("abort", cancel);
   }
+}
+
+/** The latest user message's text, which names the values the follow-up's calls may still need. */
+function lastUserText(messages: readonly Message[]): string | undefined {
+  return messages.findLast((message) => message.role === MessageRole.USER)?.content;
 }

@@ -1,8 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { ContextManager, NoCompact } from "../../src/context/index.ts";
+import { createMessage, MessageType } from "../../src/core/messages.ts";
 import { toolSpecFromJsonSchema } from "../../src/core/tools.ts";
 import type { LLMClient, LLMResponse, SendOptions } from "../../src/core/types.ts";
 import { unusedValues } from "../../src/guardrails/grounding.ts";
 import { callOpening, continuationOf, followUpCalls, isSameCall } from "../../src/loop/follow-up.ts";
+import { runInference } from "../../src/loop/inference.ts";
+import { RESPOND_TOOL_NAME, respondTool } from "../../src/tools/respond.ts";
 
 const play = toolSpecFromJsonSchema("spotify_play", "Play", {
   type: "object",
@@ -129,5 +133,57 @@ describe("the opened call (values of the request left unused)", () => {
         [first],
       ),
     ).toEqual(["18", "may", "sydney"]);
+  });
+});
+
+describe("runInference with followUpMaxCalls (the guarded loop's follow-up)", () => {
+  const ask = (text: string) => [createMessage("user", text, { type: MessageType.USER_INPUT })];
+  const infer = (client: LLMClient, text: string, followUpMaxCalls?: number) =>
+    runInference({
+      client,
+      contextManager: new ContextManager({ strategy: new NoCompact(), budgetTokens: 100_000 }),
+      messages: ask(text),
+      tools: [play, respondTool().spec],
+      proseAnswerTool: RESPOND_TOOL_NAME,
+      ...(followUpMaxCalls !== undefined && { followUpMaxCalls }),
+    });
+
+  it("continues the rescued answer, opens the call for a value left unused, and counts its steps", async () => {
+    const { client, seen } = listClient([
+      { content: call("Al") },
+      { content: "" },
+      { content: call("Bea").slice("```json\n{".length) },
+    ]);
+    const result = await infer(client, "Play Al, then Bea.", 4);
+    expect(result.toolCalls.map((item) => item.args.artist)).toEqual(["Al", "Bea"]);
+    // The opened call used the request's last unused value: the answer ends there.
+    expect(result.followUp).toEqual({ steps: 2, added: 1, opened: 1 });
+    expect(result.iterations).toBe(3);
+    // Each step continues the model's own answer, sent back as the start of its turn.
+    expect(seen[1]?.last).toEqual({ role: "assistant", content: `${call("Al")}\n\n` });
+    expect(seen[2]?.last).toEqual({ role: "assistant", content: `${call("Al")}\n\n\`\`\`json\n{` });
+  });
+
+  it("is off by default and never continues a prose answer", async () => {
+    const once = listClient([{ content: call("Al") }]);
+    const plain = await infer(once.client, "Play Al, then Bea.");
+    expect(plain.toolCalls).toHaveLength(1);
+    expect(plain.followUp).toBeUndefined();
+    expect(once.seen).toHaveLength(1);
+
+    const prose = listClient([{ content: "Nothing to play today." }]);
+    const answered = await infer(prose.client, "Anything new?", 4);
+    expect(answered.toolCalls).toEqual([
+      { tool: RESPOND_TOOL_NAME, args: { message: "Nothing to play today." } },
+    ]);
+    expect(prose.seen).toHaveLength(1);
+  });
+
+  it("rejects a cap below one before any call", async () => {
+    const { client, seen } = listClient([]);
+    await expect(infer(client, "Play Al.", 0)).rejects.toThrow(
+      /followUpMaxCalls must be an integer of at least 1/,
+    );
+    expect(seen).toHaveLength(0);
   });
 });
