@@ -312,6 +312,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     let calls = result.toolCalls;
     const maxCalls = options.followUpMaxCalls ?? 1;
     if (!prose && last !== null && maxCalls > 1 && allowsFollowUp(request.extraBody, calls)) {
+      const started = performance.now();
       const followed = await followUpCalls({
         client: requestClient,
         wire: lastWire,
@@ -324,6 +325,9 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         ...(callFormat && { callFormat }),
         signal,
       });
+      // Its steps are backend calls like any other (the access log's `retries`, `backend_ms`).
+      stats.backendCalls += followed.steps;
+      stats.backendMs += performance.now() - started;
       // A call the follow-up adds is held to the permission policy like the first ones: a denied one is dropped.
       const policy = options.permissions;
       const added = followed.calls
