@@ -1,9 +1,10 @@
 /**
  * BFCL end to end on the real model: BFCL's own cases and checker (PyPI `bfcl-eval`, installed by
  * `setupBfcl` under `.cache/bfcl`, run in a separate Python process) against Qwen2.5-Coder 0.5B in
- * the project's llama-server, directly and through `forge proxy` (its defaults, the parallel
- * follow-up, the call-confidence gate). Three cases: one call, several calls in one answer, and one
- * where no function fits.
+ * the project's llama-server, directly, through `forge proxy` (its defaults, the parallel
+ * follow-up, the call-confidence gate) and through the guarded loop in process (`runInference`,
+ * with the follow-up). Three cases: one call, several calls in one answer, and one where no
+ * function fits.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -41,7 +42,7 @@ describe("BFCL through the guardrails on the real model", () => {
     const out = join(mkdtempSync(join(tmpdir(), "forge-bfcl-test-")), "rows.jsonl");
     await runBfcl({
       cases,
-      targets: ["direct", "proxy", "proxy-parallel", "proxy-confidence"],
+      targets: ["direct", "proxy", "proxy-parallel", "proxy-confidence", "loop-parallel"],
       server: { baseUrl: `${server.baseUrl}/v1`, model: "qwen2.5-coder-0.5b", temperature: 0 },
       out,
       resume: false,
@@ -58,7 +59,7 @@ describe("BFCL through the guardrails on the real model", () => {
 
   it("answers every case on every target", () => {
     expect(cases.map((item) => item.id).sort()).toEqual([...IDS].sort());
-    expect(rows).toHaveLength(IDS.length * 4);
+    expect(rows).toHaveLength(IDS.length * 5);
     expect(rows.filter((item) => item.error !== null)).toEqual([]);
   });
 
@@ -78,6 +79,16 @@ describe("BFCL through the guardrails on the real model", () => {
       row("proxy-parallel", "parallel_0")?.calls.map((call) => JSON.parse(call.arguments).artist),
     ).toEqual(["Taylor Swift", "Maroon 5"]);
     expect(valid("proxy-parallel", "parallel_0")).toBe(true);
+    // The guarded loop runs the same follow-up (`runInference({ followUpMaxCalls })`), and its
+    // prose policy answers the irrelevant question in text.
+    expect(
+      row("loop-parallel", "parallel_0")?.calls.map((call) => JSON.parse(call.arguments).artist),
+    ).toEqual(["Taylor Swift", "Maroon 5"]);
+    expect(row("loop-parallel", "parallel_0")?.llmCalls).toBeGreaterThan(1);
+    expect(valid("loop-parallel", "parallel_0")).toBe(true);
+    expect(valid("loop-parallel", "simple_python_0")).toBe(true);
+    expect(row("loop-parallel", "simple_python_0")?.calls).toHaveLength(1);
+    expect(valid("loop-parallel", "irrelevance_120")).toBe(true);
     // The call-confidence gate (ADR 040) asked the model how likely it was to open with a call: the
     // 0.5B is sure of this one, so the call stands; a prose answer is never probed.
     expect(row("proxy-confidence", "simple_python_0")).toMatchObject({ declined: 0 });
@@ -90,6 +101,7 @@ describe("BFCL through the guardrails on the real model", () => {
       "proxy",
       "proxy-parallel",
       "proxy-confidence",
+      "loop-parallel",
     ]);
   }, 120_000);
 
