@@ -42,6 +42,8 @@ export const PROXY_VARIANTS = {
    * and the gate at 0.85 (`--call-confidence 0.85 --grounded-calls`; docs/eval.md "A stricter gate").
    */
   "proxy-strict": { callConfidence: 0.85, groundedCalls: true },
+  /** Without the proxy's `respond` upstream where a text answer is taken (`--no-respond-upstream`; ADR 042). */
+  "proxy-no-respond": { respondUpstream: false },
 } as const satisfies Record<string, Partial<ProxyOptions>>;
 
 /** The targets a run can take. */

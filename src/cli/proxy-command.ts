@@ -111,6 +111,10 @@ export function addGuardOptions(command: Command): Command {
       "under tool_choice auto, take a call rescued from a first answer's text only when the model was at least p (0-1) likely to open with a call, by the backend's logprobs; otherwise answer in text (off unless given; try 0.5; llama-server or vLLM backends)",
     )
     .option(
+      "--no-respond-upstream",
+      "where the prose policy takes a text answer (tool_choice auto, --prose-policy answer), send the client's tools without the proxy's respond tool: a shorter prompt, the model answers in text natively",
+    )
+    .option(
       "--grounded-calls",
       "under tool_choice auto, decline the calls rescued from a first answer's text when a required argument's value, or every argument value, appears nowhere in the conversation, and answer in text (off by default; for question answering, not agents)",
     )
@@ -237,6 +241,7 @@ export async function runProxy(
       followUpMaxCalls: options.followUpMaxCalls,
       callConfidence: options.callConfidence,
       groundedCalls: options.groundedCalls,
+      respondUpstream: options.respondUpstream,
       callFormat,
       reasoningReplay: options.reasoningReplay,
       serialize: options.serialize,

@@ -27,6 +27,7 @@ export const proxyCliOptionsObject = z.object({
   followUpMaxCalls: z.coerce.number().int().min(1).max(64).default(1),
   callConfidence: z.coerce.number().gt(0).max(1).optional(),
   groundedCalls: z.boolean().default(false),
+  respondUpstream: z.boolean().default(true),
   chatTemplate: z.string().min(1).default("auto"),
   reasoningReplay: z.enum(["full", "keep-last", "none"]).default("none"),
   serialize: z.boolean().default(false),

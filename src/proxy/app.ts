@@ -93,6 +93,14 @@ export interface ProxyOptions {
    */
   groundedCalls?: boolean | undefined;
   /**
+   * Whether the proxy's `respond` tool goes upstream where the prose policy takes a text answer
+   * (`tool_choice: auto` or none, `prosePolicy: "answer"`). Default true. False sends the client's
+   * tools alone there: a prompt shorter by the tool's definition (about 80 tokens on Qwen2.5), the
+   * model answers in text natively, and a `respond` call is still accepted. Under `tool_choice:
+   * required` or `prosePolicy: "nudge"` it always goes (docs/decisions/042-respond-upstream.md).
+   */
+  respondUpstream?: boolean | undefined;
+  /**
    * How the backend's model writes a tool call, read from its chat template (`callFormatOfServer`
    * for llama-server, `callFormatFromTemplate` for any template): the rescue reads it before the
    * built-in formats (docs/decisions/035-call-format-from-the-chat-template.md). `forge proxy`
@@ -237,6 +245,7 @@ export function createProxy(options: ProxyOptions): Hono {
     followUpMaxCalls: options.followUpMaxCalls,
     callConfidence: checkedCallConfidence(options.callConfidence, backend),
     groundedCalls: options.groundedCalls,
+    respondUpstream: options.respondUpstream,
     callFormat: options.callFormat,
     reasoningReplay: options.reasoningReplay,
     budgetTokens: options.budgetTokens,

@@ -38,7 +38,7 @@ import { askedReplyTokens, createExactCounter, PromptLimitedClient, replyReserve
 import type { ProxyRequest } from "./proxy-request.ts";
 import { createRequestStats, observeRequestStats, type RequestStats } from "./request-stats.ts";
 import { ThinkCallClient } from "./think-calls.ts";
-import { withToolNarrowing } from "./tool-narrowing.ts";
+import { withoutRespondUpstream, withToolNarrowing } from "./tool-narrowing.ts";
 
 /** Options of `createChatService`. */
 export interface ChatServiceOptions {
@@ -100,6 +100,12 @@ export interface ChatServiceOptions {
    * prompt or a tool result said is answered in text. Default false.
    */
   groundedCalls?: boolean | undefined;
+  /**
+   * Whether the proxy's `respond` goes upstream where the prose policy takes a text answer
+   * (`tool_choice: auto` or none, `prosePolicy: "answer"`). Default true; false sends the client's
+   * tools alone there (docs/decisions/042-respond-upstream.md).
+   */
+  respondUpstream?: boolean | undefined;
   /** Where a one-time warning goes (a backend that reports no logprobs); default `console.warn`. */
   warn?: ((line: string) => void) | undefined;
 }
@@ -197,10 +203,17 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const tools = respondInjected ? [...request.tools, RESPOND_SPEC] : request.tools;
     const prepared = await prepare(request, tools, signal, stats);
     const { compactor } = prepared;
+    const proseAllowed =
+      respondInjected &&
+      allowsTextAnswer(request.extraBody) &&
+      (options.prosePolicy ?? "answer") === "answer";
     // Narrowing changes only what goes upstream; the loop validates against `tools`, all of them.
     const narrowed = withToolNarrowing(prepared.client, request, options.narrowing, stats);
-    const thinking = options.thinkCalls ? new ThinkCallClient(narrowed, tools) : undefined;
-    const requestClient = thinking ?? narrowed;
+    // Where a text answer is taken as it is, the model answers in text without `respond` (ADR 042).
+    const offered =
+      proseAllowed && options.respondUpstream === false ? withoutRespondUpstream(narrowed) : narrowed;
+    const thinking = options.thinkCalls ? new ThinkCallClient(offered, tools) : undefined;
+    const requestClient = thinking ?? offered;
     const counting = observeRequestStats(stats);
     let lastWire: readonly Record<string, unknown>[] = [];
     let sends = 0;
@@ -222,10 +235,6 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           })
         : undefined;
     const client = liveClient ?? requestClient;
-    const proseAllowed =
-      respondInjected &&
-      allowsTextAnswer(request.extraBody) &&
-      (options.prosePolicy ?? "answer") === "answer";
     const sent = () => liveClient?.sent ?? "";
     let result: InferenceResult;
     try {

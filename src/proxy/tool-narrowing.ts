@@ -27,7 +27,17 @@ export function withToolNarrowing(
   const narrowed = narrowTools(request.tools, request.messages, rules, pinned);
   if (narrowed === null) return client;
   stats.narrowed = { total: narrowed.total, offered: narrowed.offered.length };
-  return new NarrowedToolsClient(client, new Set([...narrowed.offered, RESPOND_TOOL_NAME]));
+  const offered = new Set([...narrowed.offered, RESPOND_TOOL_NAME]);
+  return new NarrowedToolsClient(client, (name) => offered.has(name));
+}
+
+/**
+ * `client` sending every tool but the proxy's `respond` (ADR 042, `respondUpstream: false`): where
+ * the model may answer in text and the prose policy takes a text answer, `respond` only lengthens
+ * the prompt. The loop still accepts a `respond` call, as any call to a tool left out.
+ */
+export function withoutRespondUpstream(client: LLMClient): LLMClient {
+  return new NarrowedToolsClient(client, (name) => name !== RESPOND_TOOL_NAME);
 }
 
 /** The tool a client's `tool_choice` forces, in the OpenAI, Responses or Anthropic spelling; undefined if none. */
@@ -38,13 +48,13 @@ export function forcedToolName(choice: unknown): string | undefined {
   return typeof name === "string" ? name : undefined;
 }
 
-/** Sends only the `offered` tools of each call's tool list. */
+/** Sends only the tools of each call's tool list that `offered` keeps. */
 class NarrowedToolsClient implements LLMClient {
   readonly apiFormat: LLMClient["apiFormat"];
   readonly #inner: LLMClient;
-  readonly #offered: ReadonlySet<string>;
+  readonly #offered: (name: string) => boolean;
 
-  constructor(inner: LLMClient, offered: ReadonlySet<string>) {
+  constructor(inner: LLMClient, offered: (name: string) => boolean) {
     this.apiFormat = inner.apiFormat;
     this.#inner = inner;
     this.#offered = offered;
@@ -67,6 +77,6 @@ class NarrowedToolsClient implements LLMClient {
   }
 
   #narrow(tools: ToolSpec[] | undefined): ToolSpec[] | undefined {
-    return tools?.filter((tool) => this.#offered.has(tool.name));
+    return tools?.filter((tool) => this.#offered(tool.name));
   }
 }

@@ -90,3 +90,17 @@ describe("--think-calls, --narrow-tools and --always-offer", () => {
     expect(proxyCliOptionsSchema.safeParse({ ...base, narrowTools: "0" }).success).toBe(false);
   });
 });
+
+describe("--no-respond-upstream", () => {
+  const base = { backendUrl: "http://127.0.0.1:8080" };
+  const parseFlags = (argv: string[]) => {
+    const command = addGuardOptions(new Command("proxy")).exitOverride();
+    command.parse(argv, { from: "user" });
+    return proxyCliOptionsSchema.parse({ ...base, ...command.opts() });
+  };
+
+  it("keeps respond upstream by default and turns it off when given", () => {
+    expect(parseFlags([]).respondUpstream).toBe(true);
+    expect(parseFlags(["--no-respond-upstream"]).respondUpstream).toBe(false);
+  });
+});

@@ -1,6 +1,6 @@
 /**
- * The prose policy (ADR 024) and the parallel follow-up (ADR 026) on the proxy's guarded path,
- * in process with a scripted backend.
+ * The prose policy (ADR 024), `respond` kept off the wire (ADR 042) and the parallel follow-up
+ * (ADR 026) on the proxy's guarded path, in process with a scripted backend.
  */
 import { describe, expect, it } from "vitest";
 import { createProxy, type ProxyOptions } from "../../src/proxy/app.ts";
@@ -96,6 +96,46 @@ describe("the prose policy under tool_choice auto", () => {
     const { message, log } = await post(backend);
     expect(message?.tool_calls?.map((call) => call.function.name)).toEqual(["spotify_play"]);
     expect(log).toMatchObject({ renamed: 1, nudges: 0 });
+  });
+});
+
+describe("respondUpstream: false (ADR 042)", () => {
+  const sentTools = (backend: FakeBackend, index = 0) =>
+    backend.scripted.calls[index]?.tools.map((tool) => tool.name);
+
+  it("sends the client's tools alone where a text answer is taken, and the text is the answer", async () => {
+    const backend = createFakeBackend([text("Both are great artists.")]);
+    const { message, log } = await post(backend, { respondUpstream: false });
+    expect(sentTools(backend)).toEqual(["spotify_play"]);
+    expect(message?.content).toBe("Both are great artists.");
+    expect(log).toMatchObject({ prose: 1, nudges: 0, retries: 0 });
+  });
+
+  it("offers respond by default, and under tool_choice required or prosePolicy nudge", async () => {
+    const byDefault = createFakeBackend([text("Both are great artists.")]);
+    await post(byDefault);
+    expect(sentTools(byDefault)).toEqual(["spotify_play", "respond"]);
+    const required = createFakeBackend([toolCall("spotify_play", { artist: "Taylor Swift", duration: 20 })]);
+    await post(required, { respondUpstream: false }, { tool_choice: "required" });
+    expect(sentTools(required)).toEqual(["spotify_play", "respond"]);
+    const nudged = createFakeBackend([toolCall("spotify_play", { artist: "Taylor Swift", duration: 20 })]);
+    await post(nudged, { respondUpstream: false, prosePolicy: "nudge" });
+    expect(sentTools(nudged)).toEqual(["spotify_play", "respond"]);
+  });
+
+  it("still takes a respond call the model makes anyway, and a rescued call, with the retry off the wire too", async () => {
+    const answered = createFakeBackend([toolCall("respond", { message: "Both are great artists." })]);
+    const { message } = await post(answered, { respondUpstream: false });
+    expect(message?.content).toBe("Both are great artists.");
+    expect(message?.tool_calls ?? []).toEqual([]);
+    const nudged = createFakeBackend([
+      text("I will use spotify_play for that."),
+      toolCall("spotify_play", { artist: "Taylor Swift", duration: 20 }),
+    ]);
+    const { message: called, log } = await post(nudged, { respondUpstream: false });
+    expect(called?.tool_calls?.map((call) => call.function.name)).toEqual(["spotify_play"]);
+    expect(log).toMatchObject({ nudges: 1 });
+    expect(sentTools(nudged, 1)).toEqual(["spotify_play"]);
   });
 });
 
