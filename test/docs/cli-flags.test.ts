@@ -12,7 +12,7 @@ const repo = resolve(import.meta.dirname, "../..");
 
 /** Flags of programs that are not ours, which the docs name on purpose. */
 const OTHER_PROGRAMS: Record<string, readonly string[]> = {
-  "llama-server": ["--jinja", "--no-jinja", "--port", "--host", "--no-webui"],
+  "llama-server": ["--jinja", "--no-jinja", "--port", "--host", "--no-webui", "--cache-ram"],
   node: ["--import"],
   "npm run make:test-gguf (scripts/make-test-gguf.ts reads it)": ["--force"],
   "claude (docs/agents.md's settings; --mcp-config in docs/guides/serving-workflows-over-mcp.md)": [
