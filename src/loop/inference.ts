@@ -150,8 +150,8 @@ export async function runInference(options: RunInferenceOptions): Promise<Infere
     const output: WorkflowOutput = await settled;
     if (output.status === "responded" && output.toolCalls) {
       const result = { toolCalls: output.toolCalls, messages: output.messages, iterations: output.iteration };
-      const callsATool = output.toolCalls.some((call) => call.tool !== options.proseAnswerTool);
-      if (followUpMaxCalls === 1 || lastResponse === null || !callsATool) return result;
+      if (followUpMaxCalls === 1 || lastResponse === null) return result;
+      if (!output.toolCalls.some((call) => call.tool !== options.proseAnswerTool)) return result;
       const followed = await followUpCalls({
         client: options.client,
         wire: lastWire,
